@@ -1,0 +1,140 @@
+"""Recording what an agent does while a trial runs: tool calls, model calls and waits.
+
+The recorder of the running trial lives in a context variable, so concurrent trials (tasks, and
+the worker threads their sync code runs in) each record into their own trial and never mix.
+Outside a trial, recording does nothing and tools behave as plain functions.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from agenteval.trace import ModelCall, ToolCall, Usage, utc_now
+
+__all__ = [
+    "TrialRecorder",
+    "current_recorder",
+    "record_model_call",
+    "record_retry",
+    "record_wait",
+    "recording",
+]
+
+
+@dataclass
+class TrialRecorder:
+    """Everything recorded during one attempt of one trial."""
+
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    model_calls: list[ModelCall] = field(default_factory=list)
+    node_visits: list[str] = field(default_factory=list)
+    waits_s: float = 0.0
+    retries: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _next_id: int = 0
+
+    def start_tool_call(self, name: str, arguments: dict[str, Any]) -> ToolCall:
+        """Open a tool call, in the order calls start, and return it to be completed."""
+        with self._lock:
+            self._next_id += 1
+            call = ToolCall(
+                name=name, arguments=arguments, id=f"call-{self._next_id}", started_at=utc_now()
+            )
+            self.tool_calls.append(call)
+        return call
+
+    def add_model_call(self, call: ModelCall) -> None:
+        """Add a finished model call."""
+        with self._lock:
+            self.model_calls.append(call)
+
+    def add_wait(self, seconds: float) -> None:
+        """Count time the agent spent waiting (backoff, rate limit), to leave out of latency."""
+        with self._lock:
+            self.waits_s += max(0.0, seconds)
+
+    def add_retry(self, reason: str) -> None:
+        """Count one retry the agent made itself, by reason."""
+        with self._lock:
+            self.retries[reason] = self.retries.get(reason, 0) + 1
+
+
+_current: ContextVar[TrialRecorder | None] = ContextVar("agenteval_recorder", default=None)
+
+
+def current_recorder() -> TrialRecorder | None:
+    """The recorder of the trial running in this context, if any."""
+    return _current.get()
+
+
+@contextmanager
+def recording(recorder: TrialRecorder) -> Iterator[TrialRecorder]:
+    """Make `recorder` the current one for the code inside the block."""
+    token = _current.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _current.reset(token)
+
+
+def record_model_call(
+    model: str,
+    *,
+    input_tokens: int = 0,
+    output_tokens: int = 0,
+    cached_tokens: int = 0,
+    reasoning_tokens: int = 0,
+    duration_s: float | None = None,
+    provider: str | None = None,
+) -> None:
+    """Record one model call of the agent (its tokens are summed into the trial's usage).
+
+    Does nothing outside a trial.
+    """
+    recorder = _current.get()
+    if recorder is None:
+        return
+    started = utc_now() - timedelta(seconds=duration_s) if duration_s is not None else None
+    recorder.add_model_call(
+        ModelCall(
+            model=model,
+            provider=provider,
+            usage=Usage(
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cached_tokens=cached_tokens,
+                reasoning_tokens=reasoning_tokens,
+            ),
+            started_at=started,
+            duration_s=duration_s,
+        )
+    )
+
+
+def record_wait(seconds: float) -> None:
+    """Record time the agent spent waiting (retry backoff, rate limiting).
+
+    That time counts in the trial's total latency but not in its latency excluding waits.
+    """
+    recorder = _current.get()
+    if recorder is not None:
+        recorder.add_wait(seconds)
+
+
+def record_retry(reason: str) -> None:
+    """Record a retry the agent made itself (`rate_limited`, `provider_error`, ...)."""
+    recorder = _current.get()
+    if recorder is not None:
+        recorder.add_retry(reason)
+
+
+def monotonic() -> float:
+    """The clock every duration is measured with."""
+    return time.perf_counter()

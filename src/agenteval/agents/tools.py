@@ -1,0 +1,149 @@
+"""`@agenteval.tool`: mark a function as a tool so every call made during a trial is recorded.
+
+The function's signature gives the tool's JSON schema, which `tool_arguments_valid` checks calls
+against. Every decorated tool is listed in `known_tools()`, and a run stores that list.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar, cast, overload
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from agenteval.agents.recorder import current_recorder, monotonic
+
+__all__ = ["ToolSpec", "known_tools", "tool"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ToolSpec(BaseModel):
+    """A tool as a model sees it: its name, description and the JSON schema of its arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+_REGISTRY: dict[str, ToolSpec] = {}
+
+
+def known_tools() -> dict[str, ToolSpec]:
+    """Every tool declared with `@agenteval.tool` so far, by name."""
+    return dict(_REGISTRY)
+
+
+def _parameters_schema(fn: Callable[..., Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(fn).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        annotation = Any if param.annotation is inspect.Parameter.empty else param.annotation
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, default)
+    model = create_model(  # type: ignore[call-overload]
+        f"{fn.__name__}_arguments",
+        __config__=ConfigDict(extra="forbid"),
+        **fields,
+    )
+    schema = cast(type[BaseModel], model).model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
+def _bind(signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        # Record what the caller passed even when it does not fit; the call itself will fail.
+        named = dict(zip(signature.parameters, args, strict=False))
+        return {**named, **kwargs}
+    arguments = dict(bound.arguments)
+    for name, param in signature.parameters.items():
+        if param.kind is param.VAR_KEYWORD and name in arguments:
+            arguments.update(arguments.pop(name))
+    return arguments
+
+
+@overload
+def tool(fn: F, /) -> F: ...
+
+
+@overload
+def tool(*, name: str | None = None, description: str | None = None) -> Callable[[F], F]: ...
+
+
+def tool(
+    fn: F | None = None, /, *, name: str | None = None, description: str | None = None
+) -> F | Callable[[F], F]:
+    """Mark a function (sync or async) as a tool of the agent.
+
+    Each call made while a trial runs is recorded in that trial: name, arguments, result or
+    error, start time and duration. Outside a trial the function runs unchanged.
+    """
+
+    def decorate(func: F) -> F:
+        tool_name = name or func.__name__
+        spec = ToolSpec(
+            name=tool_name,
+            description=description or inspect.getdoc(func) or "",
+            parameters=_parameters_schema(func),
+        )
+        _REGISTRY[tool_name] = spec
+        signature = inspect.signature(func)
+
+        if inspect.iscoroutinefunction(func):
+
+            @functools.wraps(func)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                recorder = current_recorder()
+                if recorder is None:
+                    return await func(*args, **kwargs)
+                call = recorder.start_tool_call(tool_name, _bind(signature, args, kwargs))
+                start = monotonic()
+                try:
+                    result = await func(*args, **kwargs)
+                except Exception as exc:
+                    call.error = f"{type(exc).__name__}: {exc}"
+                    raise
+                else:
+                    call.result = result
+                    return result
+                finally:
+                    call.duration_s = monotonic() - start
+
+            wrapper: Any = async_wrapper
+        else:
+
+            @functools.wraps(func)
+            def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
+                recorder = current_recorder()
+                if recorder is None:
+                    return func(*args, **kwargs)
+                call = recorder.start_tool_call(tool_name, _bind(signature, args, kwargs))
+                start = monotonic()
+                try:
+                    result = func(*args, **kwargs)
+                except Exception as exc:
+                    call.error = f"{type(exc).__name__}: {exc}"
+                    raise
+                else:
+                    call.result = result
+                    return result
+                finally:
+                    call.duration_s = monotonic() - start
+
+            wrapper = sync_wrapper
+        wrapper.tool_spec = spec
+        return cast(F, wrapper)
+
+    if fn is not None:
+        return decorate(fn)
+    return decorate

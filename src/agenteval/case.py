@@ -1,0 +1,172 @@
+"""What a case asks and what it expects: `EvalCase`, with `Invocation` turns and `Rubric`s."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from agenteval.trace import AgentStep, ToolCall
+
+__all__ = ["EvalCase", "ExpectedCall", "Invocation", "Message", "Rubric"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+
+class Message(_Model):
+    """One message of a conversation given as input (`role` is `user`, `assistant` or `system`)."""
+
+    role: str
+    content: str
+
+
+class ExpectedCall(_Model):
+    """A tool call a case expects, by name, with the arguments it must carry (if any).
+
+    Empty `arguments` accept any arguments.
+    """
+
+    name: str
+    arguments: dict[str, Any] = Field(
+        default_factory=dict, validation_alias=AliasChoices("arguments", "args")
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"name": value}
+        if isinstance(value, ToolCall):
+            return {"name": value.name, "arguments": value.arguments}
+        return value
+
+
+class Rubric(_Model):
+    """A written grading rule for an LLM judge, with its weight among the case's rubrics."""
+
+    rubric_id: str = ""
+    content: str
+    weight: float = 1.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"content": value}
+        return value
+
+    @model_validator(mode="after")
+    def _default_id(self) -> Rubric:
+        if not self.rubric_id:
+            digest = hashlib.sha256(self.content.encode()).hexdigest()[:8]
+            self.rubric_id = f"rubric-{digest}"
+        return self
+
+
+class Invocation(_Model):
+    """One user turn of a multi-turn case, with what that turn expects."""
+
+    input: str | None = Field(
+        default=None, validation_alias=AliasChoices("input", "user_content", "user_input")
+    )
+    expected_final_response: str | None = None
+    expected_tool_trajectory: list[ToolCall] = Field(default_factory=list)
+    expected_node_order: list[str] = Field(default_factory=list)
+
+
+def _text(value: Any) -> Any:
+    # YAML reads `expected_output: 19753` as a number; an expected answer is text.
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+class EvalCase(_Model):
+    """One case: the input to give the agent and everything a scorer may check.
+
+    A case without an `id` gets a stable one derived from its content, so the same file gives the
+    same ids on every run. `expected_tool_calls` is accepted as another name for `expected_tools`.
+    """
+
+    id: str = ""
+    input: str | list[Message] | None = None
+    expected_output: str | None = None
+    expected_tools: list[str] | None = Field(
+        default=None, validation_alias=AliasChoices("expected_tools", "expected_tool_calls")
+    )
+    expected_trajectory: list[ExpectedCall] | None = None
+    max_tool_calls: int | None = Field(default=None, ge=0)
+    relevant_docs: list[str] | None = None
+    must_not_contain: list[str] | None = None
+    keywords: list[str] | None = None
+    rubrics: list[Rubric] | None = None
+    context: str | None = None
+    agent_trace: list[AgentStep] | None = None
+    conversation: list[Invocation] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("expected_output", mode="before")
+    @classmethod
+    def _expected_as_text(cls, value: Any) -> Any:
+        return _text(value)
+
+    @field_validator("expected_tools", mode="before")
+    @classmethod
+    def _tool_names(cls, value: Any) -> Any:
+        # Seed 004 lists names; a list of ToolCall objects or {name: ...} dicts means the same.
+        if isinstance(value, list):
+            return [
+                item.name
+                if isinstance(item, ToolCall | ExpectedCall)
+                else item.get("name", item)
+                if isinstance(item, dict)
+                else item
+                for item in value
+            ]
+        return value
+
+    @field_validator("relevant_docs", "must_not_contain", "keywords", mode="before")
+    @classmethod
+    def _text_items(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list):
+            return [_text(item) for item in value]
+        return value
+
+    @model_validator(mode="after")
+    def _check_and_identify(self) -> EvalCase:
+        if self.input is None and not self.conversation and self.agent_trace is None:
+            raise ValueError("a case needs an `input`, a `conversation` or an `agent_trace`")
+        if not self.id:
+            self.id = self.content_id()
+        return self
+
+    def content_id(self) -> str:
+        """A short id derived from the case's content (everything but `id`)."""
+        content = self.model_dump(mode="json", exclude={"id"}, exclude_defaults=True)
+        canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return "case-" + hashlib.sha256(canonical.encode()).hexdigest()[:10]
+
+    @property
+    def turns(self) -> list[str]:
+        """The user turns to play, in order: the conversation's inputs, else the single input."""
+        if self.conversation:
+            return [turn.input or "" for turn in self.conversation]
+        if isinstance(self.input, str):
+            return [self.input]
+        return []

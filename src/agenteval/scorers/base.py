@@ -1,0 +1,96 @@
+"""The one scoring interface: anything that takes `(case, trial)` and says how well it did.
+
+A scorer returns a number in 0..1, a bool, a `(value, reason)` pair, a `Score`, or `None` to
+skip; it may be sync or async. `to_score` turns any of those into a `Score`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from agenteval.case import EvalCase
+from agenteval.score import Score
+from agenteval.trace import Trial
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "Scorer",
+    "ScorerFunction",
+    "ScorerResult",
+    "run_scorer",
+    "scorer_name",
+    "to_score",
+]
+
+ScorerResult: TypeAlias = Score | float | int | bool | tuple[Any, str | None] | None
+ScorerFunction: TypeAlias = Callable[
+    [EvalCase, Trial], "ScorerResult | Awaitable[ScorerResult]"
+]
+
+DEFAULT_THRESHOLD = 0.5
+"""A custom scorer's number passes at or above this, unless the scorer sets `threshold`."""
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """A named scorer object. Built-in scorers are small dataclasses of this shape."""
+
+    name: str
+
+    def __call__(self, case: EvalCase, trial: Trial) -> ScorerResult | Awaitable[ScorerResult]:
+        """Score one trial of one case."""
+        ...
+
+
+def scorer_name(scorer: object) -> str:
+    """The name a scorer's scores carry: its `name` attribute, else its function name."""
+    name = getattr(scorer, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    name = getattr(scorer, "__name__", None)
+    if isinstance(name, str) and name:
+        return name
+    return type(scorer).__name__
+
+
+def to_score(name: str, result: ScorerResult, *, threshold: float = DEFAULT_THRESHOLD) -> Score:
+    """Read whatever a scorer returned as a `Score` named `name`."""
+    if isinstance(result, Score):
+        return result if result.name == name else result.model_copy(update={"name": name})
+    if result is None:
+        return Score(name=name, reason="did not apply")
+    reason: str | None = None
+    value: Any = result
+    if isinstance(result, tuple):
+        if len(result) != 2:
+            raise TypeError(f"expected a (value, reason) pair, got a tuple of {len(result)}")
+        value, reason = result
+        if value is None:
+            return Score(name=name, reason=reason or "did not apply")
+    if isinstance(value, bool):
+        return Score(name=name, value=1.0 if value else 0.0, passed=value, reason=reason)
+    if isinstance(value, int | float):
+        number = float(value)
+        if math.isnan(number) or not 0.0 <= number <= 1.0:
+            raise ValueError(f"a score must be a number from 0 to 1, got {value!r}")
+        return Score(name=name, value=number, passed=number >= threshold, reason=reason)
+    raise TypeError(
+        f"a scorer must return a number from 0 to 1, a bool, a (value, reason) pair, a Score "
+        f"or None; got {type(value).__name__}"
+    )
+
+
+async def run_scorer(scorer: Any, case: EvalCase, trial: Trial) -> Score:
+    """Run one scorer on one trial; an exception becomes an error on that score, not a crash."""
+    name = scorer_name(scorer)
+    threshold = getattr(scorer, "threshold", DEFAULT_THRESHOLD)
+    try:
+        result = scorer(case, trial)
+        if inspect.isawaitable(result):
+            result = await result
+        return to_score(name, result, threshold=threshold)
+    except Exception as exc:  # a user's scorer may raise anything; it must not end the run
+        return Score(name=name, error=f"{type(exc).__name__}: {exc}")

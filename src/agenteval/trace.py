@@ -1,0 +1,191 @@
+"""What an agent did in one trial: its answer, steps, tool calls, model calls, time and failures."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "AgentStep",
+    "Failure",
+    "FailureCause",
+    "ModelCall",
+    "ToolCall",
+    "Trial",
+    "Usage",
+    "utc_now",
+]
+
+
+def utc_now() -> datetime:
+    """The current time in UTC, as every record carries it."""
+    return datetime.now(UTC)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", validate_assignment=False)
+
+
+class ToolCall(_Model):
+    """One call of a tool: its name, arguments, and what it returned or the error it raised.
+
+    `args` is accepted as another name for `arguments` (seed 003 writes `ToolCall(name=, args=)`).
+    """
+
+    name: str
+    arguments: dict[str, Any] = Field(
+        default_factory=dict, validation_alias=AliasChoices("arguments", "args")
+    )
+    result: Any = None
+    error: str | None = None
+    id: str | None = None
+    started_at: datetime | None = None
+    duration_s: float | None = None
+
+    @property
+    def args(self) -> dict[str, Any]:
+        """The arguments, under seed 003's name."""
+        return self.arguments
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call ran without an error."""
+        return self.error is None
+
+
+class AgentStep(_Model):
+    """One step of an agent: what it thought, the tools it called, and what it said."""
+
+    thought: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    output: str | None = None
+
+
+class Usage(_Model):
+    """Token counts, summed over model calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+
+class ModelCall(_Model):
+    """One call to a language model made by the agent."""
+
+    model: str
+    provider: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    started_at: datetime | None = None
+    duration_s: float | None = None
+
+
+class FailureCause(StrEnum):
+    """Why a trial did not complete."""
+
+    AGENT_ERROR = "agent_error"
+    """The agent raised an exception of its own."""
+    TIMEOUT = "timeout"
+    """The trial ran past its time limit."""
+    RATE_LIMITED = "rate_limited"
+    """A provider refused for rate limiting, and retries did not get through."""
+    PROVIDER_ERROR = "provider_error"
+    """A provider answered with a server error (5xx), and retries did not get through."""
+    CONNECTION_ERROR = "connection_error"
+    """A connection to a provider or service failed, and retries did not get through."""
+    NO_RESPONSE = "no_response"
+    """The agent finished without an answer (None or empty)."""
+    INVALID_OUTPUT = "invalid_output"
+    """The agent returned something that is not an answer agenteval can read."""
+
+    @property
+    def is_infrastructure(self) -> bool:
+        """Whether the cause lies outside the agent's choices, so a retry may succeed."""
+        return self in _INFRASTRUCTURE
+
+
+_INFRASTRUCTURE = frozenset(
+    {
+        FailureCause.TIMEOUT,
+        FailureCause.RATE_LIMITED,
+        FailureCause.PROVIDER_ERROR,
+        FailureCause.CONNECTION_ERROR,
+    }
+)
+
+
+class Failure(_Model):
+    """Why a trial ended without an answer."""
+
+    cause: FailureCause
+    message: str = ""
+    error_type: str | None = None
+
+
+class Trial(_Model):
+    """One run of the agent on one case.
+
+    `output` is the final answer; `tool_calls` is every tool call in order. When only `steps`
+    are given, `tool_calls` is filled from them.
+    """
+
+    case_id: str = ""
+    trial: int = 0
+    output: str | None = None
+    steps: list[AgentStep] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    node_visits: list[str] = Field(default_factory=list)
+    retrieved_docs: list[str] | None = None
+    model_calls: list[ModelCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    started_at: datetime | None = None
+    latency_s: float | None = None
+    working_latency_s: float | None = None
+    attempts: int = 1
+    retries: dict[str, int] = Field(default_factory=dict)
+    failure: Failure | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _fill_from_steps(self) -> Trial:
+        if self.steps and not self.tool_calls:
+            self.tool_calls = [call for step in self.steps for call in step.tool_calls]
+        if self.output is None and self.steps:
+            outputs = [step.output for step in self.steps if step.output]
+            if outputs:
+                self.output = outputs[-1]
+        if self.model_calls and self.usage == Usage():
+            total = Usage()
+            for call in self.model_calls:
+                total = total + call.usage
+            self.usage = total
+        return self
+
+    @property
+    def responded(self) -> bool:
+        """Whether the model responded at all: an answer or a tool call, and no infrastructure
+        failure (timeout, rate limit, provider or connection error) in the way."""
+        if self.failure is not None and self.failure.cause.is_infrastructure:
+            return False
+        return bool(self.output) or bool(self.tool_calls)
+
+    @property
+    def actual_response(self) -> str:
+        """The final answer, under seed 003's name (empty when there is none)."""
+        return self.output or ""
