@@ -1,0 +1,1 @@
+"""How an agent is called and recorded: callables, `@tool`, model-call recording, loading."""
