@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, TypeVar, cast, overload
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from agenteval.agents.recorder import current_recorder, monotonic
 
-__all__ = ["ToolSpec", "known_tools", "tool"]
+__all__ = ["ToolSpec", "known_tools", "registered_tools", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,11 +32,17 @@ class ToolSpec(BaseModel):
 
 
 _REGISTRY: dict[str, ToolSpec] = {}
+_LIVE = MappingProxyType(_REGISTRY)
 
 
 def known_tools() -> dict[str, ToolSpec]:
-    """Every tool declared with `@agenteval.tool` so far, by name."""
+    """Every tool declared with `@agenteval.tool` so far, by name (a copy)."""
     return dict(_REGISTRY)
+
+
+def registered_tools() -> Mapping[str, ToolSpec]:
+    """The live, read-only registry: tools declared later appear in it too."""
+    return _LIVE
 
 
 def _parameters_schema(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -46,7 +53,7 @@ def _parameters_schema(fn: Callable[..., Any]) -> dict[str, Any]:
         annotation = Any if param.annotation is inspect.Parameter.empty else param.annotation
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, default)
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         f"{fn.__name__}_arguments",
         __config__=ConfigDict(extra="forbid"),
         **fields,
@@ -58,7 +65,9 @@ def _parameters_schema(fn: Callable[..., Any]) -> dict[str, Any]:
     return schema
 
 
-def _bind(signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+def _bind(
+    signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError:

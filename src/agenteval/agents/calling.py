@@ -1,0 +1,127 @@
+"""Calling an agent on one case and reading what it returned as a `Trial`.
+
+An agent is any callable, sync or async, taking the case input (a string, or a list of messages
+for multi-turn cases) and returning the final answer as a string, a `Trial`, a list of
+`AgentStep`s, a mapping with `output` (and optionally `steps`, `tool_calls`), or an object with
+an `output` attribute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
+from contextvars import copy_context
+from typing import Any, TypeAlias
+
+from pydantic import ValidationError
+
+from agenteval.case import EvalCase
+from agenteval.trace import AgentStep, Failure, FailureCause, ToolCall, Trial
+
+__all__ = ["Agent", "InvalidOutputError", "call_agent", "read_agent_output"]
+
+Agent: TypeAlias = Callable[[Any], Any]
+
+
+class InvalidOutputError(Exception):
+    """The agent returned something agenteval cannot read as an answer."""
+
+
+async def _call_once(agent: Agent, prompt: Any, executor: Executor | None) -> Any:
+    if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(
+        getattr(agent, "__call__", None)  # noqa: B004 - async callable objects
+    ):
+        return await agent(prompt)
+    loop = asyncio.get_running_loop()
+    # The worker thread runs in a copy of this context, so the trial's recorder follows it.
+    context = copy_context()
+    result = await loop.run_in_executor(executor, context.run, agent, prompt)
+    if inspect.isawaitable(result):
+        return await result
+    return result
+
+
+async def call_agent(agent: Agent, case: EvalCase, executor: Executor | None = None) -> Trial:
+    """Run the agent on the case and return what it did (not yet timed or recorded).
+
+    A multi-turn case calls the agent once per user turn with the conversation so far.
+    """
+    if not case.conversation:
+        prompt: Any = (
+            case.input
+            if isinstance(case.input, str) or case.input is None
+            else [m.model_dump() for m in case.input]
+        )
+        return read_agent_output(await _call_once(agent, prompt, executor))
+    messages: list[dict[str, str]] = []
+    steps: list[AgentStep] = []
+    outputs: list[str | None] = []
+    for turn in case.turns:
+        messages.append({"role": "user", "content": turn})
+        trial = read_agent_output(await _call_once(agent, list(messages), executor))
+        outputs.append(trial.output)
+        steps.append(AgentStep(tool_calls=trial.tool_calls, output=trial.output))
+        messages.append({"role": "assistant", "content": trial.output or ""})
+    return Trial(steps=steps, output=outputs[-1], metadata={"turn_outputs": outputs})
+
+
+def read_agent_output(value: Any) -> Trial:
+    """Read whatever the agent returned as a Trial; raise InvalidOutputError if it cannot."""
+    if isinstance(value, Trial):
+        return value
+    if value is None or isinstance(value, str):
+        return Trial(output=value)
+    if isinstance(value, list) and all(isinstance(step, AgentStep) for step in value):
+        return Trial(steps=value)
+    if isinstance(value, Mapping):
+        if "output" not in value:
+            raise InvalidOutputError(
+                f"the agent returned a mapping without 'output' (keys: {sorted(map(str, value))})"
+            )
+        try:
+            return Trial.model_validate(
+                {
+                    k: v
+                    for k, v in value.items()
+                    if k
+                    in {
+                        "output",
+                        "steps",
+                        "tool_calls",
+                        "node_visits",
+                        "retrieved_docs",
+                        "metadata",
+                    }
+                }
+            )
+        except ValidationError as exc:
+            raise InvalidOutputError(f"the agent's result is not valid: {exc}") from exc
+    if hasattr(value, "output"):
+        output = value.output
+        if output is not None and not isinstance(output, str):
+            raise InvalidOutputError(
+                f"the agent's result has an output of type {type(output).__name__}, not str"
+            )
+        steps = getattr(value, "steps", None) or []
+        calls = getattr(value, "tool_calls", None) or []
+        try:
+            return Trial(
+                output=output,
+                steps=[AgentStep.model_validate(s, from_attributes=True) for s in steps],
+                tool_calls=[ToolCall.model_validate(c, from_attributes=True) for c in calls],
+            )
+        except ValidationError as exc:
+            raise InvalidOutputError(f"the agent's result is not valid: {exc}") from exc
+    raise InvalidOutputError(
+        f"the agent returned {type(value).__name__}; return the answer as a str, a Trial, "
+        "a list of AgentStep, or a mapping with 'output'"
+    )
+
+
+def no_response_failure(trial: Trial) -> Failure | None:
+    """The failure of a trial that finished without an answer, if it did."""
+    if trial.output is None or not trial.output.strip():
+        return Failure(cause=FailureCause.NO_RESPONSE, message="the agent returned no answer")
+    return None

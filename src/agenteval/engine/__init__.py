@@ -1,0 +1,1 @@
+"""Scheduling trials: concurrency, timeouts, retries, resume; `evaluate` is the front door."""
