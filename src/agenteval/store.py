@@ -1,0 +1,758 @@
+"""The run store: every run, its cases, and each (case, trial) with its scores, in one SQLite file.
+
+One writer (the engine's driver) streams results in as trials finish; each trial and its scores
+are committed together, so a run killed at any moment resumes from what was stored. Readers in
+other processes (`agenteval runs`, a report) can read while a run writes (WAL mode).
+
+The store writes exactly what it is given. It adds nothing, so whatever a caller puts in a
+`RunInfo`, a case or a trial (including settings and tool arguments) is what lands on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
+
+from agenteval.case import EvalCase
+from agenteval.errors import StoreError
+from agenteval.run import RunInfo, RunStatus, TrialResult
+from agenteval.score import Score
+from agenteval.trace import Trial, utc_now
+
+__all__ = [
+    "DEFAULT_STORE_PATH",
+    "SCHEMA_VERSION",
+    "RunStore",
+    "RunSummaryRow",
+]
+
+DEFAULT_STORE_PATH = Path(".agenteval/runs.db")
+"""Where runs are stored unless `--store` says otherwise."""
+
+SCHEMA_VERSION = 1
+"""The layout this version writes (`PRAGMA user_version`). Older layouts are upgraded in place by
+adding to them, never by dropping anything; a newer one is refused."""
+
+# `PRAGMA application_id` marks the file as ours, so another program's SQLite database is refused
+# instead of having tables added to it. 0x61676576 is "agev".
+_APPLICATION_ID = 0x61676576
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_BUSY_TIMEOUT_S = 30.0
+_CHUNK = 500
+_RUNS_HINT = "agenteval runs lists the stored runs"
+_OTHER_FILE_HINT = "pass --store PATH to use another file"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id      TEXT PRIMARY KEY,
+    created_at  TEXT NOT NULL,
+    finished_at TEXT,
+    status      TEXT NOT NULL,
+    target      TEXT,
+    trials      INTEGER NOT NULL,
+    info        TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
+CREATE INDEX IF NOT EXISTS runs_by_target ON runs (target, status, created_at);
+CREATE TABLE IF NOT EXISTS cases (
+    run_id  TEXT NOT NULL,
+    idx     INTEGER NOT NULL,
+    case_id TEXT NOT NULL,
+    data    TEXT NOT NULL,
+    PRIMARY KEY (run_id, case_id)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS cases_in_order ON cases (run_id, idx);
+CREATE TABLE IF NOT EXISTS trials (
+    run_id      TEXT NOT NULL,
+    case_id     TEXT NOT NULL,
+    trial       INTEGER NOT NULL,
+    data        TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, case_id, trial)
+);
+CREATE TABLE IF NOT EXISTS scores (
+    run_id  TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    trial   INTEGER NOT NULL,
+    name    TEXT NOT NULL,
+    data    TEXT NOT NULL,
+    PRIMARY KEY (run_id, case_id, trial, name)
+);
+"""
+
+# Upserts update in place rather than delete and re-insert (as INSERT OR REPLACE does), so a
+# row keeps its rowid, and scores keep the order they were first written in.
+_UPSERT_TRIAL = """
+INSERT INTO trials (run_id, case_id, trial, data, finished_at) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (run_id, case_id, trial)
+DO UPDATE SET data = excluded.data, finished_at = excluded.finished_at
+"""
+_UPSERT_SCORE = """
+INSERT INTO scores (run_id, case_id, trial, name, data) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (run_id, case_id, trial, name) DO UPDATE SET data = excluded.data
+"""
+_DELETE_SCORES = "DELETE FROM scores WHERE run_id = ? AND case_id = ? AND trial = ?"
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class RunSummaryRow:
+    """One stored run as `agenteval runs` lists it."""
+
+    run_id: str
+    created_at: datetime
+    finished_at: datetime | None
+    status: RunStatus
+    target: str | None
+    cases: int
+    trials_per_case: int
+    trials_done: int
+    """(case, trial) pairs with a stored trial."""
+    trials_total: int
+    """`cases * trials_per_case`: the pairs the run was asked for."""
+
+
+class RunStore:
+    """The SQLite file that holds every run; a context manager that closes it on exit.
+
+    `RunStore(path)` opens the file, creating it (and its folder) when it does not exist, unless
+    `create=False`. A file that is not a run store, is corrupt, or was written by a newer
+    agenteval raises `StoreError`; opening never changes or drops anything already stored.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_STORE_PATH, *, create: bool = True) -> None:
+        self._memory = str(path) == ":memory:"
+        self._path = Path(path)
+        self._lock = threading.RLock()
+        self._known_cases: dict[str, set[str]] = {}
+        self._conn: sqlite3.Connection | None = None
+        if not self._memory:
+            self._check_file(create)
+        try:
+            self._conn = sqlite3.connect(
+                ":memory:" if self._memory else self._path,
+                timeout=_BUSY_TIMEOUT_S,
+                isolation_level=None,  # transactions are begun and ended explicitly
+                check_same_thread=False,  # one writer, guarded by self._lock
+            )
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+        try:
+            self._prepare()
+        except BaseException:
+            self._conn.close()
+            self._conn = None
+            raise
+
+    @classmethod
+    def open(cls, path: str | Path = DEFAULT_STORE_PATH, *, create: bool = True) -> RunStore:
+        """Open (or create) the store at `path`; the same as `RunStore(path)`."""
+        return cls(path, create=create)
+
+    @property
+    def path(self) -> Path:
+        """The store's file."""
+        return self._path
+
+    def close(self) -> None:
+        """Close the file. Everything written so far is already committed."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self._path)!r})"
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def create_run(self, info: RunInfo, cases: Sequence[EvalCase]) -> None:
+        """Store a new run and its cases, in order, in one transaction."""
+        seen: set[str] = set()
+        for case in cases:
+            if case.id in seen:
+                raise StoreError(
+                    f"run {info.run_id!r} lists case id {case.id!r} twice",
+                    file=self._path,
+                    case=case.id,
+                    hint="give every case a unique `id`",
+                )
+            seen.add(case.id)
+        run_row = self._run_row(info)
+        case_rows = [(info.run_id, idx, case.id, _to_json(case)) for idx, case in enumerate(cases)]
+        with self._write() as conn:
+            if _exists(conn, info.run_id):
+                raise StoreError(
+                    f"a run with id {info.run_id!r} is already stored",
+                    file=self._path,
+                    hint="start a new run id, or resume that run",
+                )
+            conn.execute(
+                "INSERT INTO runs (run_id, created_at, finished_at, status, target, trials, info)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                run_row,
+            )
+            conn.executemany(
+                "INSERT INTO cases (run_id, idx, case_id, data) VALUES (?, ?, ?, ?)", case_rows
+            )
+        self._known_cases[info.run_id] = seen
+
+    def get_info(self, run_id: str) -> RunInfo:
+        """The run's settings, as last stored."""
+        with self._read() as conn:
+            row = conn.execute("SELECT info FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise self._unknown_run(run_id)
+        return self._parse(RunInfo, row[0], f"run {run_id!r}")
+
+    def update_info(self, info: RunInfo) -> None:
+        """Replace a stored run's settings (for example with the tools found at start)."""
+        created_at, finished_at, status, target, trials, data = self._run_row(info)[1:]
+        with self._write() as conn:
+            cursor = conn.execute(
+                "UPDATE runs SET created_at = ?, finished_at = ?, status = ?, target = ?,"
+                " trials = ?, info = ? WHERE run_id = ?",
+                (created_at, finished_at, status, target, trials, data, info.run_id),
+            )
+            if cursor.rowcount == 0:
+                raise self._unknown_run(info.run_id)
+
+    def set_status(
+        self, run_id: str, status: RunStatus, finished_at: datetime | None = None
+    ) -> None:
+        """Mark a run running or finished.
+
+        Finishing without a `finished_at` stamps the current time; setting a run back to
+        running (to resume it) clears its finish time.
+        """
+        status = RunStatus(status)
+        if finished_at is None and status is RunStatus.FINISHED:
+            finished_at = utc_now()
+        if status is RunStatus.RUNNING:
+            finished_at = None
+        with self._write() as conn:
+            row = conn.execute("SELECT info FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise self._unknown_run(run_id)
+            info = self._parse(RunInfo, row[0], f"run {run_id!r}")
+            info.status = status
+            info.finished_at = finished_at
+            conn.execute(
+                "UPDATE runs SET status = ?, finished_at = ?, info = ? WHERE run_id = ?",
+                (status.value, _time_text(finished_at), _to_json(info), run_id),
+            )
+
+    def list_runs(self, limit: int | None = None) -> list[RunSummaryRow]:
+        """The stored runs, newest first, with how many of their trials are done."""
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT r.run_id, r.created_at, r.finished_at, r.status, r.target, r.trials,"
+                " (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.run_id),"
+                " (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id)"
+                " FROM runs r ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?",
+                (-1 if limit is None else max(limit, 0),),
+            ).fetchall()
+        return [
+            RunSummaryRow(
+                run_id=run_id,
+                created_at=datetime.fromisoformat(created_at),
+                finished_at=datetime.fromisoformat(finished_at) if finished_at else None,
+                status=RunStatus(status),
+                target=target,
+                cases=n_cases,
+                trials_per_case=trials,
+                trials_done=done,
+                trials_total=n_cases * trials,
+            )
+            for run_id, created_at, finished_at, status, target, trials, n_cases, done in rows
+        ]
+
+    def latest_unfinished(self, target: str) -> str | None:
+        """The most recent run on `target` that is still marked running, if any."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT run_id FROM runs WHERE target = ? AND status = ?"
+                " ORDER BY created_at DESC, run_id DESC LIMIT 1",
+                (target, RunStatus.RUNNING.value),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def resolve_run_id(self, prefix_or_id: str) -> str:
+        """The full id of the run named by `prefix_or_id`: a full id, a unique prefix of one,
+        or `latest` for the most recent run."""
+        wanted = prefix_or_id.strip()
+        with self._read() as conn:
+            if wanted == "latest":
+                row = conn.execute(
+                    "SELECT run_id FROM runs ORDER BY created_at DESC, run_id DESC LIMIT 1"
+                ).fetchone()
+                if row is None:
+                    raise StoreError(
+                        "no runs are stored yet", file=self._path, hint=_OTHER_FILE_HINT
+                    )
+                return str(row[0])
+            if wanted and _exists(conn, wanted):
+                return wanted
+            matches = (
+                [
+                    str(row[0])
+                    for row in conn.execute(
+                        "SELECT run_id FROM runs WHERE substr(run_id, 1, ?) = ?"
+                        " ORDER BY created_at DESC, run_id DESC",
+                        (len(wanted), wanted),
+                    )
+                ]
+                if wanted
+                else []
+            )
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise self._unknown_run(prefix_or_id)
+        shown = ", ".join(matches[:10]) + (
+            f" and {len(matches) - 10} more" if len(matches) > 10 else ""
+        )
+        raise StoreError(
+            f"run id prefix {prefix_or_id!r} matches {len(matches)} runs: {shown}",
+            file=self._path,
+            hint=f"give more of the id; {_RUNS_HINT}",
+        )
+
+    # -- cases and results ------------------------------------------------------------------
+
+    def get_cases(self, run_id: str) -> list[EvalCase]:
+        """The run's cases, in the order they were given."""
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+            rows = conn.execute(
+                "SELECT case_id, data FROM cases WHERE run_id = ? ORDER BY idx", (run_id,)
+            ).fetchall()
+        return [
+            self._parse(EvalCase, data, f"case {case_id!r} of run {run_id!r}")
+            for case_id, data in rows
+        ]
+
+    def add_result(self, run_id: str, result: TrialResult) -> None:
+        """Store one trial with all its scores, atomically; writing the same pair again
+        replaces it (trial and score set) instead of adding a second copy."""
+        self.add_results(run_id, (result,))
+
+    def add_results(self, run_id: str, results: Iterable[TrialResult]) -> None:
+        """Store a batch of trials with their scores in one transaction: all or none.
+
+        A result whose case the run does not list yet adds that case after the others.
+        """
+        batch = list(results)
+        written_at = _time_text(utc_now())
+        new_cases = {result.case.id: result.case for result in batch}
+        keys: list[tuple[str, str, int]] = []
+        trial_rows: list[tuple[str, str, int, str, str | None]] = []
+        score_rows: list[tuple[str, str, int, str, str]] = []
+        for result in batch:
+            case_id, trial = result.key
+            keys.append((run_id, case_id, trial))
+            trial_rows.append((run_id, case_id, trial, _to_json(result.trial), written_at))
+            score_rows.extend(
+                (run_id, case_id, trial, name, _to_json(score))
+                for name, score in result.scores.items()
+            )
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            self._add_missing_cases(conn, run_id, new_cases)
+            conn.executemany(_DELETE_SCORES, keys)
+            conn.executemany(_UPSERT_TRIAL, trial_rows)
+            conn.executemany(_UPSERT_SCORE, score_rows)
+
+    def finished_keys(self, run_id: str) -> set[tuple[str, int]]:
+        """The (case id, trial) pairs of the run that have a stored trial."""
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+            rows = conn.execute(
+                "SELECT case_id, trial FROM trials WHERE run_id = ?", (run_id,)
+            ).fetchall()
+        return {(str(case_id), int(trial)) for case_id, trial in rows}
+
+    def count_results(self, run_id: str) -> int:
+        """How many (case, trial) pairs of the run have a stored trial."""
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+            row = conn.execute("SELECT COUNT(*) FROM trials WHERE run_id = ?", (run_id,)).fetchone()
+        return int(row[0])
+
+    def iter_results(self, run_id: str) -> Iterator[TrialResult]:
+        """Every stored result of the run with its scores, by case order then trial index.
+
+        Results are read a chunk at a time, so a large run is never held in memory at once.
+        """
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+        return self._iter_results(run_id)
+
+    def _iter_results(self, run_id: str) -> Iterator[TrialResult]:
+        # Results come case by case, so one parsed case is reused by all of its trials.
+        case: EvalCase | None = None
+        after = (-1, -1)
+        while True:
+            with self._read() as conn:
+                rows = conn.execute(
+                    "SELECT c.idx, t.trial, t.case_id, c.data, t.data"
+                    " FROM cases c JOIN trials t ON t.run_id = c.run_id AND t.case_id = c.case_id"
+                    # `c.idx >= ?` lets the index start at the last chunk's case.
+                    " WHERE c.run_id = ? AND c.idx >= ?"
+                    " AND (c.idx > ? OR (c.idx = ? AND t.trial > ?))"
+                    " ORDER BY c.idx, t.trial LIMIT ?",
+                    (run_id, after[0], after[0], after[0], after[1], _CHUNK),
+                ).fetchall()
+                if not rows:
+                    return
+                wanted = {(row[2], row[1]) for row in rows}
+                scores: dict[tuple[str, int], dict[str, Score]] = {}
+                for case_id, trial, name, data in conn.execute(
+                    "SELECT s.case_id, s.trial, s.name, s.data FROM scores s JOIN cases c"
+                    " ON c.run_id = s.run_id AND c.case_id = s.case_id"
+                    " WHERE s.run_id = ? AND c.idx BETWEEN ? AND ? ORDER BY s.rowid",
+                    (run_id, rows[0][0], rows[-1][0]),
+                ):
+                    if (case_id, trial) in wanted:
+                        scores.setdefault((case_id, trial), {})[name] = self._parse(
+                            Score, data, f"score {name!r} of case {case_id!r} in run {run_id!r}"
+                        )
+            for _idx, trial, case_id, case_data, trial_data in rows:
+                if case is None or case.id != case_id:
+                    case = self._parse(EvalCase, case_data, f"case {case_id!r} of run {run_id!r}")
+                where = f"trial {trial} of case {case_id!r} in run {run_id!r}"
+                yield TrialResult(
+                    case=case,
+                    trial=self._parse(Trial, trial_data, where),
+                    scores=scores.get((case_id, trial), {}),
+                )
+            after = (rows[-1][0], rows[-1][1])
+
+    def replace_scores(
+        self,
+        run_id: str,
+        case_id: str,
+        trial: int,
+        scores: Mapping[str, Score],
+        *,
+        merge: bool = False,
+    ) -> None:
+        """Write new scores for a stored trial: replace its whole score set, or with
+        `merge=True` only add or overwrite the scores named in `scores`."""
+        self.replace_scores_many(run_id, [(case_id, trial, scores)], merge=merge)
+
+    def replace_scores_many(
+        self,
+        run_id: str,
+        items: Iterable[tuple[str, int, Mapping[str, Score]]],
+        *,
+        merge: bool = False,
+    ) -> None:
+        """`replace_scores` for many (case id, trial, scores) at once, in one transaction."""
+        batch = [(case_id, trial, dict(scores)) for case_id, trial, scores in items]
+        rows = [
+            (run_id, case_id, trial, name, _to_json(score))
+            for case_id, trial, scores in batch
+            for name, score in scores.items()
+        ]
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            for case_id, trial, _scores in batch:
+                found = conn.execute(
+                    "SELECT 1 FROM trials WHERE run_id = ? AND case_id = ? AND trial = ?",
+                    (run_id, case_id, trial),
+                ).fetchone()
+                if found is None:
+                    raise StoreError(
+                        f"run {run_id!r} has no stored trial {trial} of case {case_id!r} to score",
+                        file=self._path,
+                        case=case_id,
+                        hint="only stored trials can be rescored",
+                    )
+            if not merge:
+                conn.executemany(
+                    _DELETE_SCORES, [(run_id, case_id, trial) for case_id, trial, _ in batch]
+                )
+            conn.executemany(_UPSERT_SCORE, rows)
+
+    # -- opening ----------------------------------------------------------------------------
+
+    def _check_file(self, create: bool) -> None:
+        # Look at the file before SQLite does: a file that is not a database is refused
+        # without being touched (SQLite would otherwise try to write a WAL beside it).
+        path = self._path
+        try:
+            if path.exists():
+                if path.is_dir():
+                    raise StoreError(
+                        "is a folder, not a run store file", file=path, hint=_OTHER_FILE_HINT
+                    )
+                with path.open("rb") as fh:
+                    header = fh.read(len(_SQLITE_HEADER))
+                if header and header != _SQLITE_HEADER:
+                    raise StoreError(
+                        "is not an agenteval run store (not a SQLite database)",
+                        file=path,
+                        hint=f"{_OTHER_FILE_HINT}, or move this file aside",
+                    )
+            elif not create:
+                raise StoreError(
+                    "no run store here",
+                    file=path,
+                    hint=f"run `agenteval run` first, or {_OTHER_FILE_HINT}",
+                )
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot open the run store: {exc.strerror or exc}",
+                file=path,
+                hint=_OTHER_FILE_HINT,
+            ) from None
+
+    def _prepare(self) -> None:
+        with self._lock, self._guard():
+            conn = self._live()
+            app_id, version, tables = _identify(conn)
+            self._check_identity(app_id, version, tables)
+            if not self._memory:
+                # WAL: readers in other processes never block the writer nor see half a
+                # transaction. NORMAL sync with WAL keeps every commit across a killed process.
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            if version == SCHEMA_VERSION and app_id == _APPLICATION_ID:
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Another process may have set the file up between the look and the lock.
+                app_id, version, tables = _identify(conn)
+                self._check_identity(app_id, version, tables)
+                self._migrate(conn, version)
+                conn.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _check_identity(self, app_id: int, version: int, tables: set[str]) -> None:
+        foreign = app_id not in (0, _APPLICATION_ID) or (app_id == 0 and bool(tables))
+        if foreign:
+            raise StoreError(
+                "is a SQLite database but not an agenteval run store",
+                file=self._path,
+                hint=f"{_OTHER_FILE_HINT}; this file is left as it is",
+            )
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the run store was written by a newer agenteval (store schema {version}; "
+                f"this version reads up to {SCHEMA_VERSION})",
+                file=self._path,
+                hint=f"upgrade agenteval, or {_OTHER_FILE_HINT}",
+            )
+
+    @staticmethod
+    def _migrate(conn: sqlite3.Connection, version: int) -> None:
+        # Each step only adds (tables, columns, indexes); nothing stored is dropped or rewritten.
+        if version < 1:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _live(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError("the run store is closed", file=self._path)
+        return self._conn
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock, self._guard():
+            yield self._live()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock, self._guard():
+            conn = self._live()
+            # IMMEDIATE takes the write lock up front, so two writing processes wait for each
+            # other (busy timeout) instead of failing halfway through a transaction.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _error(self, exc: sqlite3.Error) -> StoreError:
+        text = str(exc)
+        lowered = text.lower()
+        if "locked" in lowered or "busy" in lowered:
+            hint = "another process is writing to this store; wait for it, or " + _OTHER_FILE_HINT
+        elif "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+            hint = f"the file is damaged; move it aside to start a new store, or {_OTHER_FILE_HINT}"
+            text = f"the run store is corrupt ({text})"
+        elif "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
+            hint = f"check the file's and its folder's permissions, or {_OTHER_FILE_HINT}"
+        elif "full" in lowered:
+            hint = f"free some disk space, or {_OTHER_FILE_HINT}"
+        else:
+            hint = _OTHER_FILE_HINT
+        return StoreError(f"run store error: {text}", file=self._path, hint=hint)
+
+    def _unknown_run(self, run_id: str) -> StoreError:
+        return StoreError(f"no stored run {run_id!r}", file=self._path, hint=_RUNS_HINT)
+
+    def _require_run(self, conn: sqlite3.Connection, run_id: str) -> None:
+        if not _exists(conn, run_id):
+            raise self._unknown_run(run_id)
+
+    def _add_missing_cases(
+        self, conn: sqlite3.Connection, run_id: str, cases: Mapping[str, EvalCase]
+    ) -> None:
+        known = self._known_cases.get(run_id)
+        if known is None or not known.issuperset(cases):
+            known = self._known_cases[run_id] = {
+                str(row[0])
+                for row in conn.execute("SELECT case_id FROM cases WHERE run_id = ?", (run_id,))
+            }
+        for case_id, case in cases.items():
+            if case_id in known:
+                continue
+            conn.execute(
+                "INSERT INTO cases (run_id, idx, case_id, data) SELECT ?, COALESCE(MAX(idx), -1)"
+                " + 1, ?, ? FROM cases WHERE run_id = ?",
+                (run_id, case_id, _to_json(case), run_id),
+            )
+            known.add(case_id)
+
+    def _run_row(self, info: RunInfo) -> tuple[str, str, str | None, str, str | None, int, str]:
+        return (
+            info.run_id,
+            _time_text(info.created_at) or "",
+            _time_text(info.finished_at),
+            RunStatus(info.status).value,
+            info.target,
+            info.trials,
+            _to_json(info),
+        )
+
+    def _parse(self, model: type[_M], data: str, where: str) -> _M:
+        try:
+            return model.model_validate_json(data)
+        except ValidationError as exc:
+            raise StoreError(
+                f"{where} cannot be read by this version of agenteval: "
+                f"{exc.error_count()} invalid field(s), first: {exc.errors()[0]['msg']}",
+                file=self._path,
+                hint="read it with the agenteval version that wrote it, or start a new run",
+            ) from None
+
+
+def _identify(conn: sqlite3.Connection) -> tuple[int, int, set[str]]:
+    app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    tables = {
+        str(row[0])
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    }
+    return app_id, version, tables
+
+
+def _exists(conn: sqlite3.Connection, run_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None
+
+
+def _time_text(moment: datetime | None) -> str | None:
+    # One fixed UTC form, so stored times sort as text.
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _to_json(model: BaseModel) -> str:
+    """The model as JSON text; never fails, whatever a tool returned."""
+    try:
+        text = model.model_dump_json(fallback=_safe_repr, warnings=False)
+        # A lone surrogate would pass here and fail when SQLite encodes the text.
+        text.encode("utf-8")
+        return text
+    except (ValueError, TypeError, UnicodeError, RecursionError):
+        # Invalid UTF-8 bytes, a value that contains itself, a lone surrogate (or a pydantic
+        # without `fallback`): fall back to a plain copy that replaces what cannot be written.
+        return json.dumps(_plain(model, set()), ensure_ascii=False, allow_nan=False)
+
+
+def _text(value: str) -> str:
+    return value.encode("utf-8", "replace").decode("utf-8")
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception:
+        return f"<unrepresentable {type(value).__qualname__}>"
+
+
+def _plain(value: Any, active: set[int]) -> Any:
+    """`value` as JSON-ready data; `active` holds the containers being copied, to break cycles."""
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "backslashreplace")
+    if id(value) in active:
+        return "<circular reference>"
+    if isinstance(value, BaseModel | dict | list | tuple | set | frozenset):
+        active.add(id(value))
+        try:
+            if isinstance(value, BaseModel):
+                return {
+                    name: _plain(getattr(value, name), active) for name in type(value).model_fields
+                }
+            if isinstance(value, dict):
+                return {_text(str(key)): _plain(item, active) for key, item in value.items()}
+            return [_plain(item, active) for item in value]
+        finally:
+            active.discard(id(value))
+    try:
+        plain = to_jsonable_python(value, fallback=_safe_repr)
+        json.dumps(plain, allow_nan=False)
+    except (ValueError, TypeError, UnicodeError, RecursionError):
+        return _safe_repr(value)
+    return plain
