@@ -1,0 +1,116 @@
+"""Whether the answer is the expected one: `ExactMatch`.
+
+For open-ended answers, where wording varies, use the LLM judge's correctness rubric instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agenteval.case import EvalCase
+from agenteval.score import Score
+from agenteval.scorers.text import NumberMention, find_numbers, normalise, numbers_equal
+from agenteval.trace import Trial
+
+__all__ = ["ExactMatch", "answers_match", "no_answer_reason"]
+
+
+@dataclass(frozen=True)
+class ExactMatch:
+    """The answer equals the case's `expected_output`, forgiving case, accents, whitespace and
+    one final period (see `answers_match`).
+
+    Applies when the case has a non-blank `expected_output`. A trial that gave no answer (it
+    failed, or answered nothing) scores 0. Binary: 1.0 or 0.0.
+    """
+
+    name: str = "exact_match"
+    threshold: float = 1.0
+
+    def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        expected = case.expected_output
+        if expected is None:
+            return Score(name=self.name, reason="no expected_output in the case")
+        if not expected.strip():
+            return Score(name=self.name, reason="the case's expected_output is blank")
+        answer = trial.output or ""
+        details: dict[str, Any] = {"expected": expected, "answer": trial.output}
+        if not answer.strip():
+            return Score(
+                name=self.name,
+                value=0.0,
+                passed=False,
+                reason=no_answer_reason(trial),
+                details=details,
+            )
+        how = answers_match(answer, expected)
+        details["compared"] = how or "text"
+        if how is None:
+            return Score(
+                name=self.name,
+                value=0.0,
+                passed=False,
+                reason=f"expected {_quote(expected)}, got {_quote(answer)}",
+                details=details,
+            )
+        reason = (
+            f"matches the expected {_quote(expected)}"
+            if how == "text"
+            else f"{_quote(answer)} equals the expected {_quote(expected)} by value"
+        )
+        return Score(name=self.name, value=1.0, passed=True, reason=reason, details=details)
+
+
+def answers_match(answer: str, expected: str) -> str | None:
+    """How `answer` matches `expected`: `"text"`, `"number"`, or None when it does not.
+
+    - `"text"`: equal after `normalise` (case, accents, whitespace runs, one final period).
+    - `"number"`: both are the same text around exactly one number each (`19,753` and
+      `19753.0`; `$19,753` and `$19753.00`; `12%` and `12.0 %`), and the numbers are equal
+      within 0.01. The text around the number must match, so `"The answer is 19,753"` does not
+      match `"19,753"`, nor does `"19,753 km"`, nor `"12%"` match `"12"`.
+    """
+    left, right = normalise(answer), normalise(expected)
+    if left == right:
+        return "text"
+    left_parts, right_parts = _around_number(left), _around_number(right)
+    if left_parts is None or right_parts is None:
+        return None
+    (left_before, left_number, left_after) = left_parts
+    (right_before, right_number, right_after) = right_parts
+    if (
+        left_before == right_before
+        and left_after == right_after
+        and left_number.percent == right_number.percent
+        and numbers_equal(left_number.value, right_number.value)
+    ):
+        return "number"
+    return None
+
+
+def _around_number(text: str) -> tuple[str, NumberMention, str] | None:
+    # The text before and after the one number in `text`, with the spaces next to it dropped.
+    mentions = find_numbers(text)
+    if len(mentions) != 1:
+        return None
+    number = mentions[0]
+    return text[: number.start].rstrip(), number, text[number.end :].lstrip()
+
+
+def no_answer_reason(trial: Trial) -> str:
+    """Why a trial has no answer, for a score's reason: its failure's cause and message if any."""
+    if trial.failure is None:
+        return "the trial gave no answer"
+    cause = f"the trial gave no answer ({trial.failure.cause.value}"
+    if trial.failure.message:
+        cause += f": {_shorten(trial.failure.message)}"
+    return cause + ")"
+
+
+def _quote(text: str) -> str:
+    return repr(_shorten(text.strip()))
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,81 @@
+"""The built-in scorers by name, in the order reports list them: `BUILTIN_SCORERS`,
+`default_scorers` and `builtin_scorer`."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import TypeAlias, cast
+
+from agenteval.agents.tools import ToolSpec
+from agenteval.errors import ScorerError
+from agenteval.scorers.answer import ExactMatch
+from agenteval.scorers.base import Scorer
+from agenteval.scorers.grounding import RetrievalRecall, ToolFaithfulness
+from agenteval.scorers.safety import AvoidsForbiddenText
+from agenteval.scorers.tools import (
+    RedundantCalls,
+    StepEfficiency,
+    ToolArgumentsValid,
+    ToolExecution,
+    ToolSelection,
+    TrajectoryOrder,
+)
+
+__all__ = ["BUILTIN_SCORERS", "BuiltinScorer", "builtin_scorer", "default_scorers"]
+
+BuiltinScorer: TypeAlias = (
+    ExactMatch
+    | ToolSelection
+    | ToolArgumentsValid
+    | ToolExecution
+    | TrajectoryOrder
+    | StepEfficiency
+    | RedundantCalls
+    | ToolFaithfulness
+    | RetrievalRecall
+    | AvoidsForbiddenText
+)
+"""Any one of the built-in scorer classes' instances."""
+
+BUILTIN_SCORERS: dict[str, type[BuiltinScorer]] = {
+    "exact_match": ExactMatch,
+    "tool_selection": ToolSelection,
+    "tool_arguments_valid": ToolArgumentsValid,
+    "tool_execution": ToolExecution,
+    "trajectory_order": TrajectoryOrder,
+    "step_efficiency": StepEfficiency,
+    "redundant_calls": RedundantCalls,
+    "tool_faithfulness": ToolFaithfulness,
+    "retrieval_recall": RetrievalRecall,
+    "avoids_forbidden_text": AvoidsForbiddenText,
+}
+"""Every built-in scorer class by the name its scores carry, in the order reports list them."""
+
+
+def builtin_scorer(name: str, tools: Mapping[str, ToolSpec] | None = None) -> Scorer:
+    """The built-in scorer called `name`, with its defaults.
+
+    `tools` (the run's tools by name) go to the scorers that check calls against tool schemas.
+    An unknown name raises `ScorerError`, suggesting the closest built-in name.
+    """
+    cls = BUILTIN_SCORERS.get(name)
+    if cls is None:
+        close = difflib.get_close_matches(name, list(BUILTIN_SCORERS), n=1)
+        hint = (
+            f"did you mean {close[0]!r}?"
+            if close
+            else "built-in scorers: " + ", ".join(BUILTIN_SCORERS)
+        )
+        raise ScorerError(f"no built-in scorer named {name!r}", hint=hint)
+    scorer: BuiltinScorer = (
+        cls(tools=tools) if issubclass(cls, ToolArgumentsValid | ToolExecution) else cls()
+    )
+    # The scorers are frozen dataclasses, so `name` is read-only, which the `Scorer` protocol's
+    # plain `name: str` attribute does not admit; the cast says they are scorers all the same.
+    return cast(Scorer, scorer)
+
+
+def default_scorers(tools: Mapping[str, ToolSpec] | None = None) -> list[Scorer]:
+    """One of each built-in scorer, in `BUILTIN_SCORERS` order, given the run's `tools`."""
+    return [builtin_scorer(name, tools) for name in BUILTIN_SCORERS]

@@ -1,0 +1,166 @@
+"""How the built-in scorers read text: normalised for comparison, numbers found and compared by value.
+
+- `normalise` forgives what a reader would forgive: case, accents, runs of whitespace, and one
+  final period. `fold` does the same but keeps the period.
+- `find_numbers` and `parse_number` read numbers as written in English: `19,753`, `19753.0`,
+  `-3.5`, `1,234,567.89`, `.5`, `12%`. A comma is a thousands separator only between groups of
+  three digits; a decimal comma (`1,5`) is not understood (it reads as the two numbers 1 and 5).
+  Exponents (`1e3`), fractions (`1/2`) and number words (`three`) are not numbers here. A number
+  glued to the end of a word (`H2O`, `gpt4`, `v2`) is not a number; one followed by letters
+  (`10km`, `3rd`) is. A `%` right after a number marks it as a percentage.
+- `numbers_equal` compares by value within `NUMBER_TOLERANCE` (0.01, absolute, inclusive).
+- `content_words` gives the words that carry meaning: normalised, three letters or more, not an
+  English stopword, not a number.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = [
+    "NUMBER_TOLERANCE",
+    "STOPWORDS",
+    "NumberMention",
+    "content_words",
+    "find_numbers",
+    "fold",
+    "normalise",
+    "numbers_equal",
+    "parse_number",
+    "words",
+]
+
+NUMBER_TOLERANCE = 0.01
+"""Two numbers within this of each other (absolute) are the same number."""
+
+_NUMBER = re.compile(
+    r"""
+    (?<![\w.])                    # not glued to a word, nor the tail of `1.2.3`
+    (?P<sign>[-+\u2212])?         # a sign, ASCII or the Unicode minus
+    (?P<digits>
+        (?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?   # 1,234,567.89 or 19753.0
+      | \.[0-9]+                                          # .5
+    )
+    (?![0-9]|\.[0-9]|,[0-9]{3})   # not cut out of a longer number or a version string
+    (?P<percent>\s?%)?
+    """,
+    re.VERBOSE,
+)
+
+_WORD = re.compile(r"[^\W_]+")
+
+_STOPWORDS = """
+    a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing done down during each either
+    else ever every few for from further had has have having he her here hers herself him himself
+    his how however i if in into is it its itself just least less let like made make many may me
+    might more most much must my myself neither no nor not now of off often on once one only or
+    other otherwise our ours ourselves out over own per perhaps please rather really same say says
+    said shall she should since so some such than that the their theirs them themselves then there
+    therefore these they this those though through thus to too under until up upon us very via was
+    we well were what whatever when where whether which while who whom whose why will with within
+    without would yes yet you your yours yourself yourselves answer result results
+"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+"""Words too common to show that an answer is supported: English function words, plus `answer`
+and `result`, which answers use to introduce what they say."""
+
+
+def fold(text: str) -> str:
+    """`text` casefolded, without accents, and with each run of whitespace made one space, stripped.
+
+    Accents go by Unicode compatibility decomposition (NFKD), so `É` reads as `e`, a ligature
+    as its letters and a full-width digit as an ASCII one. Folding twice gives the same text as folding once.
+    """
+    # Casefold first (a combining mark may fold to a letter: U+0345 to iota), then again after
+    # decomposing, which can produce uppercase letters (℃ decomposes to °C).
+    text = _strip_marks(_strip_marks(text.casefold()).casefold())
+    return " ".join(text.split())
+
+
+def normalise(text: str) -> str:
+    """`fold(text)` without one final period: `"Paris."` reads as `"paris"`.
+
+    Only a single period goes: `"Paris.."` and `"Wait..."` keep theirs (an ellipsis is part of
+    the text), which also makes normalising twice the same as normalising once.
+    """
+    text = fold(text)
+    if text.endswith(".") and not text[:-1].rstrip().endswith("."):
+        text = text[:-1].rstrip()
+    return text
+
+
+def _strip_marks(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
+@dataclass(frozen=True)
+class NumberMention:
+    """A number as written in some text: its value, the text it was read from, and whether it
+    was a percentage (`12%` has value 12 and `percent` set)."""
+
+    value: float
+    text: str
+    start: int
+    end: int
+    percent: bool = False
+
+
+def find_numbers(text: str) -> list[NumberMention]:
+    """Every number written in `text`, in order (see the module docstring for what counts)."""
+    mentions: list[NumberMention] = []
+    for match in _NUMBER.finditer(text):
+        value = float(match["digits"].replace(",", ""))
+        if match["sign"] in ("-", "\u2212"):
+            value = -value
+        mentions.append(
+            NumberMention(
+                value=value,
+                text=match.group(0),
+                start=match.start(),
+                end=match.end(),
+                percent=match["percent"] is not None,
+            )
+        )
+    return mentions
+
+
+def parse_number(text: str) -> NumberMention | None:
+    """The number `text` consists of (surrounding whitespace allowed), else None.
+
+    `"19,753"`, `" 19753.0 "`, `"-3.5"` and `"12%"` are numbers; `"19,753 km"`, `"about 3"` and
+    `"1e3"` are not.
+    """
+    stripped = text.strip()
+    mentions = find_numbers(stripped)
+    if len(mentions) == 1 and mentions[0].text == stripped:
+        return mentions[0]
+    return None
+
+
+def numbers_equal(a: float, b: float, tolerance: float = NUMBER_TOLERANCE) -> bool:
+    """Whether `a` and `b` are the same number: at most `tolerance` apart (inclusive)."""
+    if math.isnan(a) or math.isnan(b):
+        return False
+    # The slack absorbs float rounding, so 19753.01 is within 0.01 of 19753.
+    slack = 1e-9 * max(1.0, abs(a), abs(b))
+    return abs(a - b) <= tolerance + slack
+
+
+def words(text: str) -> list[str]:
+    """The words of `text` after `fold`: runs of letters and digits."""
+    return _WORD.findall(fold(text))
+
+
+def content_words(text: str) -> list[str]:
+    """The words of `text` that carry meaning: three characters or more, not in `STOPWORDS`,
+    and not a number."""
+    return [
+        word
+        for word in words(text)
+        if len(word) >= 3 and word not in STOPWORDS and not word.isdigit()
+    ]

@@ -1,0 +1,476 @@
+"""How the agent used its tools, one rung and one habit per scorer.
+
+The rungs each fail for a different reason:
+
+1. `ToolSelection`: it called every tool the case needs, as often as needed.
+2. `ToolArgumentsValid`: every call named a real tool, with arguments its schema accepts.
+3. `ToolExecution`: every call with valid arguments ran without an error.
+
+And how it got there: `TrajectoryOrder` (the expected calls, in order), `StepEfficiency` (calls
+needed over calls made) and `RedundantCalls` (no repeat of a call that already worked).
+
+A call failed when it raised (`ToolCall.error` is set) or when its result reports an error
+itself: a dict result with a truthy `"error"` key, or with `"isError": true` (as MCP tools
+report errors). `call_error` applies that rule.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, best_match
+
+from agenteval.agents.tools import ToolSpec
+from agenteval.case import EvalCase, ExpectedCall
+from agenteval.errors import ScorerError
+from agenteval.score import Score
+from agenteval.trace import ToolCall, Trial
+
+__all__ = [
+    "RedundantCalls",
+    "StepEfficiency",
+    "ToolArgumentsValid",
+    "ToolExecution",
+    "ToolSelection",
+    "TrajectoryOrder",
+    "call_error",
+    "canonical_arguments",
+]
+
+_NOT_RESPONDED = "not judged: the model never responded (an infrastructure failure, not a choice)"
+
+
+def _binary(name: str, passed: bool, reason: str, details: dict[str, Any]) -> Score:
+    return Score(
+        name=name, value=1.0 if passed else 0.0, passed=passed, reason=reason, details=details
+    )
+
+
+def _times(count: int) -> str:
+    return "1 time" if count == 1 else f"{count} times"
+
+
+# --- 1. tool_selection ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolSelection:
+    """The agent called every tool in the case's `expected_tools`, as often as it is listed.
+
+    `expected_tools` is a multiset: a tool listed twice must be called at least twice. Every
+    call counts, whether or not it worked (later rungs judge that), and calls of other tools do
+    not hurt. Answering from memory, without the calls, fails even when the answer is right.
+
+    Applies when the case sets `expected_tools`; an explicit empty list means the case needs no
+    tool, and passes. Not judged when the model never responded (`Trial.responded` is False).
+    Binary: 1.0 or 0.0.
+    """
+
+    name: str = "tool_selection"
+    threshold: float = 1.0
+
+    def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        if case.expected_tools is None:
+            return Score(name=self.name, reason="no expected_tools in the case")
+        if not trial.responded:
+            return Score(name=self.name, reason=_NOT_RESPONDED)
+        needed = Counter(case.expected_tools)
+        called = Counter(call.name for call in trial.tool_calls)
+        missing = {
+            tool: count - called[tool] for tool, count in needed.items() if called[tool] < count
+        }
+        details: dict[str, Any] = {
+            "needed": dict(needed),
+            "called": dict(called),
+            "missing": missing,
+        }
+        if not needed:
+            return _binary(self.name, True, "no tools needed", details)
+        if not missing:
+            listed = ", ".join(f"{tool} ({_times(count)})" for tool, count in needed.items())
+            return _binary(self.name, True, f"called every needed tool: {listed}", details)
+        if not trial.tool_calls:
+            listed = ", ".join(f"{tool} ({_times(count)})" for tool, count in needed.items())
+            return _binary(
+                self.name, False, f"answered without calling any tool; needed {listed}", details
+            )
+        shortfalls = [
+            f"{tool} never called"
+            if called[tool] == 0
+            else f"{tool} called {_times(called[tool])}, needed {needed[tool]}"
+            for tool in missing
+        ]
+        return _binary(self.name, False, "; ".join(shortfalls), details)
+
+
+# --- 2. tool_arguments_valid ---------------------------------------------------------------------
+
+_Validators: TypeAlias = dict[str, tuple[ToolSpec, Draft202012Validator]]
+"""Compiled validators by tool name, with the spec each was compiled from."""
+
+
+def _argument_problem(
+    call: ToolCall,
+    tools: Mapping[str, ToolSpec],
+    validators: _Validators,
+) -> str | None:
+    # What is wrong with a call's tool name or arguments, or None when nothing is.
+    spec = tools.get(call.name)
+    if spec is None:
+        close = difflib.get_close_matches(call.name, list(tools), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return f"unknown tool {call.name!r}{hint}"
+    cached = validators.get(call.name)
+    if cached is not None and cached[0] is spec:
+        validator = cached[1]
+    else:  # first use, or the tool was declared again
+        try:
+            Draft202012Validator.check_schema(spec.parameters)
+        except SchemaError as exc:
+            raise ScorerError(
+                f"tool {call.name!r} has an invalid JSON schema for its arguments: {exc.message}",
+                hint="fix the tool's `parameters` schema (JSON Schema, Draft 2020-12)",
+            ) from exc
+        validator = Draft202012Validator(spec.parameters)
+        validators[call.name] = (spec, validator)
+    error = best_match(validator.iter_errors(call.arguments))
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path)
+    return f"{where}: {error.message}" if where else error.message
+
+
+@dataclass(frozen=True)
+class ToolArgumentsValid:
+    """Every tool call named a known tool, with arguments its JSON schema accepts.
+
+    `tools` are the run's tools by name (their `parameters` are JSON schemas, checked with the
+    Draft 2020-12 validator). A call of a tool not in `tools` is invalid.
+
+    Applies when the trial made at least one tool call and the run's tools are known (without a
+    tool list there is no telling a real tool from an invented one; an empty mapping counts as
+    unknown). Binary: 1.0 or 0.0; `details["invalid"]` lists each invalid call.
+    """
+
+    tools: Mapping[str, ToolSpec] | None = None
+    name: str = "tool_arguments_valid"
+    threshold: float = 1.0
+    _validators: _Validators = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        if not trial.tool_calls:
+            return Score(name=self.name, reason="no tool calls to check")
+        if not self.tools:
+            return Score(name=self.name, reason="no tool schemas known for this run")
+        invalid: list[dict[str, Any]] = []
+        for index, call in enumerate(trial.tool_calls):
+            problem = _argument_problem(call, self.tools, self._validators)
+            if problem is not None:
+                invalid.append({"index": index, "name": call.name, "problem": problem})
+        total = len(trial.tool_calls)
+        details: dict[str, Any] = {"calls": total, "invalid": invalid}
+        if not invalid:
+            return _binary(self.name, True, f"all {total} calls valid", details)
+        first = invalid[0]
+        reason = (
+            f"{len(invalid)} of {total} calls invalid; "
+            f"call {first['index'] + 1} ({first['name']}): {first['problem']}"
+        )
+        return _binary(self.name, False, reason, details)
+
+
+# --- 3. tool_execution ---------------------------------------------------------------------------
+
+
+def call_error(call: ToolCall) -> str | None:
+    """Why a call failed, or None when it worked.
+
+    A call failed when it raised (`call.error`), or when its result is a dict reporting an error:
+    a truthy `"error"` key, or `"isError": true` (MCP style).
+    """
+    if call.error is not None:
+        return call.error
+    result = call.result
+    if isinstance(result, Mapping):
+        if result.get("error"):
+            return f"result reports an error: {result['error']}"
+        if result.get("isError") is True:
+            return "result reports isError: true"
+    return None
+
+
+@dataclass(frozen=True)
+class ToolExecution:
+    """Every tool call with valid arguments ran without an error (see `call_error`).
+
+    Calls with invalid arguments are left to `ToolArgumentsValid`; when the run's `tools` are not
+    known, every call counts as having valid arguments.
+
+    Applies when at least one call had valid arguments. Binary: 1.0 or 0.0; `details["failed"]`
+    lists each failed call.
+    """
+
+    tools: Mapping[str, ToolSpec] | None = None
+    name: str = "tool_execution"
+    threshold: float = 1.0
+    _validators: _Validators = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        if not trial.tool_calls:
+            return Score(name=self.name, reason="no tool calls to check")
+        checked = [
+            (index, call)
+            for index, call in enumerate(trial.tool_calls)
+            if not self.tools or _argument_problem(call, self.tools, self._validators) is None
+        ]
+        if not checked:
+            return Score(
+                name=self.name,
+                reason="no call had valid arguments (tool_arguments_valid reports them)",
+            )
+        failed: list[dict[str, Any]] = []
+        for index, call in checked:
+            error = call_error(call)
+            if error is not None:
+                failed.append({"index": index, "name": call.name, "error": error})
+        details: dict[str, Any] = {"checked": len(checked), "failed": failed}
+        if not failed:
+            return _binary(self.name, True, f"all {len(checked)} calls ran without error", details)
+        first = failed[0]
+        reason = (
+            f"{len(failed)} of {len(checked)} calls failed; "
+            f"call {first['index'] + 1} ({first['name']}): {first['error']}"
+        )
+        return _binary(self.name, False, reason, details)
+
+
+# --- trajectory_order ----------------------------------------------------------------------------
+
+
+def _same_value(expected: Any, actual: Any) -> bool:
+    # Exact equality, except that numbers compare by value (3 == 3.0) and a bool is not a number.
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return isinstance(expected, bool) and isinstance(actual, bool) and expected == actual
+    if isinstance(expected, int | float) and isinstance(actual, int | float):
+        return float(expected) == float(actual)
+    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+        return expected.keys() == actual.keys() and all(
+            _same_value(value, actual[key]) for key, value in expected.items()
+        )
+    if isinstance(expected, list | tuple) and isinstance(actual, list | tuple):
+        return len(expected) == len(actual) and all(
+            _same_value(left, right) for left, right in zip(expected, actual, strict=True)
+        )
+    return bool(expected == actual)
+
+
+def _fits(expected: ExpectedCall, call: ToolCall) -> bool:
+    return expected.name == call.name and all(
+        key in call.arguments and _same_value(value, call.arguments[key])
+        for key, value in expected.arguments.items()
+    )
+
+
+def _describe(expected: ExpectedCall) -> str:
+    if not expected.arguments:
+        return expected.name
+    arguments = ", ".join(f"{key}={value!r}" for key, value in expected.arguments.items())
+    return f"{expected.name}({arguments})"
+
+
+@dataclass(frozen=True)
+class TrajectoryOrder:
+    """The calls in the case's `expected_trajectory` were made in that order.
+
+    The expected calls must appear among the trial's tool calls as a subsequence: other calls in
+    between are allowed, a different order is not. An expected call with `arguments` matches only
+    a call carrying each of those arguments with an equal value (other arguments are allowed;
+    numbers compare by value, so 3 equals 3.0; nested values must be equal as a whole).
+
+    Applies when the case sets `expected_trajectory` (an empty one passes). Not judged when the
+    model never responded. Binary: 1.0 or 0.0; `details` say how far the match got.
+    """
+
+    name: str = "trajectory_order"
+    threshold: float = 1.0
+
+    def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        expected = case.expected_trajectory
+        if expected is None:
+            return Score(name=self.name, reason="no expected_trajectory in the case")
+        if not trial.responded:
+            return Score(name=self.name, reason=_NOT_RESPONDED)
+        calls = trial.tool_calls
+        matched_at: list[int] = []
+        position = 0
+        for step in expected:
+            while position < len(calls) and not _fits(step, calls[position]):
+                position += 1
+            if position == len(calls):
+                break
+            matched_at.append(position)
+            position += 1
+        details: dict[str, Any] = {
+            "matched": len(matched_at),
+            "expected": len(expected),
+            "matched_calls": matched_at,
+            "first_unmatched": None,
+        }
+        if len(matched_at) == len(expected):
+            reason = (
+                "no calls expected"
+                if not expected
+                else f"all {len(expected)} expected calls made in order"
+            )
+            return _binary(self.name, True, reason, details)
+        missing = expected[len(matched_at)]
+        details["first_unmatched"] = {
+            "position": len(matched_at),
+            "name": missing.name,
+            "arguments": missing.arguments,
+        }
+        after = f" after call {matched_at[-1] + 1}" if matched_at else ""
+        if any(_fits(missing, call) for call in calls):
+            why = f"{_describe(missing)} was called, but not{after} in the expected order"
+        elif any(call.name == missing.name for call in calls):
+            why = f"{missing.name} was called, but never as {_describe(missing)}"
+        else:
+            why = f"{missing.name} was never called"
+        reason = f"matched {len(matched_at)} of {len(expected)} expected calls; {why}"
+        return _binary(self.name, False, reason, details)
+
+
+# --- step_efficiency -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepEfficiency:
+    """Tool calls needed over tool calls made, at most 1: 6 calls for a 3-call task score 0.5.
+
+    "Needed" is the case's `max_tool_calls`, else the length of its `expected_trajectory`, else
+    of its `expected_tools`. Applies when one of those is set. Not judged when the model never
+    responded. With no calls made: 1.0 if none were needed; otherwise not scored (efficiency is
+    undefined, and `tool_selection` reports the missing calls). Passes at `threshold` (0.5 by
+    default, so twice the calls needed just passes; set it to suit).
+    """
+
+    name: str = "step_efficiency"
+    threshold: float = 0.5
+
+    def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        if case.max_tool_calls is not None:
+            needed, source = case.max_tool_calls, "max_tool_calls"
+        elif case.expected_trajectory is not None:
+            needed, source = len(case.expected_trajectory), "expected_trajectory"
+        elif case.expected_tools is not None:
+            needed, source = len(case.expected_tools), "expected_tools"
+        else:
+            return Score(
+                name=self.name,
+                reason="no max_tool_calls, expected_trajectory or expected_tools in the case",
+            )
+        if not trial.responded:
+            return Score(name=self.name, reason=_NOT_RESPONDED)
+        made = len(trial.tool_calls)
+        details: dict[str, Any] = {"needed": needed, "made": made, "needed_from": source}
+        if made == 0:
+            if needed == 0:
+                return Score(
+                    name=self.name,
+                    value=1.0,
+                    passed=True,
+                    reason="no calls needed, none made",
+                    details=details,
+                )
+            return Score(
+                name=self.name,
+                reason="no tool calls made; tool_selection reports the missing calls",
+                details=details,
+            )
+        value = min(1.0, needed / made)
+        return Score(
+            name=self.name,
+            value=value,
+            passed=value >= self.threshold,
+            reason=f"{made} calls made, {needed} needed ({source})",
+            details=details,
+        )
+
+
+# --- redundant_calls -----------------------------------------------------------------------------
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        # 3.0 is the same argument as 3 (written 3); so is -0.0 as 0.
+        return int(value) if value.is_integer() else value
+    if isinstance(value, Mapping):
+        return {str(key): _canonical(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(item) for item in value]
+    return str(value)
+
+
+def canonical_arguments(arguments: Mapping[str, Any]) -> str:
+    """A call's arguments as canonical JSON: keys sorted, numbers by value (3 is 3.0)."""
+    return json.dumps(
+        _canonical(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+
+
+@dataclass(frozen=True)
+class RedundantCalls:
+    """No tool was called again with the same arguments after an identical call had worked.
+
+    Arguments are the same when their canonical JSON is (key order does not matter, numbers
+    compare by value). Retrying a call that failed (see `call_error`) is fine. Tools named in
+    `exempt_tools` (a clock, a poll) may repeat freely.
+
+    Applies when the trial made at least one tool call. Binary: 1.0 or 0.0;
+    `details["redundant"]` lists each repeat with the earlier call that had already worked.
+    """
+
+    name: str = "redundant_calls"
+    threshold: float = 1.0
+    exempt_tools: tuple[str, ...] = ()
+
+    def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        if not trial.tool_calls:
+            return Score(name=self.name, reason="no tool calls to check")
+        worked: dict[tuple[str, str], int] = {}
+        redundant: list[dict[str, Any]] = []
+        for index, call in enumerate(trial.tool_calls):
+            if call.name in self.exempt_tools:
+                continue
+            key = (call.name, canonical_arguments(call.arguments))
+            if key in worked:
+                redundant.append(
+                    {
+                        "index": index,
+                        "name": call.name,
+                        "arguments": json.loads(key[1]),
+                        "earlier_index": worked[key],
+                    }
+                )
+            elif call_error(call) is None:
+                worked[key] = index
+        details: dict[str, Any] = {"calls": len(trial.tool_calls), "redundant": redundant}
+        if not redundant:
+            return _binary(self.name, True, "no call repeated one that had worked", details)
+        first = redundant[0]
+        reason = (
+            f"{len(redundant)} redundant {'call' if len(redundant) == 1 else 'calls'}; "
+            f"call {first['index'] + 1} ({first['name']}) repeats call {first['earlier_index'] + 1}, "
+            "which had already worked"
+        )
+        return _binary(self.name, False, reason, details)
