@@ -6,15 +6,31 @@ Run an agent over cases and trials, record every trial, score it, store it, repo
 from agenteval.agents.recorder import record_model_call, record_retry, record_wait
 from agenteval.agents.tools import ToolSpec, known_tools, tool
 from agenteval.case import EvalCase, ExpectedCall, Invocation, Message, Rubric
-from agenteval.errors import AgentEvalError
+from agenteval.datasets import case_file_schema, dump_cases, load_cases
+from agenteval.engine.evaluate import evaluate, evaluate_async, rescore, rescore_async
+from agenteval.errors import (
+    AgentEvalError,
+    AgentLoadError,
+    ConfigError,
+    DatasetError,
+    ScorerError,
+    StoreError,
+)
+from agenteval.report.summary import ScorerStats, Summary
+from agenteval.run import Run, RunInfo, TrialResult
 from agenteval.score import Score
+from agenteval.scorers.base import Scorer
+from agenteval.store import RunStore
 from agenteval.trace import AgentStep, Failure, FailureCause, ModelCall, ToolCall, Trial, Usage
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AgentEvalError",
+    "AgentLoadError",
     "AgentStep",
+    "ConfigError",
+    "DatasetError",
     "EvalCase",
     "ExpectedCall",
     "Failure",
@@ -23,15 +39,31 @@ __all__ = [
     "Message",
     "ModelCall",
     "Rubric",
+    "Run",
+    "RunInfo",
+    "RunStore",
     "Score",
+    "Scorer",
+    "ScorerError",
+    "ScorerStats",
+    "StoreError",
+    "Summary",
     "ToolCall",
     "ToolSpec",
     "Trial",
+    "TrialResult",
     "Usage",
     "__version__",
+    "case_file_schema",
+    "dump_cases",
+    "evaluate",
+    "evaluate_async",
     "known_tools",
+    "load_cases",
     "record_model_call",
     "record_retry",
     "record_wait",
+    "rescore",
+    "rescore_async",
     "tool",
 ]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,7 +16,10 @@ from agenteval.case import EvalCase
 from agenteval.score import Score
 from agenteval.trace import Trial, utc_now
 
-__all__ = ["RunInfo", "RunStatus", "TrialResult", "new_run_id"]
+if TYPE_CHECKING:
+    from agenteval.report.summary import Summary
+
+__all__ = ["Run", "RunInfo", "RunStatus", "TrialResult", "new_run_id"]
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -50,8 +55,9 @@ class RunInfo(BaseModel):
     concurrency: int = 1
     timeout_s: float | None = None
     max_retries: int = 0
-    scorers: list[str] = Field(default_factory=list)
-    """The scorers' references, as given (built-in names and `module:function` references)."""
+    scorers: list[str | dict[str, Any]] = Field(default_factory=list)
+    """The scorers added to the built-ins, as references a rescore loads again: built-in
+    names, `module:function`, and built-ins with settings (`{"name": ..., setting: value}`)."""
     builtins: bool = True
     tools: dict[str, ToolSpec] = Field(default_factory=dict)
     """The tools the agent declared, by name, with the JSON schemas their calls are checked
@@ -72,3 +78,45 @@ class TrialResult(BaseModel):
     def key(self) -> tuple[str, int]:
         """The pair's identity within its run: (case id, trial index)."""
         return (self.case.id, self.trial.trial)
+
+
+class Run:
+    """A finished (or resumed) run: its settings, summary, and results in the store.
+
+    `results` loads every (case, trial) result from the store on first use; `iter_results`
+    streams them for runs too large to hold in memory.
+    """
+
+    def __init__(self, info: RunInfo, summary: Summary, store_path: Path) -> None:
+        self.info = info
+        self.summary = summary
+        self.store_path = store_path
+        self._results: list[TrialResult] | None = None
+
+    @property
+    def run_id(self) -> str:
+        """The run's id in the store."""
+        return self.info.run_id
+
+    def iter_results(self) -> Iterator[TrialResult]:
+        """Every result, in case order then trial order, streamed from the store."""
+        from agenteval.store import RunStore
+
+        with RunStore(self.store_path, create=False) as store:
+            yield from store.iter_results(self.run_id)
+
+    @property
+    def results(self) -> list[TrialResult]:
+        """Every result: `.case`, `.trial` and `.scores` (name → Score) for each (case, trial)."""
+        if self._results is None:
+            self._results = list(self.iter_results())
+        return self._results
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as the document `--json` writes (schema `agenteval.run/1`)."""
+        from agenteval.report.json_document import run_document
+
+        return run_document(self.info, self.summary, self.iter_results())
+
+    def __repr__(self) -> str:
+        return f"Run({self.run_id!r}, trials={self.summary.trials}, failed={self.summary.failed_trials})"

@@ -26,9 +26,7 @@ __all__ = [
 ]
 
 ScorerResult: TypeAlias = Score | float | int | bool | tuple[Any, str | None] | None
-ScorerFunction: TypeAlias = Callable[
-    [EvalCase, Trial], "ScorerResult | Awaitable[ScorerResult]"
-]
+ScorerFunction: TypeAlias = Callable[[EvalCase, Trial], "ScorerResult | Awaitable[ScorerResult]"]
 
 DEFAULT_THRESHOLD = 0.5
 """A custom scorer's number passes at or above this, unless the scorer sets `threshold`."""
@@ -36,9 +34,12 @@ DEFAULT_THRESHOLD = 0.5
 
 @runtime_checkable
 class Scorer(Protocol):
-    """A named scorer object. Built-in scorers are small dataclasses of this shape."""
+    """A named scorer object. Built-in scorers are small frozen dataclasses of this shape."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The name its scores carry."""
+        ...
 
     def __call__(self, case: EvalCase, trial: Trial) -> ScorerResult | Awaitable[ScorerResult]:
         """Score one trial of one case."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import TypeAlias, cast
+from typing import TypeAlias
 
 from agenteval.agents.tools import ToolSpec
 from agenteval.errors import ScorerError
@@ -71,9 +71,7 @@ def builtin_scorer(name: str, tools: Mapping[str, ToolSpec] | None = None) -> Sc
     scorer: BuiltinScorer = (
         cls(tools=tools) if issubclass(cls, ToolArgumentsValid | ToolExecution) else cls()
     )
-    # The scorers are frozen dataclasses, so `name` is read-only, which the `Scorer` protocol's
-    # plain `name: str` attribute does not admit; the cast says they are scorers all the same.
-    return cast(Scorer, scorer)
+    return scorer
 
 
 def default_scorers(tools: Mapping[str, ToolSpec] | None = None) -> list[Scorer]:

@@ -1,0 +1,372 @@
+"""The `agenteval` command: run, rescore, runs, show, schema."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from agenteval.agents.loading import load_object
+from agenteval.config import find_target, resolve_settings
+from agenteval.datasets import case_file_schema
+from agenteval.engine.evaluate import evaluate_async, rescore_async
+from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.report.json_document import write_run_json
+from agenteval.report.summary import summarize
+from agenteval.report.terminal import print_failing, print_summary
+from agenteval.run import Run, RunInfo, TrialResult
+from agenteval.scorers.registry import ScorerRef
+from agenteval.store import RunStore
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="agenteval",
+    help="Evaluate tool-using LLM agents: run, score, store and report.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+errors = Console(stderr=True)
+_state = {"debug": False}
+
+T = TypeVar("T")
+
+StoreOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--store", help="SQLite run store [env AGENTEVAL_STORE; default .agenteval/runs.db]"
+    ),
+]
+
+
+@app.callback()
+def _root(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show tracebacks for every error.")
+    ] = False,
+) -> None:
+    _state["debug"] = debug
+
+
+class _LiveProgress:
+    """A progress bar: trials done / total, failures, time left."""
+
+    def __init__(self) -> None:
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("[red]{task.fields[failed]} failed"),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        )
+        self.task: TaskID | None = None
+        self.failed = 0
+
+    def start(self, info: RunInfo, total: int, done: int) -> None:
+        self.progress.start()
+        label = "resuming" if done else "running"
+        console.print(
+            f"[dim]{label} run[/] [bold cyan]{info.run_id}[/] [dim]({done} of {total} trials already stored)[/]"
+            if done
+            else f"[dim]run[/] [bold cyan]{info.run_id}[/]"
+        )
+        self.task = self.progress.add_task("trials", total=total, completed=done, failed=0)
+
+    def advance(self, result: TrialResult) -> None:
+        if result.trial.failure is not None:
+            self.failed += 1
+        if self.task is not None:
+            self.progress.update(self.task, advance=1, failed=self.failed)
+
+    def stop(self) -> None:
+        self.progress.stop()
+
+
+def _store_path(store: Path | None) -> Path:
+    settings = resolve_settings(_empty_config(), Path.cwd(), store=str(store) if store else None)
+    return settings.store
+
+
+def _empty_config() -> Any:
+    from agenteval.config import ProjectConfig
+
+    return ProjectConfig()
+
+
+def _run_async(make: Callable[[], Any]) -> Any:
+    return asyncio.run(make())
+
+
+@app.command()
+def run(
+    target: Annotated[
+        str, typer.Argument(help="agenteval.yaml, a folder holding one, or a dataset file.")
+    ],
+    agent: Annotated[
+        str | None, typer.Option(help="The agent: module:function or path/to/file.py:function.")
+    ] = None,
+    trials: Annotated[int | None, typer.Option(help="Trials per case [default 1].")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Trials in flight at once [default 16].")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Seconds per trial attempt [default none].")
+    ] = None,
+    retries: Annotated[
+        int | None, typer.Option(help="Retries of infrastructure failures [default 2].")
+    ] = None,
+    scorer: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scorer", help="Add a scorer: a built-in name or module:function (repeatable)."
+        ),
+    ] = None,
+    no_builtins: Annotated[
+        bool, typer.Option("--no-builtins", help="Run only the scorers named with --scorer.")
+    ] = False,
+    store: StoreOption = None,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the run as JSON to FILE.")
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            help="Resume the latest unfinished run of TARGET, or the run given.",
+        ),
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also list failing trials with reasons.")
+    ] = False,
+) -> None:
+    """Run an agent over a dataset, score every trial, and store the run."""
+    found = find_target(target)
+    config = found.config
+    settings = resolve_settings(
+        config,
+        found.base_dir,
+        trials=trials,
+        concurrency=concurrency,
+        timeout=timeout,
+        retries=retries,
+        store=str(store) if store else None,
+    )
+    agent_ref = agent or config.agent
+    if found.dataset is None:
+        raise ConfigError(
+            "no dataset given",
+            file=found.path,
+            field="dataset",
+            hint="add `dataset: cases.yaml` to the config",
+        )
+    if agent_ref is None:
+        raise ConfigError(
+            "no agent given",
+            file=found.path if found.path != found.dataset else None,
+            hint="pass --agent module:function (or path/to/file.py:function), or set `agent:` in agenteval.yaml",
+        )
+    agent_base = found.base_dir if agent is None else Path.cwd()
+    agent_fn = load_object(agent_ref, base_dir=agent_base)
+    if not callable(agent_fn):
+        raise ConfigError(
+            f"{agent_ref!r} is not callable",
+            field="agent",
+            hint="the agent must be a function of the case input",
+        )
+    scorer_refs: list[ScorerRef] = [
+        _absolute_ref(ref, found.base_dir) if isinstance(ref, str) else ref
+        for ref in config.scorers
+    ]
+    scorer_refs += [_absolute_ref(ref, Path.cwd()) for ref in scorer or []]
+    resume_id: str | None = None
+    if resume is not None:
+        with RunStore(settings.store) as run_store:
+            if resume == "latest":
+                resume_id = run_store.latest_unfinished(found.key)
+                if resume_id is None:
+                    raise ConfigError(
+                        f"no unfinished run of {target} to resume",
+                        hint="`agenteval runs` lists the stored runs; run without --resume to start one",
+                    )
+            else:
+                resume_id = run_store.resolve_run_id(resume)
+    progress = _LiveProgress()
+    try:
+        result: Run = _run_async(
+            lambda: evaluate_async(
+                agent_fn,
+                found.dataset or found.path,
+                scorer_refs if resume_id is None else [],
+                trials=settings.trials,
+                concurrency=settings.concurrency,
+                timeout=settings.timeout,
+                retries=settings.retries,
+                builtins=config.builtins and not no_builtins,
+                store=settings.store,
+                resume=resume_id,
+                target=found.key,
+                agent_ref=agent_ref,
+                on_start=progress.start,
+                on_result=progress.advance,
+            )
+        )
+    finally:
+        progress.stop()
+    print_summary(result.summary, result.info, console)
+    if verbose:
+        print_failing(result.iter_results(), console)
+    if json_path is not None:
+        write_run_json(json_path, result.info, result.summary, result.iter_results())
+        console.print(f"[dim]wrote[/] {json_path}")
+    console.print(
+        f"[dim]stored in {settings.store} · `agenteval show {result.run_id}` shows it again[/]"
+    )
+
+
+def _absolute_ref(ref: str, base: Path) -> str:
+    """A file reference made absolute, so a rescore from elsewhere loads the same file."""
+    module, sep, attr = ref.rpartition(":")
+    if sep and (module.endswith(".py") or "/" in module):
+        path = Path(module)
+        return f"{(path if path.is_absolute() else base / path).resolve()}:{attr}"
+    return ref
+
+
+@app.command()
+def rescore(
+    run_id: Annotated[str, typer.Argument(help="The run (an id, a unique prefix, or `latest`).")],
+    scorer: Annotated[
+        list[str] | None, typer.Option("--scorer", help="Add a scorer (repeatable).")
+    ] = None,
+    no_builtins: Annotated[
+        bool, typer.Option("--no-builtins", help="Leave out the built-in scorers.")
+    ] = False,
+    store: StoreOption = None,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the rescored run as JSON to FILE.")
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also list failing trials.")
+    ] = False,
+) -> None:
+    """Score a stored run again, without running the agent."""
+    refs = [_absolute_ref(ref, Path.cwd()) for ref in scorer or []]
+    path = _store_path(store)
+    result: Run = _run_async(
+        lambda: rescore_async(run_id, refs, builtins=False if no_builtins else None, store=path)
+    )
+    print_summary(result.summary, result.info, console)
+    if verbose:
+        print_failing(result.iter_results(), console)
+    if json_path is not None:
+        write_run_json(json_path, result.info, result.summary, result.iter_results())
+        console.print(f"[dim]wrote[/] {json_path}")
+
+
+@app.command("runs")
+def list_runs(
+    store: StoreOption = None,
+    limit: Annotated[int, typer.Option(help="How many runs to list, newest first.")] = 20,
+) -> None:
+    """List the stored runs, newest first."""
+    path = _store_path(store)
+    if not path.exists():
+        console.print(f"[dim]no runs yet ({path} does not exist)[/]")
+        return
+    with RunStore(path, create=False) as run_store:
+        rows = run_store.list_runs(limit=limit)
+    table = Table("run", "created (UTC)", "status", "trials", "target")
+    for row in rows:
+        table.add_row(
+            row.run_id,
+            f"{row.created_at:%Y-%m-%d %H:%M:%S}",
+            row.status.value,
+            f"{row.trials_done}/{row.trials_total}",
+            row.target or "",
+        )
+    console.print(table)
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="The run (an id, a unique prefix, or `latest`).")],
+    store: StoreOption = None,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the run as JSON to FILE.")
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also list failing trials.")
+    ] = False,
+) -> None:
+    """Print a stored run's summary."""
+    path = _store_path(store)
+    with RunStore(path, create=False) as run_store:
+        info = run_store.get_info(run_store.resolve_run_id(run_id))
+        summary = summarize(run_store.iter_results(info.run_id))
+        print_summary(summary, info, console)
+        if verbose:
+            print_failing(run_store.iter_results(info.run_id), console)
+        if json_path is not None:
+            write_run_json(json_path, info, summary, run_store.iter_results(info.run_id))
+            console.print(f"[dim]wrote[/] {json_path}")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of a case file."""
+    sys.stdout.write(json.dumps(case_file_schema(), indent=2) + "\n")
+
+
+_RUN_ID = re.compile(r"^(latest|\d{8}(-\d{0,6}(-[0-9a-f]{0,4})?)?)$")
+
+
+def _optional_resume_value(args: list[str]) -> list[str]:
+    """`--resume` alone means the latest unfinished run; `--resume RUN_ID` names one."""
+    out = list(args)
+    for i, arg in enumerate(out):
+        if arg != "--resume":
+            continue
+        following = out[i + 1] if i + 1 < len(out) else None
+        if following is None or following.startswith("-") or not _RUN_ID.match(following):
+            out[i] = "--resume=latest"
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The console script: run the app, printing user mistakes as one message (exit 2)."""
+    args = _optional_resume_value(sys.argv[1:] if argv is None else argv)
+    try:
+        app(args=args, prog_name="agenteval")
+    except AgentEvalError as exc:
+        if _state["debug"]:
+            traceback.print_exc()
+        errors.print(f"[bold red]error:[/] {exc.render()}", highlight=False, markup=True)
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""The project config (`agenteval.yaml`) and the one place settings resolve:
+command-line flag, then environment (`AGENTEVAL_*`), then the config file, then the default."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
+from agenteval.errors import ConfigError
+from agenteval.store import DEFAULT_STORE_PATH
+
+__all__ = [
+    "CONFIG_NAMES",
+    "ProjectConfig",
+    "RunSettings",
+    "Target",
+    "find_target",
+    "resolve_settings",
+]
+
+CONFIG_NAMES = ("agenteval.yaml", "agenteval.yml")
+_DATASET_SUFFIXES = {".yaml", ".yml", ".json", ".jsonl", ".csv"}
+
+
+class ProjectConfig(BaseModel):
+    """What `agenteval.yaml` may hold. Paths in it are relative to the file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str | None = None
+    agent: str | None = None
+    scorers: list[str | dict[str, Any]] = Field(default_factory=list)
+    builtins: bool = True
+    trials: int | None = Field(default=None, ge=1)
+    concurrency: int | None = Field(default=None, ge=1)
+    timeout: float | None = Field(default=None, gt=0)
+    retries: int | None = Field(default=None, ge=0)
+    store: str | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """What `agenteval run TARGET` points at: a config (and its folder), or a bare dataset."""
+
+    path: Path
+    config: ProjectConfig
+    base_dir: Path
+    dataset: Path | None
+
+    @property
+    def key(self) -> str:
+        """How runs of this target are found again for `--resume`."""
+        return str(self.path.resolve())
+
+
+def _line_of(text: str, key: str) -> int | None:
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            if key_node.value == key:
+                return int(key_node.start_mark.line) + 1
+    return None
+
+
+def _read_config(path: Path) -> ProjectConfig:
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the config: {exc.strerror}", file=path) from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise ConfigError(
+            f"invalid YAML: {getattr(exc, 'problem', exc)}", file=path, line=line
+        ) from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            "the config must be a mapping of settings",
+            file=path,
+            hint="see the README's agenteval.yaml section",
+        )
+    try:
+        return ProjectConfig.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"])
+        top = str(error["loc"][0]) if error["loc"] else ""
+        hint = None
+        if error["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(top, ProjectConfig.model_fields, n=1)
+            message = "unknown setting"
+            hint = (
+                f"did you mean {close[0]!r}?"
+                if close
+                else "known settings: " + ", ".join(ProjectConfig.model_fields)
+            )
+        else:
+            message = f"{error['msg']} (got {error.get('input')!r})"
+        raise ConfigError(
+            message, file=path, line=_line_of(text, top), field=field, hint=hint
+        ) from exc
+
+
+def _looks_like_config(path: Path) -> bool:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return False
+    return (
+        isinstance(data, dict)
+        and "cases" not in data
+        and bool(set(data) & set(ProjectConfig.model_fields))
+    )
+
+
+def find_target(target: str | Path) -> Target:
+    """Read what `agenteval run TARGET` names: a folder holding agenteval.yaml, a config file,
+    or a dataset file."""
+    path = Path(target)
+    if path.is_dir():
+        for name in CONFIG_NAMES:
+            if (path / name).is_file():
+                return _config_target(path / name)
+        raise ConfigError(
+            f"no {CONFIG_NAMES[0]} in {path}",
+            hint="point at a config file or a dataset file, or add agenteval.yaml to the folder",
+        )
+    if not path.exists():
+        raise ConfigError(f"no such file or folder: {path}", hint="check the path")
+    if path.suffix not in _DATASET_SUFFIXES:
+        raise ConfigError(
+            f"{path} is neither a config nor a dataset",
+            hint="a dataset is .yaml, .yml, .json, .jsonl or .csv; a config is agenteval.yaml",
+        )
+    if path.name in CONFIG_NAMES or (path.suffix in {".yaml", ".yml"} and _looks_like_config(path)):
+        return _config_target(path)
+    return Target(path=path, config=ProjectConfig(), base_dir=Path.cwd(), dataset=path)
+
+
+def _config_target(path: Path) -> Target:
+    config = _read_config(path)
+    base = path.parent
+    dataset = base / config.dataset if config.dataset else None
+    return Target(path=path, config=config, base_dir=base, dataset=dataset)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Every setting of a run, resolved."""
+
+    trials: int
+    concurrency: int
+    timeout: float | None
+    retries: int
+    store: Path
+
+
+def _env(name: str, cast: type[int] | type[float], env: Mapping[str, str]) -> Any:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        return cast(raw)
+    except ValueError:
+        raise ConfigError(
+            f"environment variable {name}={raw!r} is not a {cast.__name__}", field=name
+        ) from None
+
+
+def resolve_settings(
+    config: ProjectConfig,
+    base_dir: Path,
+    *,
+    trials: int | None = None,
+    concurrency: int | None = None,
+    timeout: float | None = None,
+    retries: int | None = None,
+    store: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RunSettings:
+    """Resolve each setting: flag, then `AGENTEVAL_*` environment variable, then config, then
+    default."""
+    env = os.environ if env is None else env
+
+    def pick(
+        flag: Any, env_name: str, cast: type[int] | type[float], from_config: Any, default: Any
+    ) -> Any:
+        for value in (flag, _env(env_name, cast, env), from_config):
+            if value is not None:
+                return value
+        return default
+
+    store_value = store or env.get("AGENTEVAL_STORE") or None
+    if store_value is None and config.store is not None:
+        store_value = str(base_dir / config.store)
+    return RunSettings(
+        trials=pick(trials, "AGENTEVAL_TRIALS", int, config.trials, 1),
+        concurrency=pick(
+            concurrency, "AGENTEVAL_CONCURRENCY", int, config.concurrency, DEFAULT_CONCURRENCY
+        ),
+        timeout=pick(timeout, "AGENTEVAL_TIMEOUT", float, config.timeout, None),
+        retries=pick(retries, "AGENTEVAL_RETRIES", int, config.retries, 2),
+        store=Path(store_value or DEFAULT_STORE_PATH),
+    )

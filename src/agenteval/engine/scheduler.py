@@ -1,0 +1,127 @@
+"""Running every (case, trial) job with bounded concurrency, scoring each trial as it finishes,
+and streaming results to the store in batches (a trial counts as done once it is stored)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from agenteval.agents.calling import Agent
+from agenteval.case import EvalCase
+from agenteval.engine.trials import RetryPolicy, run_trial, trace_trial
+from agenteval.run import TrialResult
+from agenteval.score import Score
+from agenteval.scorers.base import run_scorer, scorer_name
+from agenteval.store import RunStore
+from agenteval.trace import Trial
+
+__all__ = ["DEFAULT_CONCURRENCY", "EngineSettings", "execute", "score_trial"]
+
+DEFAULT_CONCURRENCY = 16
+_WRITE_BATCH = 500
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """How trials are run: how many per case, how many at once, time limit and retries."""
+
+    trials: int = 1
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout_s: float | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+async def score_trial(scorers: Sequence[Any], case: EvalCase, trial: Trial) -> dict[str, Score]:
+    """Every scorer's verdict on one trial, by scorer name."""
+    scores: dict[str, Score] = {}
+    for scorer in scorers:
+        scores[scorer_name(scorer)] = await run_scorer(scorer, case, trial)
+    return scores
+
+
+def _jobs(
+    cases: Sequence[EvalCase], trials: int, done: set[tuple[str, int]]
+) -> Iterator[tuple[EvalCase, int]]:
+    for case in cases:
+        for index in range(trials):
+            if (case.id, index) not in done:
+                yield case, index
+
+
+async def execute(
+    agent: Agent | None,
+    cases: Sequence[EvalCase],
+    scorers: Sequence[Any],
+    settings: EngineSettings,
+    store: RunStore,
+    run_id: str,
+    *,
+    done: set[tuple[str, int]] | None = None,
+    on_result: Callable[[TrialResult], None] | None = None,
+) -> None:
+    """Run the jobs not in `done`, score them, and store each result as it finishes.
+
+    `agent=None` scores each case's recorded `agent_trace` instead of running an agent.
+    """
+    done = done or set()
+    pending = len(cases) * settings.trials - len(done)
+    if pending <= 0:
+        return
+    jobs = _jobs(cases, settings.trials, done)
+    finished: asyncio.Queue[TrialResult | None] = asyncio.Queue(maxsize=4 * settings.concurrency)
+    # Sync agents run here, never in the event loop; one thread per concurrent trial.
+    executor = ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="agent")
+
+    async def work() -> None:
+        for case, index in jobs:
+            if agent is None:
+                trial = trace_trial(case, index)
+            else:
+                trial = await run_trial(
+                    agent,
+                    case,
+                    index,
+                    timeout_s=settings.timeout_s,
+                    retry=settings.retry,
+                    executor=executor,
+                )
+            scores = await score_trial(scorers, case, trial)
+            await finished.put(TrialResult(case=case, trial=trial, scores=scores))
+
+    async def write() -> None:
+        while True:
+            first = await finished.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < _WRITE_BATCH and not finished.empty():
+                item = finished.get_nowait()
+                if item is None:
+                    await _store(batch)
+                    return
+                batch.append(item)
+            await _store(batch)
+
+    async def _store(batch: list[TrialResult]) -> None:
+        await asyncio.to_thread(store.add_results, run_id, batch)
+        if on_result is not None:
+            for result in batch:
+                on_result(result)
+
+    async def produce() -> None:
+        async with asyncio.TaskGroup() as workers:
+            for _ in range(min(settings.concurrency, pending)):
+                workers.create_task(work())
+        await finished.put(None)
+
+    try:
+        # One group: if the writer fails, the workers stop too, and the other way round.
+        async with asyncio.TaskGroup() as group:
+            group.create_task(produce())
+            group.create_task(write())
+    finally:
+        # A timed-out sync agent may still be running in its thread; do not wait for it.
+        executor.shutdown(wait=False, cancel_futures=True)

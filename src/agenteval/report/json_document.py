@@ -1,0 +1,99 @@
+"""The run as a JSON document (schema `agenteval.run/1`), as `--json FILE` writes it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from agenteval.report.summary import Summary
+from agenteval.run import RunInfo, TrialResult
+
+__all__ = ["SCHEMA", "result_document", "run_document", "write_run_json"]
+
+SCHEMA = "agenteval.run/1"
+
+
+def _header(info: RunInfo, summary: Summary) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "run_id": info.run_id,
+        "created_at": info.created_at.isoformat(),
+        "finished_at": info.finished_at.isoformat() if info.finished_at else None,
+        "status": info.status.value,
+        "settings": {
+            "target": info.target,
+            "agent": info.agent,
+            "dataset": info.dataset,
+            "trials": info.trials,
+            "concurrency": info.concurrency,
+            "timeout_s": info.timeout_s,
+            "max_retries": info.max_retries,
+            "scorers": info.scorers,
+            "builtins": info.builtins,
+        },
+        "tools": {name: spec.model_dump(mode="json") for name, spec in info.tools.items()},
+        "summary": summary.model_dump(mode="json"),
+    }
+
+
+def result_document(result: TrialResult) -> dict[str, Any]:
+    """One (case, trial) result as the document's `results` list holds it."""
+    trial = result.trial
+    return {
+        "case_id": result.case.id,
+        "trial": trial.trial,
+        "input": to_jsonable_python(result.case.input),
+        "expected_output": result.case.expected_output,
+        "output": trial.output,
+        "failure": trial.failure.model_dump(mode="json") if trial.failure else None,
+        "latency_s": trial.latency_s,
+        "working_latency_s": trial.working_latency_s,
+        "attempts": trial.attempts,
+        "retries": trial.retries,
+        "usage": trial.usage.model_dump(mode="json"),
+        "tool_calls": [
+            {
+                "name": call.name,
+                "arguments": to_jsonable_python(call.arguments, fallback=repr),
+                "result": to_jsonable_python(call.result, fallback=repr),
+                "error": call.error,
+                "duration_s": call.duration_s,
+            }
+            for call in trial.tool_calls
+        ],
+        "scores": {
+            name: {
+                "value": score.value,
+                "passed": score.passed,
+                "reason": score.reason,
+                "error": score.error,
+                "details": to_jsonable_python(score.details, fallback=repr),
+            }
+            for name, score in result.scores.items()
+        },
+    }
+
+
+def run_document(info: RunInfo, summary: Summary, results: Iterable[TrialResult]) -> dict[str, Any]:
+    """The whole run as one JSON-ready dict."""
+    document = _header(info, summary)
+    document["results"] = [result_document(result) for result in results]
+    return document
+
+
+def write_run_json(
+    path: Path, info: RunInfo, summary: Summary, results: Iterable[TrialResult]
+) -> None:
+    """Write the document to `path`, one result at a time (flat in memory for large runs)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = json.dumps(_header(info, summary), ensure_ascii=False)
+    with path.open("w", encoding="utf-8") as out:
+        out.write(header[:-1] + ', "results": [')
+        for i, result in enumerate(results):
+            out.write(",\n" if i else "\n")
+            out.write(json.dumps(result_document(result), ensure_ascii=False))
+        out.write("\n]}\n")

@@ -1,0 +1,197 @@
+"""The `agenteval` command, run as a user runs it: in a subprocess, in a project folder."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+AGENT = """
+import agenteval
+
+@agenteval.tool
+def lookup(city: str) -> dict:
+    return {"city": city, "population": 2100000}
+
+def answer(question: str) -> str:
+    if "population" in question:
+        return f"{lookup(question.split()[-1])['population']:,}"
+    return "Paris"
+"""
+
+SCORERS = """
+def concise(case, trial):
+    return len(trial.output or "") < 5, "under 5 characters"
+"""
+
+CASES = """
+- id: capital
+  input: What is the capital of France?
+  expected_output: paris
+- id: population
+  input: What is the population of Paris
+  expected_output: 2100000
+  expected_tools: [lookup]
+"""
+
+
+def agenteval(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agenteval", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "160", "PYTHONPATH": ""},
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "my_agent.py").write_text(AGENT)
+    (tmp_path / "my_scorers.py").write_text(SCORERS)
+    (tmp_path / "cases.yaml").write_text(CASES)
+    (tmp_path / "agenteval.yaml").write_text(
+        "dataset: cases.yaml\nagent: my_agent.py:answer\ntrials: 2\nconcurrency: 4\n"
+    )
+    return tmp_path
+
+
+def test_run_a_folder_with_its_config_and_write_json(project: Path) -> None:
+    done = agenteval(project, "run", ".", "--json", "out.json")
+    assert done.returncode == 0, done.stderr
+    assert "exact_match" in done.stdout
+    document = json.loads((project / "out.json").read_text())
+    assert document["schema"] == "agenteval.run/1"
+    assert document["summary"]["trials"] == 4
+    assert document["summary"]["scorers"]["exact_match"]["pass_rate"] == 1.0
+    assert (project / ".agenteval" / "runs.db").is_file()
+
+
+def test_run_a_dataset_with_an_agent_flag_and_a_custom_scorer(project: Path) -> None:
+    done = agenteval(
+        project,
+        "run",
+        "cases.yaml",
+        "--agent",
+        "my_agent:answer",
+        "--scorer",
+        "my_scorers:concise",
+        "--json",
+        "out.json",
+    )
+    assert done.returncode == 0, done.stderr
+    scores = json.loads((project / "out.json").read_text())["results"][0]["scores"]
+    assert scores["concise"] == {
+        "value": 0.0,
+        "passed": False,
+        "reason": "under 5 characters",
+        "error": None,
+        "details": {},
+    }
+    assert "exact_match" in scores
+
+
+def test_no_builtins_runs_only_the_named_scorers(project: Path) -> None:
+    done = agenteval(
+        project, "run", ".", "--no-builtins", "--scorer", "exact_match", "--json", "o.json"
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads((project / "o.json").read_text())["results"][0]
+    assert set(result["scores"]) == {"exact_match"}
+
+
+def test_flags_override_the_config(project: Path) -> None:
+    done = agenteval(project, "run", ".", "--trials", "1", "--json", "o.json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((project / "o.json").read_text())["summary"]["trials"] == 2
+
+
+def test_runs_show_and_rescore_work_on_the_stored_run(project: Path) -> None:
+    assert agenteval(project, "run", ".").returncode == 0
+    listed = agenteval(project, "runs")
+    assert listed.returncode == 0 and "finished" in listed.stdout
+    shown = agenteval(project, "show", "latest", "--json", "shown.json")
+    assert shown.returncode == 0, shown.stderr
+    run_id = json.loads((project / "shown.json").read_text())["run_id"]
+    rescored = agenteval(
+        project, "rescore", run_id[:15], "--scorer", "my_scorers:concise", "--json", "r.json"
+    )
+    assert rescored.returncode == 0, rescored.stderr
+    results = json.loads((project / "r.json").read_text())["results"]
+    assert all("concise" in r["scores"] and "exact_match" in r["scores"] for r in results)
+
+
+def test_schema_prints_the_case_file_json_schema(project: Path) -> None:
+    done = agenteval(project, "schema")
+    assert done.returncode == 0
+    schema = json.loads(done.stdout)
+    assert "input" in json.dumps(schema)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["run", "missing.yaml"], "no such file or folder: missing.yaml"),
+        (["run", "cases.yaml"], "no agent given"),
+        (["run", "cases.yaml", "--agent", "my_agent.py:anser"], "did you mean my_agent.py:answer?"),
+        (["run", "cases.yaml", "--agent", "nope_module:run"], "no module named 'nope_module'"),
+        (["run", ".", "--scorer", "exact_mach"], "exact_match"),
+        (["run", ".", "--scorer", "my_scorers:nope"], "my_scorers has no attribute 'nope'"),
+        (["show", "20990101"], "agenteval runs"),
+        (["run", ".", "--resume"], "no unfinished run"),
+    ],
+)
+def test_user_mistakes_end_in_one_clear_message_and_exit_2(
+    project: Path, args: list[str], expected: str
+) -> None:
+    if args[0] == "show":
+        assert agenteval(project, "run", ".").returncode == 0
+    done = agenteval(project, *args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert expected in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_broken_dataset_names_the_file_line_and_field(project: Path) -> None:
+    (project / "cases.yaml").write_text("- input: hi\n  expeted_output: x\n")
+    done = agenteval(project, "run", ".")
+    assert done.returncode == 2
+    assert "cases.yaml:2" in done.stderr
+    assert "expected_output" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_bad_config_setting_is_named_with_its_line(project: Path) -> None:
+    (project / "agenteval.yaml").write_text(
+        "dataset: cases.yaml\nagent: my_agent.py:answer\ntrails: 3\n"
+    )
+    done = agenteval(project, "run", ".")
+    assert done.returncode == 2
+    assert "agenteval.yaml:3" in done.stderr and "did you mean 'trials'?" in done.stderr
+
+
+def test_a_corrupt_store_is_refused_and_left_untouched(project: Path) -> None:
+    store = project / "bad.db"
+    store.write_bytes(b"not a database at all" * 10)
+    done = agenteval(project, "run", ".", "--store", str(store))
+    assert done.returncode == 2
+    assert "bad.db" in done.stderr and "Traceback" not in done.stderr
+    assert store.read_bytes() == b"not a database at all" * 10
+
+
+def test_a_builtin_scorer_takes_settings_in_the_config(project: Path) -> None:
+    (project / "agenteval.yaml").write_text(
+        "dataset: cases.yaml\nagent: my_agent.py:answer\n"
+        "scorers:\n  - name: step_efficiency\n    threshold: 0.9\n"
+    )
+    assert agenteval(project, "run", ".", "--json", "o.json").returncode == 0
+    (project / "agenteval.yaml").write_text(
+        "dataset: cases.yaml\nagent: my_agent.py:answer\n"
+        "scorers:\n  - name: step_efficiency\n    treshold: 0.9\n"
+    )
+    done = agenteval(project, "run", ".")
+    assert done.returncode == 2
+    assert "step_efficiency has no setting 'treshold'" in done.stderr
