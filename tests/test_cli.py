@@ -195,3 +195,43 @@ def test_a_builtin_scorer_takes_settings_in_the_config(project: Path) -> None:
     done = agenteval(project, "run", ".")
     assert done.returncode == 2
     assert "step_efficiency has no setting 'treshold'" in done.stderr
+
+
+def test_ctrl_c_stops_the_run_with_a_hint_to_resume(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    (tmp_path / "slow.py").write_text(
+        "import time\ndef answer(q):\n    time.sleep(0.05)\n    return q\n"
+    )
+    (tmp_path / "cases.json").write_text(json.dumps([{"input": f"q{i}"} for i in range(200)]))
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agenteval",
+            "run",
+            "cases.json",
+            "--agent",
+            "slow.py:answer",
+            "--concurrency",
+            "2",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    store = tmp_path / ".agenteval" / "runs.db"
+    while not store.exists() and process.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "--resume" in err and "Traceback" not in err
+    resumed = agenteval(
+        tmp_path, "run", "cases.json", "--agent", "slow.py:answer", "--resume", "--concurrency", "8"
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming run" in resumed.stdout

@@ -234,6 +234,13 @@ def run(
                 on_result=progress.advance,
             )
         )
+    except KeyboardInterrupt:
+        progress.stop()
+        errors.print(
+            "[yellow]interrupted[/]: every finished trial is stored; "
+            f"`agenteval run {target} --resume` goes on from here"
+        )
+        raise typer.Exit(130) from None
     finally:
         progress.stop()
     print_summary(result.summary, result.info, console)
@@ -360,12 +367,24 @@ def main(argv: list[str] | None = None) -> None:
     """The console script: run the app, printing user mistakes as one message (exit 2)."""
     args = _optional_resume_value(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=args, prog_name="agenteval")
+        # Not standalone: click would turn Ctrl-C into a bare "Aborted!".
+        code = app(args=args, prog_name="agenteval", standalone_mode=False)
     except AgentEvalError as exc:
         if _state["debug"]:
             traceback.print_exc()
         errors.print(f"[bold red]error:[/] {exc.render()}", highlight=False, markup=True)
         raise SystemExit(2) from None
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except Exception as exc:
+        # click's usage errors (its exception classes move between typer versions).
+        show = getattr(exc, "show", None)
+        if callable(show) and isinstance(getattr(exc, "exit_code", None), int):
+            show()
+            raise SystemExit(exc.exit_code) from None  # type: ignore[attr-defined]
+        raise
+    if isinstance(code, int) and code != 0:
+        raise SystemExit(code)
 
 
 if __name__ == "__main__":

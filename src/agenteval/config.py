@@ -177,7 +177,9 @@ def _env(name: str, cast: type[int] | type[float], env: Mapping[str, str]) -> An
         return cast(raw)
     except ValueError:
         raise ConfigError(
-            f"environment variable {name}={raw!r} is not a {cast.__name__}", field=name
+            f"environment variable {name}={raw!r} is not "
+            + ("a whole number" if cast is int else "a number"),
+            field=name,
         ) from None
 
 

@@ -41,11 +41,14 @@ def _import_file(path: Path, kind: type[AgentEvalError], ref: str) -> ModuleType
     return module
 
 
-def _import_module(name: str, kind: type[AgentEvalError], ref: str) -> ModuleType:
-    # The seed's `--scorer my_scorers:concise` expects the current directory to be importable.
-    cwd = str(Path.cwd())
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
+def _import_module(
+    name: str, kind: type[AgentEvalError], ref: str, base_dir: Path | None
+) -> ModuleType:
+    # The seed's `--scorer my_scorers:concise` expects the current directory to be importable,
+    # and a config's `agent: my_agent:run` the config's own folder.
+    for folder in (Path.cwd(), base_dir):
+        if folder is not None and str(folder.resolve()) not in sys.path:
+            sys.path.insert(0, str(folder.resolve()))
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -90,7 +93,7 @@ def load_object(
             )
         module = _import_file(path, kind, ref)
     else:
-        module = _import_module(module_part, kind, ref)
+        module = _import_module(module_part, kind, ref, base_dir)
     try:
         return getattr(module, attr)
     except AttributeError:

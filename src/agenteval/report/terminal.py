@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agenteval.report.summary import LatencyStats, Summary
+from agenteval.report.summary import LatencyStats, ScorerStats, Summary
 from agenteval.run import RunInfo, TrialResult
 
 __all__ = ["SCORER_MEANINGS", "print_failing", "print_summary"]
@@ -41,8 +41,8 @@ def _seconds(value: float | None) -> str:
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
 
 
-def _scorer_table(summary: Summary, explain: bool) -> Table:
-    table = Table(title="Scores", title_justify="left", expand=False)
+def _scorer_table(title: str, scorers: dict[str, ScorerStats], explain: bool) -> Table:
+    table = Table(title=title, title_justify="left", expand=False)
     table.add_column("scorer", no_wrap=True)
     table.add_column("mean", justify="right")
     table.add_column("pass rate", justify="right")
@@ -51,7 +51,7 @@ def _scorer_table(summary: Summary, explain: bool) -> Table:
     table.add_column("errors", justify="right")
     if explain:
         table.add_column("what it measures", style="dim", no_wrap=True)
-    for name, stats in summary.scorers.items():
+    for name, stats in scorers.items():
         rate = stats.pass_rate
         style = "" if rate is None else "green" if rate == 1 else "yellow" if rate >= 0.5 else "red"
         cells: list[str | Text] = [
@@ -104,7 +104,12 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
     )
     # The meaning of each scorer fits beside it on a wide terminal, else goes below the table.
     explain = console.width >= 130
-    console.print(_scorer_table(summary, explain))
+    builtin = {n: s for n, s in summary.scorers.items() if n in SCORER_MEANINGS}
+    other = {n: s for n, s in summary.scorers.items() if n not in SCORER_MEANINGS}
+    if builtin:
+        console.print(_scorer_table("Scores", builtin, explain))
+    if other:
+        console.print(_scorer_table("Other scores", other, explain=False))
     console.print(
         Text(
             "mean and pass rate are over the trials a scorer applied to; skipped = did not apply "
@@ -113,7 +118,7 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
         )
     )
     if not explain:
-        for name in summary.scorers:
+        for name in builtin:
             console.print(
                 Text.assemble(
                     (f"  {name}", "bold"),
