@@ -59,6 +59,22 @@ StoreOption = Annotated[
 ]
 
 
+ScorerOption = Annotated[
+    list[str] | None,
+    typer.Option("--scorer", help="Add a scorer: a built-in name or module:function (repeatable)."),
+]
+NoBuiltinsOption = Annotated[
+    bool, typer.Option("--no-builtins", help="Leave out the built-in scorers.")
+]
+JsonOption = Annotated[Path | None, typer.Option("--json", help="Write the run as JSON to FILE.")]
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Also list failing trials with their reasons.")
+]
+RunIdArgument = Annotated[
+    str, typer.Argument(help="The run: an id, a unique prefix of one, or `latest`.")
+]
+
+
 @app.callback()
 def _root(
     debug: Annotated[
@@ -139,19 +155,10 @@ def run(
     retries: Annotated[
         int | None, typer.Option(help="Retries of infrastructure failures [default 2].")
     ] = None,
-    scorer: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--scorer", help="Add a scorer: a built-in name or module:function (repeatable)."
-        ),
-    ] = None,
-    no_builtins: Annotated[
-        bool, typer.Option("--no-builtins", help="Run only the scorers named with --scorer.")
-    ] = False,
+    scorer: ScorerOption = None,
+    no_builtins: NoBuiltinsOption = False,
     store: StoreOption = None,
-    json_path: Annotated[
-        Path | None, typer.Option("--json", help="Write the run as JSON to FILE.")
-    ] = None,
+    json_path: JsonOption = None,
     resume: Annotated[
         str | None,
         typer.Option(
@@ -159,9 +166,7 @@ def run(
             help="Resume the latest unfinished run of TARGET, or the run given.",
         ),
     ] = None,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Also list failing trials with reasons.")
-    ] = False,
+    verbose: VerboseOption = False,
 ) -> None:
     """Run an agent over a dataset, score every trial, and store the run."""
     found = find_target(target)
@@ -243,15 +248,20 @@ def run(
         raise typer.Exit(130) from None
     finally:
         progress.stop()
-    print_summary(result.summary, result.info, console)
-    if verbose:
-        print_failing(result.iter_results(), console)
-    if json_path is not None:
-        write_run_json(json_path, result.info, result.summary, result.iter_results())
-        console.print(f"[dim]wrote[/] {json_path}")
+    _report(result, verbose=verbose, json_path=json_path)
     console.print(
         f"[dim]stored in {settings.store} · `agenteval show {result.run_id}` shows it again[/]"
     )
+
+
+def _report(run: Run, *, verbose: bool, json_path: Path | None) -> None:
+    """The summary; with `verbose` the failing trials; with `json_path` the JSON document."""
+    print_summary(run.summary, run.info, console)
+    if verbose:
+        print_failing(run.iter_results(), console)
+    if json_path is not None:
+        write_run_json(json_path, run.info, run.summary, run.iter_results())
+        console.print(f"[dim]wrote[/] {json_path}")
 
 
 def _absolute_ref(ref: str, base: Path) -> str:
@@ -265,20 +275,12 @@ def _absolute_ref(ref: str, base: Path) -> str:
 
 @app.command()
 def rescore(
-    run_id: Annotated[str, typer.Argument(help="The run (an id, a unique prefix, or `latest`).")],
-    scorer: Annotated[
-        list[str] | None, typer.Option("--scorer", help="Add a scorer (repeatable).")
-    ] = None,
-    no_builtins: Annotated[
-        bool, typer.Option("--no-builtins", help="Leave out the built-in scorers.")
-    ] = False,
+    run_id: RunIdArgument,
+    scorer: ScorerOption = None,
+    no_builtins: NoBuiltinsOption = False,
     store: StoreOption = None,
-    json_path: Annotated[
-        Path | None, typer.Option("--json", help="Write the rescored run as JSON to FILE.")
-    ] = None,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Also list failing trials.")
-    ] = False,
+    json_path: JsonOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Score a stored run again, without running the agent."""
     refs = [_absolute_ref(ref, Path.cwd()) for ref in scorer or []]
@@ -286,12 +288,7 @@ def rescore(
     result: Run = _run_async(
         lambda: rescore_async(run_id, refs, builtins=False if no_builtins else None, store=path)
     )
-    print_summary(result.summary, result.info, console)
-    if verbose:
-        print_failing(result.iter_results(), console)
-    if json_path is not None:
-        write_run_json(json_path, result.info, result.summary, result.iter_results())
-        console.print(f"[dim]wrote[/] {json_path}")
+    _report(result, verbose=verbose, json_path=json_path)
 
 
 @app.command("runs")
@@ -320,26 +317,17 @@ def list_runs(
 
 @app.command()
 def show(
-    run_id: Annotated[str, typer.Argument(help="The run (an id, a unique prefix, or `latest`).")],
+    run_id: RunIdArgument,
     store: StoreOption = None,
-    json_path: Annotated[
-        Path | None, typer.Option("--json", help="Write the run as JSON to FILE.")
-    ] = None,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Also list failing trials.")
-    ] = False,
+    json_path: JsonOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Print a stored run's summary."""
     path = _store_path(store)
     with RunStore(path, create=False) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
         summary = summarize(run_store.iter_results(info.run_id))
-        print_summary(summary, info, console)
-        if verbose:
-            print_failing(run_store.iter_results(info.run_id), console)
-        if json_path is not None:
-            write_run_json(json_path, info, summary, run_store.iter_results(info.run_id))
-            console.print(f"[dim]wrote[/] {json_path}")
+    _report(Run(info, summary, path), verbose=verbose, json_path=json_path)
 
 
 @app.command()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -79,20 +80,14 @@ async def evaluate_async(
     """The async form of `evaluate`; the keyword arguments past `store` serve the CLI."""
     settings = _settings(trials, concurrency, timeout, retries)
     if retry_policy is not None:
-        settings = EngineSettings(
-            trials=trials, concurrency=concurrency, timeout_s=timeout, retry=retry_policy
-        )
+        settings = replace(settings, retry=retry_policy)
     store_path = Path(store)
     with RunStore(store_path) as run_store:
         if resume is not None:
             info = run_store.get_info(run_store.resolve_run_id(resume))
             case_list = run_store.get_cases(info.run_id)
-            settings = EngineSettings(
-                trials=info.trials,
-                concurrency=concurrency,
-                timeout_s=info.timeout_s,
-                retry=settings.retry,
-            )
+            # A resumed run keeps its trials and time limit; concurrency may change.
+            settings = replace(settings, trials=info.trials, timeout_s=info.timeout_s)
             scorer_refs: Sequence[Any] = [*info.scorers, *scorers]
             builtins = info.builtins
         else:
