@@ -1,0 +1,144 @@
+"""The `google` judge: Gemini through google-genai, the verdict as a JSON-schema response.
+
+The request sets ``response_mime_type="application/json"`` and ``response_json_schema`` (sent
+as ``generationConfig.responseJsonSchema``, which takes a plain JSON schema; the older
+``response_schema`` takes the SDK's own OpenAPI-subset `Schema`). The verdict is the object the
+SDK parsed, or `json.loads` of the response text.
+
+`max_tokens` in the params is sent as ``max_output_tokens``; other params must be fields of
+`GenerateContentConfig` (`temperature`, `top_p`, `top_k`, `seed`, ...).
+
+The client always talks to the Gemini Developer API with an API key (``vertexai=False``), whatever
+``GOOGLE_GENAI_USE_VERTEXAI`` says.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from google import genai
+from google.genai import types
+
+from agenteval.judge.provider import JudgeReply, JudgeRequest
+from agenteval.judge.providers import DEFAULT_TIMEOUT_S, parse_verdict, split_params
+from agenteval.trace import Usage
+
+__all__ = ["GoogleProvider"]
+
+_RESERVED = frozenset(
+    {
+        "system_instruction",
+        "response_mime_type",
+        "response_schema",
+        "response_json_schema",
+        "http_options",
+        "tools",
+        "tool_config",
+        "automatic_function_calling",
+        "should_return_http_response",
+    }
+)
+_ALIASES = {"max_tokens": "max_output_tokens"}
+_NO_RETRY = types.HttpRetryOptions(attempts=1)
+"""One attempt: google-genai would otherwise retry 429 and 5xx (and aiohttp connection errors)."""
+
+
+class GoogleProvider:
+    """A judge over `google.genai.Client`, with the SDK's retries off (agenteval retries)."""
+
+    name = "google"
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.base_url = base_url
+        self._client = genai.Client(
+            vertexai=False,
+            api_key=api_key,
+            http_options=types.HttpOptions(
+                base_url=base_url, timeout=_milliseconds(timeout_s), retry_options=_NO_RETRY
+            ),
+        )
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        """Ask for a JSON response that follows `request.verdict_schema`; raise the SDK's errors."""
+        params = {_ALIASES.get(name, name): value for name, value in request.params.items()}
+        known, unknown = split_params(
+            params,
+            provider=self.name,
+            accepted=types.GenerateContentConfig.model_fields,
+            reserved=_RESERVED,
+        )
+        if unknown:
+            raise ValueError(
+                f"judge parameter(s) {', '.join(sorted(unknown))} are not google-genai "
+                "GenerateContentConfig fields"
+            )
+        config = types.GenerateContentConfig(
+            system_instruction=request.system,
+            response_mime_type="application/json",
+            response_json_schema=request.verdict_schema,
+            http_options=types.HttpOptions(
+                timeout=_milliseconds(request.timeout_s), retry_options=_NO_RETRY
+            ),
+            **known,
+        )
+        response = await self._client.aio.models.generate_content(
+            model=request.model, contents=request.user, config=config
+        )
+        return _reply(response)
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP connections."""
+        await self._client.aio.aclose()
+        self._client.close()
+
+
+def _milliseconds(seconds: float) -> int:
+    return max(1, math.ceil(seconds * 1000))
+
+
+def _reply(response: types.GenerateContentResponse) -> JudgeReply:
+    text = _text(response)
+    parsed: Any = response.parsed
+    verdict = dict(parsed) if isinstance(parsed, dict) else parse_verdict(text)
+    finish_reason: str | None = None
+    if response.candidates:
+        reason: Any = response.candidates[0].finish_reason
+        if reason is not None:
+            finish_reason = str(getattr(reason, "value", reason))
+    return JudgeReply(
+        verdict=verdict,
+        raw=text,
+        usage=_usage(response.usage_metadata),
+        model=response.model_version,
+        finish_reason=finish_reason,
+    )
+
+
+def _text(response: types.GenerateContentResponse) -> str:
+    """The text parts of the first candidate (thought parts left out), or ""."""
+    if not response.candidates:
+        return ""
+    content = response.candidates[0].content
+    if content is None or not content.parts:
+        return ""
+    return "".join(part.text for part in content.parts if part.text and not part.thought)
+
+
+def _usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> Usage:
+    if metadata is None:
+        return Usage()
+    thoughts = metadata.thoughts_token_count or 0
+    return Usage(
+        input_tokens=metadata.prompt_token_count or 0,
+        # Gemini counts thinking apart from the candidates, and bills it as output.
+        output_tokens=(metadata.candidates_token_count or 0) + thoughts,
+        cached_tokens=metadata.cached_content_token_count or 0,
+        reasoning_tokens=thoughts,
+    )
