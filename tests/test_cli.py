@@ -235,3 +235,42 @@ def test_ctrl_c_stops_the_run_with_a_hint_to_resume(tmp_path: Path) -> None:
     )
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming run" in resumed.stdout
+
+
+def test_a_hung_sync_agent_times_out_and_the_run_still_ends(tmp_path: Path) -> None:
+    (tmp_path / "hang.py").write_text(
+        "import threading\n"
+        "def run(q):\n"
+        "    if q == 'hang':\n"
+        "        threading.Event().wait()\n"
+        "    return q\n"
+    )
+    (tmp_path / "cases.json").write_text(
+        json.dumps([{"input": "hang"}, {"input": "a"}, {"input": "b"}])
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agenteval",
+            "run",
+            "cases.json",
+            "--agent",
+            "hang.py:run",
+            "--timeout",
+            "0.5",
+            "--retries",
+            "0",
+            "--concurrency",
+            "1",
+            "--json",
+            "out.json",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "out.json").read_text())["summary"]
+    assert summary["failures"] == {"timeout": 1}

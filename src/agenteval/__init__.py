@@ -7,7 +7,14 @@ from agenteval.agents.recorder import record_model_call, record_retry, record_wa
 from agenteval.agents.tools import ToolSpec, known_tools, tool
 from agenteval.case import EvalCase, ExpectedCall, Invocation, Message, Rubric
 from agenteval.datasets import case_file_schema, dump_cases, load_cases
-from agenteval.engine.evaluate import evaluate, evaluate_async, rescore, rescore_async
+from agenteval.engine.evaluate import (
+    evaluate,
+    evaluate_async,
+    judge_run,
+    judge_run_async,
+    rescore,
+    rescore_async,
+)
 from agenteval.errors import (
     AgentEvalError,
     AgentLoadError,
@@ -16,9 +23,11 @@ from agenteval.errors import (
     ScorerError,
     StoreError,
 )
-from agenteval.report.summary import ScorerStats, Summary
+from agenteval.judge.judge import Judge, JudgeConfig
+from agenteval.pricing import PriceTable
+from agenteval.report.summary import CostStats, ScorerStats, Summary
 from agenteval.run import Run, RunInfo, TrialResult
-from agenteval.score import Score
+from agenteval.score import JudgeRecord, Score
 from agenteval.scorers.base import Scorer
 from agenteval.store import RunStore
 from agenteval.trace import AgentStep, Failure, FailureCause, ModelCall, ToolCall, Trial, Usage
@@ -30,14 +39,19 @@ __all__ = [
     "AgentLoadError",
     "AgentStep",
     "ConfigError",
+    "CostStats",
     "DatasetError",
     "EvalCase",
     "ExpectedCall",
     "Failure",
     "FailureCause",
     "Invocation",
+    "Judge",
+    "JudgeConfig",
+    "JudgeRecord",
     "Message",
     "ModelCall",
+    "PriceTable",
     "Rubric",
     "Run",
     "RunInfo",
@@ -58,6 +72,8 @@ __all__ = [
     "dump_cases",
     "evaluate",
     "evaluate_async",
+    "judge_run",
+    "judge_run_async",
     "known_tools",
     "load_cases",
     "record_model_call",

@@ -25,10 +25,11 @@ from rich.progress import (
 from rich.table import Table
 
 from agenteval.agents.loading import load_object
-from agenteval.config import find_target, resolve_settings
+from agenteval.config import CONFIG_NAMES, ProjectConfig, RunSettings, find_target, resolve_settings
 from agenteval.datasets import case_file_schema
-from agenteval.engine.evaluate import evaluate_async, rescore_async
+from agenteval.engine.evaluate import evaluate_async, judge_run_async, rescore_async
 from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.judge.rubrics import RUBRICS
 from agenteval.report.json_document import write_run_json
 from agenteval.report.summary import summarize
 from agenteval.report.terminal import print_failing, print_summary
@@ -69,6 +70,23 @@ NoBuiltinsOption = Annotated[
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Write the run as JSON to FILE.")]
 VerboseOption = Annotated[
     bool, typer.Option("--verbose", "-v", help="Also list failing trials with their reasons.")
+]
+JudgeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        help="The LLM judge, PROVIDER:MODEL (openai, anthropic, google) [env AGENTEVAL_JUDGE].",
+    ),
+]
+RubricOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--rubric",
+        help="Judge rubrics to score (repeatable or comma-separated) [default: all four].",
+    ),
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Ask the judge again instead of using its cache.")
 ]
 RunIdArgument = Annotated[
     str, typer.Argument(help="The run: an id, a unique prefix of one, or `latest`.")
@@ -122,15 +140,27 @@ class _LiveProgress:
         self.progress.stop()
 
 
+def _global_settings(
+    store: Path | None, *, judge: str | None = None, use_cache: bool = True
+) -> RunSettings:
+    """Settings for commands on stored runs: flags, then environment, then the agenteval.yaml
+    of the current directory (if any), then defaults."""
+    config = ProjectConfig()
+    config_file = next((Path(n) for n in CONFIG_NAMES if Path(n).is_file()), None)
+    if config_file is not None:
+        config = find_target(config_file).config
+    return resolve_settings(
+        config,
+        Path.cwd(),
+        store=str(store) if store else None,
+        judge=judge,
+        use_cache=use_cache,
+        config_file=config_file,
+    )
+
+
 def _store_path(store: Path | None) -> Path:
-    settings = resolve_settings(_empty_config(), Path.cwd(), store=str(store) if store else None)
-    return settings.store
-
-
-def _empty_config() -> Any:
-    from agenteval.config import ProjectConfig
-
-    return ProjectConfig()
+    return _global_settings(store).store
 
 
 def _run_async(make: Callable[[], Any]) -> Any:
@@ -166,6 +196,9 @@ def run(
             help="Resume the latest unfinished run of TARGET, or the run given.",
         ),
     ] = None,
+    judge: JudgeOption = None,
+    rubric: RubricOption = None,
+    no_cache: NoCacheOption = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Run an agent over a dataset, score every trial, and store the run."""
@@ -179,6 +212,9 @@ def run(
         timeout=timeout,
         retries=retries,
         store=str(store) if store else None,
+        judge=judge,
+        use_cache=not no_cache,
+        config_file=found.path if found.path != found.dataset else None,
     )
     agent_ref = agent or config.agent
     if found.dataset is None:
@@ -232,11 +268,16 @@ def run(
                 retries=settings.retries,
                 builtins=config.builtins and not no_builtins,
                 store=settings.store,
+                judge=settings.judge,
+                rubrics=_rubrics(rubric) or config.rubrics,
+                use_cache=not no_cache,
+                prices=settings.prices,
                 resume=resume_id,
                 target=found.key,
                 agent_ref=agent_ref,
                 on_start=progress.start,
                 on_result=progress.advance,
+                on_warning=_warn,
             )
         )
     except KeyboardInterrupt:
@@ -252,6 +293,17 @@ def run(
     console.print(
         f"[dim]stored in {settings.store} · `agenteval show {result.run_id}` shows it again[/]"
     )
+
+
+def _warn(message: str) -> None:
+    errors.print(f"[bold yellow]warning:[/] {message}", highlight=False)
+
+
+def _rubrics(values: list[str] | None) -> list[str] | None:
+    """`--rubric a,b --rubric c` as [a, b, c]; None when not given."""
+    if not values:
+        return None
+    return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
 def _report(run: Run, *, verbose: bool, json_path: Path | None) -> None:
@@ -280,13 +332,51 @@ def rescore(
     no_builtins: NoBuiltinsOption = False,
     store: StoreOption = None,
     json_path: JsonOption = None,
+    judge: JudgeOption = None,
+    no_cache: NoCacheOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Score a stored run again, without running the agent."""
+    """Score a stored run again, without running the agent (the judge's cache makes judging
+    the same trials again free)."""
     refs = [_absolute_ref(ref, Path.cwd()) for ref in scorer or []]
-    path = _store_path(store)
+    settings = _global_settings(store, judge=judge, use_cache=not no_cache)
     result: Run = _run_async(
-        lambda: rescore_async(run_id, refs, builtins=False if no_builtins else None, store=path)
+        lambda: rescore_async(
+            run_id,
+            refs,
+            builtins=False if no_builtins else None,
+            store=settings.store,
+            judge=settings.judge,
+            use_cache=not no_cache,
+            prices=settings.prices,
+            on_warning=_warn,
+        )
+    )
+    _report(result, verbose=verbose, json_path=json_path)
+
+
+@app.command("judge")
+def judge_command(
+    run_id: RunIdArgument,
+    judge: JudgeOption = None,
+    rubric: RubricOption = None,
+    store: StoreOption = None,
+    no_cache: NoCacheOption = False,
+    json_path: JsonOption = None,
+    verbose: VerboseOption = False,
+) -> None:
+    """Score a stored run with an LLM judge's rubrics, without running the agent."""
+    settings = _global_settings(store, judge=judge, use_cache=not no_cache)
+    result: Run = _run_async(
+        lambda: judge_run_async(
+            run_id,
+            settings.judge,
+            rubrics=_rubrics(rubric) or RUBRICS,
+            store=settings.store,
+            use_cache=not no_cache,
+            prices=settings.prices,
+            on_warning=_warn,
+        )
     )
     _report(result, verbose=verbose, json_path=json_path)
 

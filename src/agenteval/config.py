@@ -15,10 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
 from agenteval.errors import ConfigError
+from agenteval.judge.judge import JudgeConfig
+from agenteval.pricing import PriceTable
 from agenteval.store import DEFAULT_STORE_PATH
 
 __all__ = [
     "CONFIG_NAMES",
+    "JudgeSection",
     "ProjectConfig",
     "RunSettings",
     "Target",
@@ -28,6 +31,23 @@ __all__ = [
 
 CONFIG_NAMES = ("agenteval.yaml", "agenteval.yml")
 _DATASET_SUFFIXES = {".yaml", ".yml", ".json", ".jsonl", ".csv"}
+
+
+class JudgeSection(BaseModel):
+    """The `judge:` of agenteval.yaml, when it needs more than `provider:model`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    """`provider:model`, e.g. `openai:gpt-4o-mini`."""
+    base_url: str | None = None
+    params: dict[str, Any] = Field(default_factory=lambda: {"temperature": 0.0})
+    timeout: float = Field(default=60.0, gt=0)
+    retries: int = Field(default=3, ge=0)
+    concurrency: int = Field(default=8, ge=1)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    cache: bool = True
 
 
 class ProjectConfig(BaseModel):
@@ -44,6 +64,11 @@ class ProjectConfig(BaseModel):
     timeout: float | None = Field(default=None, gt=0)
     retries: int | None = Field(default=None, ge=0)
     store: str | None = None
+    judge: str | JudgeSection | None = None
+    rubrics: list[str] | None = None
+    """The judge rubrics to score with (all four when a judge is set and this is not)."""
+    prices: dict[str, Any] | None = None
+    """Model prices in USD per million tokens, added to (or replacing) the shipped table."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +192,13 @@ class RunSettings:
     timeout: float | None
     retries: int
     store: Path
+    judge: JudgeConfig | None = None
+    prices: PriceTable | None = None
+
+    @property
+    def judge_cache(self) -> Path:
+        """The judge cache lives beside the run store."""
+        return self.store.parent / "judge-cache.db"
 
 
 def _env(name: str, cast: type[int] | type[float], env: Mapping[str, str]) -> Any:
@@ -192,6 +224,9 @@ def resolve_settings(
     timeout: float | None = None,
     retries: int | None = None,
     store: str | None = None,
+    judge: str | None = None,
+    use_cache: bool = True,
+    config_file: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> RunSettings:
     """Resolve each setting: flag, then `AGENTEVAL_*` environment variable, then config, then
@@ -209,12 +244,40 @@ def resolve_settings(
     store_value = store or env.get("AGENTEVAL_STORE") or None
     if store_value is None and config.store is not None:
         store_value = str(base_dir / config.store)
+    store_path = Path(store_value or DEFAULT_STORE_PATH)
     return RunSettings(
+        judge=_judge_config(
+            config.judge, judge or env.get("AGENTEVAL_JUDGE") or None, store_path, use_cache
+        ),
+        prices=PriceTable.default().with_overrides(config.prices, file=config_file),
         trials=pick(trials, "AGENTEVAL_TRIALS", int, config.trials, 1),
         concurrency=pick(
             concurrency, "AGENTEVAL_CONCURRENCY", int, config.concurrency, DEFAULT_CONCURRENCY
         ),
         timeout=pick(timeout, "AGENTEVAL_TIMEOUT", float, config.timeout, None),
         retries=pick(retries, "AGENTEVAL_RETRIES", int, config.retries, 2),
-        store=Path(store_value or DEFAULT_STORE_PATH),
+        store=store_path,
+    )
+
+
+def _judge_config(
+    section: str | JudgeSection | None, spec: str | None, store: Path, use_cache: bool
+) -> JudgeConfig | None:
+    """The judge: `spec` (flag or environment) names the model, the config the rest."""
+    if isinstance(section, str):
+        section = JudgeSection(model=section)
+    if section is None and spec is None:
+        return None
+    section = section or JudgeSection(model=spec or "")
+    return JudgeConfig(
+        spec=spec or section.model,
+        base_url=section.base_url,
+        params=section.params,
+        timeout_s=section.timeout,
+        max_retries=section.retries,
+        concurrency=section.concurrency,
+        requests_per_minute=section.requests_per_minute,
+        tokens_per_minute=section.tokens_per_minute,
+        cache_path=store.parent / "judge-cache.db",
+        use_cache=use_cache and section.cache,
     )

@@ -8,7 +8,30 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agenteval.trace import Usage
 
-__all__ = ["Score"]
+__all__ = ["JudgeRecord", "Score"]
+
+
+class JudgeRecord(BaseModel):
+    """Which judge gave a score, how, and at what cost."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge: str
+    """The judge as it was chosen: `provider:model`."""
+    model: str | None = None
+    """The model as the provider reported it (a dated snapshot, say)."""
+    template: str
+    template_version: int
+    params: dict[str, Any] = Field(default_factory=dict)
+    """The sampling parameters sent (temperature, max_tokens, ...)."""
+    samples: int = 1
+    failed_samples: int = 0
+    cached_samples: int = 0
+    """Samples answered from the cache: no provider call, no tokens, no cost."""
+    retries: dict[str, int] = Field(default_factory=dict)
+    """The judge's retries by reason (kept apart from the agent's)."""
+    cost_usd: float | None = None
+    """From the price table; None when the model has no price."""
 
 
 class Score(BaseModel):
@@ -26,6 +49,9 @@ class Score(BaseModel):
     reason: str | None = None
     details: dict[str, Any] = Field(default_factory=dict)
     usage: Usage | None = None
+    """Tokens the judge spent on this score (None for scorers that call no model)."""
+    judge: JudgeRecord | None = None
+    """Set on scores given by an LLM judge."""
     error: str | None = None
 
     @property

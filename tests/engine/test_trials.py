@@ -260,3 +260,28 @@ async def test_a_multi_turn_case_calls_the_agent_once_per_turn_with_the_conversa
         {"role": "user", "content": "second"},
     ]
     assert trial.metadata["turn_outputs"] == ["answer 1", "answer 3"]
+
+
+async def test_a_sync_agent_that_never_returns_times_out_and_holds_nothing_up() -> None:
+    import threading as th
+
+    never = th.Event()
+
+    def stuck(text: str) -> str:
+        never.wait()
+        return "never"
+
+    trial = await run(stuck, timeout_s=0.1)
+    assert trial.failure is not None and trial.failure.cause is FailureCause.TIMEOUT
+    # The stuck thread holds no slot: the next sync trial runs at once.
+    assert (await run(lambda text: "next", timeout_s=0.5)).output == "next"
+    never.set()
+
+
+async def test_sys_exit_in_the_agent_is_an_agent_error_not_the_end_of_the_run() -> None:
+    def agent(text: str) -> str:
+        raise SystemExit(3)
+
+    trial = await run(agent)
+    assert trial.failure is not None and trial.failure.cause is FailureCause.AGENT_ERROR
+    assert trial.failure.error_type == "SystemExit"

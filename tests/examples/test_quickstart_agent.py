@@ -100,6 +100,7 @@ def test_config_points_at_the_dataset_and_agent() -> None:
         "concurrency": 8,
         "timeout": 2,
         "retries": 1,
+        "prices": {"quickstart-sim-1": {"input": 0.15, "output": 0.60, "cached_input": 0.075}},
     }
     assert (EXAMPLE / config["dataset"]).is_file()
     assert (EXAMPLE / config["agent"].partition(":")[0]).is_file()

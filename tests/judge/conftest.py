@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-# The judge tests import the fakes as `tests.judge.fakes`. `python -m pytest` puts the project
-# root on sys.path, plain `pytest` does not (it puts `tests/`, the directory above this package):
-# add the root here so both work.
-_ROOT = str(Path(__file__).resolve().parents[2])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from tests.judge.fakes import FakeAnthropic, FakeGoogle, FakeOpenAI  # noqa: E402
+# `tests.judge.fakes` imports because pyproject's `pythonpath = ["."]` puts the root on sys.path.
+from tests.judge.fakes import FakeAnthropic, FakeGoogle, FakeOpenAI
 
 
 @pytest.fixture

@@ -9,9 +9,10 @@ an `output` attribute.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import Executor
 from contextvars import copy_context
 from typing import Any, TypeAlias
 
@@ -29,21 +30,53 @@ class InvalidOutputError(Exception):
     """The agent returned something agenteval cannot read as an answer."""
 
 
-async def _call_once(agent: Agent, prompt: Any, executor: Executor | None) -> Any:
-    if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(
-        getattr(agent, "__call__", None)  # noqa: B004 - async callable objects
-    ):
-        return await agent(prompt)
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():  # the trial timed out (or was cancelled) while the agent worked on
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+async def _in_own_thread(agent: Agent, prompt: Any) -> Any:
+    """Run a sync agent in a daemon thread of its own, in a copy of this context.
+
+    Its own thread, not a pool's: a sync agent that never returns cannot be stopped, so after a
+    timeout it is left running where it holds up nothing (no pool slot for the next trial, no
+    exit of the process).
+    """
     loop = asyncio.get_running_loop()
-    # The worker thread runs in a copy of this context, so the trial's recorder follows it.
-    context = copy_context()
-    result = await loop.run_in_executor(executor, context.run, agent, prompt)
+    future: asyncio.Future[Any] = loop.create_future()
+    context = copy_context()  # the trial's recorder follows the agent into its thread
+
+    def target() -> None:
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = context.run(agent, prompt)
+        except BaseException as exc:  # handed to the trial, which records it
+            error = exc
+        # When the run has ended and its loop is closed, there is no one left to tell.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, future, result, error)
+
+    threading.Thread(target=target, name="agenteval-agent", daemon=True).start()
+    result = await future
     if inspect.isawaitable(result):
         return await result
     return result
 
 
-async def call_agent(agent: Agent, case: EvalCase, executor: Executor | None = None) -> Trial:
+async def _call_once(agent: Agent, prompt: Any) -> Any:
+    if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(
+        getattr(agent, "__call__", None)  # noqa: B004 - async callable objects
+    ):
+        return await agent(prompt)
+    return await _in_own_thread(agent, prompt)
+
+
+async def call_agent(agent: Agent, case: EvalCase) -> Trial:
     """Run the agent on the case and return what it did (not yet timed or recorded).
 
     A multi-turn case calls the agent once per user turn with the conversation so far.
@@ -54,13 +87,13 @@ async def call_agent(agent: Agent, case: EvalCase, executor: Executor | None = N
             if isinstance(case.input, str) or case.input is None
             else [m.model_dump() for m in case.input]
         )
-        return read_agent_output(await _call_once(agent, prompt, executor))
+        return read_agent_output(await _call_once(agent, prompt))
     messages: list[dict[str, str]] = []
     steps: list[AgentStep] = []
     outputs: list[str | None] = []
     for turn in case.turns:
         messages.append({"role": "user", "content": turn})
-        trial = read_agent_output(await _call_once(agent, list(messages), executor))
+        trial = read_agent_output(await _call_once(agent, list(messages)))
         outputs.append(trial.output)
         steps.append(AgentStep(tool_calls=trial.tool_calls, output=trial.output))
         messages.append({"role": "assistant", "content": trial.output or ""})

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -21,10 +21,12 @@ from agenteval.trace import ModelCall, ToolCall, Usage, utc_now
 __all__ = [
     "TrialRecorder",
     "current_recorder",
+    "note_unrecorded_call",
     "record_model_call",
     "record_retry",
     "record_wait",
     "recording",
+    "watch_unrecorded_calls",
 ]
 
 
@@ -133,6 +135,49 @@ def record_retry(reason: str) -> None:
     recorder = _current.get()
     if recorder is not None:
         recorder.add_retry(reason)
+
+
+class _UnrecordedCalls:
+    """Counts tool calls made outside any trial while a run is going.
+
+    Those are calls from threads the agent started itself (`ThreadPoolExecutor.map`,
+    `loop.run_in_executor`), which do not inherit the trial's context, so the calls cannot be
+    told apart by trial. They are counted so the run can say so, instead of losing them quietly.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runs = 0
+        self.count = 0
+
+    def note(self) -> None:
+        with self._lock:
+            if self._runs:
+                self.count += 1
+
+    @contextmanager
+    def watching(self) -> Iterator[Callable[[], int]]:
+        with self._lock:
+            self._runs += 1
+            start = self.count
+        try:
+            yield lambda: self.count - start
+        finally:
+            with self._lock:
+                self._runs -= 1
+
+
+_unrecorded = _UnrecordedCalls()
+
+
+def note_unrecorded_call() -> None:
+    """Count a tool call made outside any trial (see `watch_unrecorded_calls`)."""
+    _unrecorded.note()
+
+
+def watch_unrecorded_calls() -> AbstractContextManager[Callable[[], int]]:
+    """While a run goes: yields a function telling how many tool calls ran outside any trial."""
+    return _unrecorded.watching()
 
 
 def monotonic() -> float:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import functools
 import inspect
+import typing
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, TypeVar, cast, overload
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic_core import to_jsonable_python
 
-from agenteval.agents.recorder import current_recorder, monotonic
+from agenteval.agents.recorder import current_recorder, monotonic, note_unrecorded_call
 
 __all__ = ["ToolSpec", "known_tools", "registered_tools", "tool"]
 
@@ -45,17 +47,34 @@ def registered_tools() -> Mapping[str, ToolSpec]:
     return _LIVE
 
 
+def _describable(annotation: Any) -> Any:
+    """The annotation if JSON Schema can describe it, else Any (a connection, a client...)."""
+    try:
+        TypeAdapter(annotation).json_schema()
+    except Exception:  # pydantic refuses the type: the argument is then unconstrained
+        return Any
+    return annotation
+
+
 def _parameters_schema(fn: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # an annotation that does not resolve: leave that argument unconstrained
+        hints = {}
     fields: dict[str, Any] = {}
+    open_ended = False
     for param in inspect.signature(fn).parameters.values():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+        if param.kind is param.VAR_KEYWORD:
+            open_ended = True
             continue
-        annotation = Any if param.annotation is inspect.Parameter.empty else param.annotation
+        if param.kind is param.VAR_POSITIONAL:
+            continue
+        annotation = _describable(hints.get(param.name, Any))
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, default)
     model = create_model(
         f"{fn.__name__}_arguments",
-        __config__=ConfigDict(extra="forbid"),
+        __config__=ConfigDict(extra="allow" if open_ended else "forbid"),
         **fields,
     )
     schema = cast(type[BaseModel], model).model_json_schema()
@@ -63,6 +82,12 @@ def _parameters_schema(fn: Callable[..., Any]) -> dict[str, Any]:
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
     return schema
+
+
+def _snapshot(result: Any) -> Any:
+    """The result as JSON-like data, taken now: what is scored live is what is stored (and
+    rescored), and an agent that later changes the object it got back changes nothing."""
+    return to_jsonable_python(result, fallback=repr)
 
 
 def _bind(
@@ -114,8 +139,11 @@ def tool(
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 recorder = current_recorder()
                 if recorder is None:
+                    note_unrecorded_call()
                     return await func(*args, **kwargs)
-                call = recorder.start_tool_call(tool_name, _bind(signature, args, kwargs))
+                call = recorder.start_tool_call(
+                    tool_name, _snapshot(_bind(signature, args, kwargs))
+                )
                 start = monotonic()
                 try:
                     result = await func(*args, **kwargs)
@@ -123,7 +151,7 @@ def tool(
                     call.error = f"{type(exc).__name__}: {exc}"
                     raise
                 else:
-                    call.result = result
+                    call.result = _snapshot(result)
                     return result
                 finally:
                     call.duration_s = monotonic() - start
@@ -135,8 +163,11 @@ def tool(
             def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
                 recorder = current_recorder()
                 if recorder is None:
+                    note_unrecorded_call()
                     return func(*args, **kwargs)
-                call = recorder.start_tool_call(tool_name, _bind(signature, args, kwargs))
+                call = recorder.start_tool_call(
+                    tool_name, _snapshot(_bind(signature, args, kwargs))
+                )
                 start = monotonic()
                 try:
                     result = func(*args, **kwargs)
@@ -144,7 +175,7 @@ def tool(
                     call.error = f"{type(exc).__name__}: {exc}"
                     raise
                 else:
-                    call.result = result
+                    call.result = _snapshot(result)
                     return result
                 finally:
                     call.duration_s = monotonic() - start

@@ -1,33 +1,46 @@
 """`evaluate`: run an agent over cases, score every trial, store it all, return the `Run`.
 
-Also `rescore`: score a stored run again without the agent.
+Also `rescore` (score a stored run again, without the agent) and `judge` (add the LLM judge's
+rubric scores to a stored run).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agenteval.agents.calling import Agent
+from agenteval.agents.recorder import watch_unrecorded_calls
 from agenteval.agents.tools import ToolSpec, known_tools, registered_tools
 from agenteval.case import EvalCase
 from agenteval.datasets import load_cases
-from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings, execute, score_trial
+from agenteval.engine.rescoring import score_stored
+from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings, execute
 from agenteval.engine.trials import RetryPolicy
 from agenteval.errors import ConfigError
-from agenteval.report.summary import SummaryBuilder
+from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
+from agenteval.pricing import PriceTable
+from agenteval.report.summary import SummaryBuilder, summarize
 from agenteval.run import Run, RunInfo, RunStatus, TrialResult
 from agenteval.scorers.base import scorer_name
-from agenteval.scorers.registry import resolve_scorers, scorer_reference
+from agenteval.scorers.registry import ScoringContext, resolve_scorers, scorer_reference
 from agenteval.store import DEFAULT_STORE_PATH, RunStore
 from agenteval.trace import utc_now
 
-__all__ = ["evaluate", "evaluate_async", "rescore", "rescore_async"]
+if TYPE_CHECKING:
+    from agenteval.judge.choice import JudgeChoice
+    from agenteval.judge.judge import Judge, JudgeConfig
+
+__all__ = ["evaluate", "evaluate_async", "judge_run", "judge_run_async", "rescore", "rescore_async"]
+
+logger = logging.getLogger("agenteval")
 
 T = TypeVar("T")
+Warn = Callable[[str], None]
 
 
 def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -36,9 +49,7 @@ def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
     except RuntimeError:
         return asyncio.run(coro)
     coro.close()
-    raise RuntimeError(
-        "evaluate() was called inside a running event loop; use `await evaluate_async(...)`"
-    )
+    raise RuntimeError("called inside a running event loop; use the `*_async` form with await")
 
 
 def _settings(trials: int, concurrency: int, timeout: float | None, retries: int) -> EngineSettings:
@@ -58,6 +69,37 @@ def _settings(trials: int, concurrency: int, timeout: float | None, retries: int
     )
 
 
+def _choose_judge(
+    judge: Judge | JudgeConfig | str | None,
+    stored: Mapping[str, Any] | None,
+    *,
+    use_cache: bool,
+    prices: PriceTable | None,
+) -> JudgeChoice:
+    from agenteval.judge.choice import choose_judge, config_from_record
+
+    if judge is None and stored is not None:
+        judge = config_from_record(stored)
+    return choose_judge(judge, use_cache=use_cache, prices=prices)
+
+
+def _warn_without_judge(scorers: Sequence[Any], choice: JudgeChoice, warn: Warn) -> None:
+    """One warning up front when judge scorers will give no score."""
+    rubrics = [s.name for s in scorers if isinstance(s, JudgeRubric)]
+    if not rubrics:
+        return
+    if choice.problem is not None:
+        warn(f"{choice.problem}; {', '.join(rubrics)} will give no score")
+    elif choice.judge is None:
+        warn(f"{NO_JUDGE}; {', '.join(rubrics)} will give no score")
+
+
+def _rubric_refs(rubrics: Sequence[str] | None, choice: JudgeChoice) -> list[str]:
+    if rubrics is None:
+        return list(RUBRICS) if choice.config is not None else []
+    return list(rubrics)
+
+
 async def evaluate_async(
     agent: Agent | None,
     cases: Sequence[EvalCase] | str | Path,
@@ -70,14 +112,19 @@ async def evaluate_async(
     builtins: bool = True,
     store: str | Path = DEFAULT_STORE_PATH,
     tools: Mapping[str, ToolSpec] | None = None,
+    judge: Judge | JudgeConfig | str | None = None,
+    rubrics: Sequence[str] | None = None,
+    use_cache: bool = True,
+    prices: PriceTable | None = None,
     resume: str | None = None,
     target: str | None = None,
     agent_ref: str | None = None,
     retry_policy: RetryPolicy | None = None,
     on_start: Callable[[RunInfo, int, int], None] | None = None,
     on_result: Callable[[TrialResult], None] | None = None,
+    on_warning: Warn = logger.warning,
 ) -> Run:
-    """The async form of `evaluate`; the keyword arguments past `store` serve the CLI."""
+    """The async form of `evaluate`; the keyword arguments past `use_cache` serve the CLI."""
     settings = _settings(trials, concurrency, timeout, retries)
     if retry_policy is not None:
         settings = replace(settings, retry=retry_policy)
@@ -88,54 +135,76 @@ async def evaluate_async(
             case_list = run_store.get_cases(info.run_id)
             # A resumed run keeps its trials and time limit; concurrency may change.
             settings = replace(settings, trials=info.trials, timeout_s=info.timeout_s)
-            scorer_refs: Sequence[Any] = [*info.scorers, *scorers]
+            scorer_refs: list[Any] = [*info.scorers, *scorers]
             builtins = info.builtins
+            stored_judge = info.settings.get("judge")
         else:
             case_list = load_cases(cases) if isinstance(cases, str | Path) else list(cases)
-            scorer_refs = scorers
-        # Tools the agent declares, live: one imported mid-run is known by the time it is scored.
-        run_tools: Mapping[str, ToolSpec] = (
-            tools if tools is not None else registered_tools() if agent is not None else {}
-        )
-        resolved = resolve_scorers(scorer_refs, builtins=builtins, tools=run_tools)
-        builder = SummaryBuilder(scorer_name(s) for s in resolved)
-        if resume is not None:
-            done = run_store.finished_keys(info.run_id)
-            for result in run_store.iter_results(info.run_id):
-                builder.add(result)
-        else:
-            done = set()
-            info = RunInfo(
-                target=target,
-                agent=agent_ref,
-                dataset=str(cases) if isinstance(cases, str | Path) else None,
-                trials=settings.trials,
-                concurrency=settings.concurrency,
-                timeout_s=settings.timeout_s,
-                max_retries=settings.retry.max_retries,
-                scorers=[ref for ref in map(scorer_reference, scorers) if ref is not None],
-                builtins=builtins,
-                tools=dict(run_tools) if agent is None else known_tools(),
+            scorer_refs = list(scorers)
+            stored_judge = None
+        choice = _choose_judge(judge, stored_judge, use_cache=use_cache, prices=prices)
+        try:
+            if resume is None:
+                scorer_refs += _rubric_refs(rubrics, choice)
+            # The agent's tools, live: a tool imported mid-run is known by the time it is scored.
+            run_tools: Mapping[str, ToolSpec] = (
+                tools if tools is not None else registered_tools() if agent is not None else {}
             )
-            run_store.create_run(info, case_list)
-        if on_start is not None:
-            on_start(info, len(case_list) * settings.trials, len(done))
+            context = ScoringContext(
+                tools=run_tools, judge=choice.judge, judge_problem=choice.problem
+            )
+            resolved = resolve_scorers(scorer_refs, builtins=builtins, context=context)
+            _warn_without_judge(resolved, choice, on_warning)
+            builder = SummaryBuilder((scorer_name(s) for s in resolved), prices)
+            if resume is not None:
+                done = run_store.finished_keys(info.run_id)
+                for result in run_store.iter_results(info.run_id):
+                    builder.add(result)
+            else:
+                done = set()
+                judge_record = choice.record()
+                info = RunInfo(
+                    target=target,
+                    agent=agent_ref,
+                    dataset=str(cases) if isinstance(cases, str | Path) else None,
+                    trials=settings.trials,
+                    concurrency=settings.concurrency,
+                    timeout_s=settings.timeout_s,
+                    max_retries=settings.retry.max_retries,
+                    scorers=[r for r in map(scorer_reference, scorer_refs) if r is not None],
+                    builtins=builtins,
+                    tools=dict(run_tools) if agent is None else known_tools(),
+                    settings={"judge": judge_record} if judge_record else {},
+                )
+                run_store.create_run(info, case_list)
+            if on_start is not None:
+                on_start(info, len(case_list) * settings.trials, len(done))
 
-        def collect(result: TrialResult) -> None:
-            builder.add(result)
-            if on_result is not None:
-                on_result(result)
+            def collect(result: TrialResult) -> None:
+                builder.add(result)
+                if on_result is not None:
+                    on_result(result)
 
-        await execute(
-            agent,
-            case_list,
-            resolved,
-            settings,
-            run_store,
-            info.run_id,
-            done=done,
-            on_result=collect,
-        )
+            with watch_unrecorded_calls() as unrecorded:
+                await execute(
+                    agent,
+                    case_list,
+                    resolved,
+                    settings,
+                    run_store,
+                    info.run_id,
+                    done=done,
+                    on_result=collect,
+                )
+            if unrecorded():
+                on_warning(
+                    f"{unrecorded()} tool calls ran outside any trial and were not recorded: "
+                    "the agent ran them in threads it started itself, which do not carry the "
+                    "trial's context; use asyncio.to_thread, or submit "
+                    "contextvars.copy_context().run to the executor"
+                )
+        finally:
+            await choice.aclose()
         info = info.model_copy(
             update={
                 "status": RunStatus.FINISHED,
@@ -159,15 +228,22 @@ def evaluate(
     builtins: bool = True,
     store: str | Path = DEFAULT_STORE_PATH,
     tools: Mapping[str, ToolSpec] | None = None,
+    judge: Judge | JudgeConfig | str | None = None,
+    rubrics: Sequence[str] | None = None,
+    use_cache: bool = True,
+    prices: PriceTable | None = None,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
     `agent` is any callable, sync or async, taking the case input; `None` scores each case's
     recorded `agent_trace` instead. `cases` is a list of `EvalCase` or a case file's path.
-    The built-in scorers run wherever they apply; `scorers` adds to them (built-in names,
-    scorer objects, functions of `(case, trial)`), and `builtins=False` leaves only `scorers`.
+    The built-in scorers run wherever they apply; `scorers` adds to them (names, scorer
+    objects, functions of `(case, trial)`), and `builtins=False` leaves only `scorers`.
     Infrastructure failures (rate limit, connection, provider 5xx, timeout) are retried up to
     `retries` times. Everything is written to the SQLite `store` as each trial finishes.
+
+    `judge` (`"openai:gpt-4o-mini"`, a `JudgeConfig` or a `Judge`; else `AGENTEVAL_JUDGE`) adds
+    the LLM judge rubrics, all four unless `rubrics` names some.
     """
     return _run_sync(
         evaluate_async(
@@ -181,6 +257,10 @@ def evaluate(
             builtins=builtins,
             store=store,
             tools=tools,
+            judge=judge,
+            rubrics=rubrics,
+            use_cache=use_cache,
+            prices=prices,
         )
     )
 
@@ -191,47 +271,58 @@ async def rescore_async(
     *,
     builtins: bool | None = None,
     store: str | Path = DEFAULT_STORE_PATH,
+    judge: Judge | JudgeConfig | str | None = None,
+    use_cache: bool = True,
+    prices: PriceTable | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
     on_result: Callable[[TrialResult], None] | None = None,
+    on_warning: Warn = logger.warning,
 ) -> Run:
     """Score a stored run's trials again, without the agent; the new scores replace the old.
 
-    With no `scorers`, the run's own scorers run again (the built-ins, and any stored
-    references); `scorers` adds to them. `builtins` defaults to what the run used.
+    The run's own scorers run again (the built-ins, stored references and the judge rubrics,
+    with the run's judge unless `judge` names another); `scorers` adds to them. `builtins`
+    defaults to what the run used. The judge cache makes judging the same trials again free.
     """
     store_path = Path(store)
     with RunStore(store_path) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
         use_builtins = info.builtins if builtins is None else builtins
-        resolved = resolve_scorers(
-            [*info.scorers, *scorers], builtins=use_builtins, tools=info.tools
+        choice = _choose_judge(
+            judge, info.settings.get("judge"), use_cache=use_cache, prices=prices
         )
-        builder = SummaryBuilder(scorer_name(s) for s in resolved)
-        batch: list[TrialResult] = []
-        for result in run_store.iter_results(info.run_id):
-            scores = await score_trial(resolved, result.case, result.trial)
-            rescored = TrialResult(case=result.case, trial=result.trial, scores=scores)
-            builder.add(rescored)
-            if on_result is not None:
-                on_result(rescored)
-            batch.append(rescored)
-            if len(batch) >= 500:
-                run_store.replace_scores_many(
-                    info.run_id, [(r.case.id, r.trial.trial, r.scores) for r in batch]
-                )
-                batch = []
-        if batch:
-            run_store.replace_scores_many(
-                info.run_id, [(r.case.id, r.trial.trial, r.scores) for r in batch]
+        try:
+            context = ScoringContext(
+                tools=info.tools, judge=choice.judge, judge_problem=choice.problem
             )
-        new_refs = [ref for ref in map(scorer_reference, scorers) if ref is not None]
+            resolved = resolve_scorers(
+                [*info.scorers, *scorers], builtins=use_builtins, context=context
+            )
+            _warn_without_judge(resolved, choice, on_warning)
+            await score_stored(
+                run_store,
+                info.run_id,
+                resolved,
+                concurrency=concurrency,
+                merge=False,
+                on_result=on_result,
+            )
+        finally:
+            await choice.aclose()
+        added = [r for r in map(scorer_reference, scorers) if r is not None]
+        settings = dict(info.settings)
+        if choice.record() is not None:
+            settings["judge"] = choice.record()
         info = info.model_copy(
             update={
-                "scorers": [*info.scorers, *(r for r in new_refs if r not in info.scorers)],
+                "scorers": [*info.scorers, *(r for r in added if r not in info.scorers)],
                 "builtins": use_builtins,
+                "settings": settings,
             }
         )
         run_store.update_info(info)
-    return Run(info, builder.build(), store_path)
+        summary = summarize(run_store.iter_results(info.run_id), map(scorer_name, resolved), prices)
+    return Run(info, summary, store_path)
 
 
 def rescore(
@@ -240,6 +331,95 @@ def rescore(
     *,
     builtins: bool | None = None,
     store: str | Path = DEFAULT_STORE_PATH,
+    judge: Judge | JudgeConfig | str | None = None,
+    use_cache: bool = True,
+    prices: PriceTable | None = None,
 ) -> Run:
     """Score a stored run again without running the agent (see `rescore_async`)."""
-    return _run_sync(rescore_async(run_id, scorers, builtins=builtins, store=store))
+    return _run_sync(
+        rescore_async(
+            run_id,
+            scorers,
+            builtins=builtins,
+            store=store,
+            judge=judge,
+            use_cache=use_cache,
+            prices=prices,
+        )
+    )
+
+
+async def judge_run_async(
+    run_id: str,
+    judge: Judge | JudgeConfig | str | None,
+    *,
+    rubrics: Sequence[str | Mapping[str, Any]] = RUBRICS,
+    store: str | Path = DEFAULT_STORE_PATH,
+    use_cache: bool = True,
+    prices: PriceTable | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    on_result: Callable[[TrialResult], None] | None = None,
+    on_warning: Warn = logger.warning,
+) -> Run:
+    """Score a stored run with the judge's rubrics, without the agent; the rubric scores are
+    added to the run's scores (replacing earlier ones of the same name), each marked with the
+    judge that gave it."""
+    store_path = Path(store)
+    with RunStore(store_path) as run_store:
+        info = run_store.get_info(run_store.resolve_run_id(run_id))
+        choice = _choose_judge(judge, None, use_cache=use_cache, prices=prices)
+        if choice.config is None:
+            raise ConfigError(
+                "no judge given",
+                field="judge",
+                hint="pass --judge PROVIDER:MODEL (e.g. openai:gpt-4o-mini) or set AGENTEVAL_JUDGE",
+            )
+        try:
+            context = ScoringContext(
+                tools=info.tools, judge=choice.judge, judge_problem=choice.problem
+            )
+            resolved = resolve_scorers(list(rubrics), builtins=False, context=context)
+            if not all(isinstance(s, JudgeRubric) for s in resolved):
+                raise ConfigError(
+                    "only judge rubrics can be judged",
+                    field="rubric",
+                    hint="rubrics: " + ", ".join(RUBRICS),
+                )
+            _warn_without_judge(resolved, choice, on_warning)
+            await score_stored(
+                run_store,
+                info.run_id,
+                resolved,
+                concurrency=concurrency,
+                merge=True,
+                on_result=on_result,
+            )
+        finally:
+            await choice.aclose()
+        refs = [r for r in map(scorer_reference, resolved) if r is not None]
+        info = info.model_copy(
+            update={
+                "scorers": [*info.scorers, *(r for r in refs if r not in info.scorers)],
+                "settings": {**info.settings, "judge": choice.record()},
+            }
+        )
+        run_store.update_info(info)
+        summary = summarize(run_store.iter_results(info.run_id), prices=prices)
+    return Run(info, summary, store_path)
+
+
+def judge_run(
+    run_id: str,
+    judge: Judge | JudgeConfig | str | None,
+    *,
+    rubrics: Sequence[str | Mapping[str, Any]] = RUBRICS,
+    store: str | Path = DEFAULT_STORE_PATH,
+    use_cache: bool = True,
+    prices: PriceTable | None = None,
+) -> Run:
+    """Add the judge's rubric scores to a stored run (see `judge_run_async`)."""
+    return _run_sync(
+        judge_run_async(
+            run_id, judge, rubrics=rubrics, store=store, use_cache=use_cache, prices=prices
+        )
+    )

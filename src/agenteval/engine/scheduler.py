@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,8 +71,6 @@ async def execute(
         return
     jobs = _jobs(cases, settings.trials, done)
     finished: asyncio.Queue[TrialResult | None] = asyncio.Queue(maxsize=4 * settings.concurrency)
-    # Sync agents run here, never in the event loop; one thread per concurrent trial.
-    executor = ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="agent")
 
     async def work() -> None:
         for case, index in jobs:
@@ -86,7 +83,6 @@ async def execute(
                     index,
                     timeout_s=settings.timeout_s,
                     retry=settings.retry,
-                    executor=executor,
                 )
             scores = await score_trial(scorers, case, trial)
             await finished.put(TrialResult(case=case, trial=trial, scores=scores))
@@ -117,11 +113,7 @@ async def execute(
                 workers.create_task(work())
         await finished.put(None)
 
-    try:
-        # One group: if the writer fails, the workers stop too, and the other way round.
-        async with asyncio.TaskGroup() as group:
-            group.create_task(produce())
-            group.create_task(write())
-    finally:
-        # A timed-out sync agent may still be running in its thread; do not wait for it.
-        executor.shutdown(wait=False, cancel_futures=True)
+    # One group: if the writer fails, the workers stop too, and the other way round.
+    async with asyncio.TaskGroup() as group:
+        group.create_task(produce())
+        group.create_task(write())

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -52,17 +51,13 @@ def trace_trial(case: EvalCase, index: int) -> Trial:
 
 
 async def _attempt(
-    agent: Agent,
-    case: EvalCase,
-    recorder: TrialRecorder,
-    timeout_s: float | None,
-    executor: Executor | None,
+    agent: Agent, case: EvalCase, recorder: TrialRecorder, timeout_s: float | None
 ) -> Trial:
     with recording(recorder):
         if timeout_s is None:
-            return await call_agent(agent, case, executor)
+            return await call_agent(agent, case)
         async with asyncio.timeout(timeout_s):
-            return await call_agent(agent, case, executor)
+            return await call_agent(agent, case)
 
 
 def _merge(returned: Trial, recorder: TrialRecorder) -> Trial:
@@ -119,7 +114,6 @@ async def run_trial(
     *,
     timeout_s: float | None,
     retry: RetryPolicy,
-    executor: Executor | None = None,
 ) -> Trial:
     """Run the agent on one case once (retrying infrastructure failures) and record it.
 
@@ -132,12 +126,12 @@ async def run_trial(
         recorder = TrialRecorder()
         attempt_start = monotonic()
         try:
-            returned = await _attempt(agent, case, recorder, timeout_s, executor)
+            returned = await _attempt(agent, case, recorder, timeout_s)
         except InvalidOutputError as exc:
             trial = _recorded(
                 recorder, Failure(cause=FailureCause.INVALID_OUTPUT, message=str(exc))
             )
-        except Exception as exc:  # anything the agent raises is recorded, never propagated
+        except (Exception, SystemExit) as exc:  # whatever the agent raises is recorded
             kind = classify(exc)
             if kind.cause is FailureCause.TIMEOUT and timeout_s is not None:
                 message = f"no answer within {timeout_s:g} s"

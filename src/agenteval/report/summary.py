@@ -12,10 +12,12 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agenteval.pricing import PriceTable
 from agenteval.run import TrialResult
+from agenteval.score import Score
 from agenteval.trace import Usage
 
-__all__ = ["LatencyStats", "ScorerStats", "Summary", "SummaryBuilder", "summarize"]
+__all__ = ["CostStats", "LatencyStats", "ScorerStats", "Summary", "SummaryBuilder", "summarize"]
 
 
 class ScorerStats(BaseModel):
@@ -62,6 +64,19 @@ class LatencyStats(BaseModel):
         )
 
 
+class CostStats(BaseModel):
+    """Money spent, in USD, from the price table, with the agent and the judge kept apart."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent_usd: float | None = None
+    """The agent's model calls; None when none of them had a price."""
+    judge_usd: float | None = None
+    """The judge's calls (cache hits cost nothing); None when no judge call had a price."""
+    unpriced_models: list[str] = Field(default_factory=list)
+    """Models that were called but have no price: add them under `prices:` in agenteval.yaml."""
+
+
 class Summary(BaseModel):
     """What a run measured, as the terminal and the JSON document show it."""
 
@@ -80,13 +95,24 @@ class Summary(BaseModel):
     """Latency excluding waits: time inside the agent's attempts, without backoff."""
     usage: Usage = Field(default_factory=Usage)
     """The agent's token usage, summed over trials."""
+    judge_usage: Usage = Field(default_factory=Usage)
+    """The judge's token usage, summed over scores."""
+    judge_retries: dict[str, int] = Field(default_factory=dict)
+    """The judge's retries by reason, apart from the agent's."""
+    cost: CostStats = Field(default_factory=CostStats)
 
 
 class SummaryBuilder:
     """Accumulates a Summary one trial at a time."""
 
-    def __init__(self, scorer_order: Iterable[str] = ()) -> None:
+    def __init__(self, scorer_order: Iterable[str] = (), prices: PriceTable | None = None) -> None:
         self._order = list(scorer_order)
+        self._prices = PriceTable.default() if prices is None else prices
+        self._agent_usd: float | None = None
+        self._judge_usd: float | None = None
+        self._unpriced: set[str] = set()
+        self._judge_usage = Usage()
+        self._judge_retries: Counter[str] = Counter()
         self._trials = 0
         self._failed = 0
         self._sums: dict[str, float] = {}
@@ -110,7 +136,15 @@ class SummaryBuilder:
         if trial.working_latency_s is not None:
             self._working.append(trial.working_latency_s)
         self._usage = self._usage + trial.usage
+        for call in trial.model_calls:
+            cost = self._prices.cost(call.model, call.usage)
+            if cost is None:
+                self._unpriced.add(call.model)
+            else:
+                self._agent_usd = (self._agent_usd or 0.0) + cost
         for name, score in result.scores.items():
+            if score.judge is not None:
+                self._add_judge(score)
             stats = self._stats.setdefault(name, ScorerStats())
             if score.error is not None:
                 stats.errors += 1
@@ -121,6 +155,16 @@ class SummaryBuilder:
                 self._sums[name] = self._sums.get(name, 0.0) + score.value
                 if score.passed:
                     stats.passed += 1
+
+    def _add_judge(self, score: Score) -> None:
+        assert score.judge is not None
+        if score.usage is not None:
+            self._judge_usage = self._judge_usage + score.usage
+        self._judge_retries.update(score.judge.retries)
+        if score.judge.cost_usd is not None:
+            self._judge_usd = (self._judge_usd or 0.0) + score.judge.cost_usd
+        elif score.usage is not None and score.usage.total_tokens:
+            self._unpriced.add(score.judge.judge.partition(":")[2])
 
     def build(self) -> Summary:
         """The summary of everything added so far."""
@@ -142,12 +186,23 @@ class SummaryBuilder:
             latency=LatencyStats.of(self._latency),
             working_latency=LatencyStats.of(self._working),
             usage=self._usage,
+            judge_usage=self._judge_usage,
+            judge_retries=dict(self._judge_retries.most_common()),
+            cost=CostStats(
+                agent_usd=self._agent_usd,
+                judge_usd=self._judge_usd,
+                unpriced_models=sorted(self._unpriced),
+            ),
         )
 
 
-def summarize(results: Iterable[TrialResult], scorer_order: Iterable[str] = ()) -> Summary:
+def summarize(
+    results: Iterable[TrialResult],
+    scorer_order: Iterable[str] = (),
+    prices: PriceTable | None = None,
+) -> Summary:
     """The summary of a sequence of results."""
-    builder = SummaryBuilder(scorer_order)
+    builder = SummaryBuilder(scorer_order, prices)
     for result in results:
         builder.add(result)
     return builder.build()

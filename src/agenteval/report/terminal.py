@@ -26,6 +26,19 @@ SCORER_MEANINGS = {
     "avoids_forbidden_text": "the answer says none of the forbidden phrases",
 }
 
+RUBRIC_MEANINGS = {
+    "correctness": "judge: same answer as expected, whatever the wording?",
+    "groundedness": "judge: every claim supported by the tool results?",
+    "answer_relevance": "judge: does it address the question asked?",
+    "context_relevance": "judge: do the retrieved sources contain what's needed?",
+}
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
 
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
@@ -105,9 +118,16 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
     # The meaning of each scorer fits beside it on a wide terminal, else goes below the table.
     explain = console.width >= 130
     builtin = {n: s for n, s in summary.scorers.items() if n in SCORER_MEANINGS}
-    other = {n: s for n, s in summary.scorers.items() if n not in SCORER_MEANINGS}
+    rubrics = {n: s for n, s in summary.scorers.items() if n in RUBRIC_MEANINGS}
+    other = {
+        n: s
+        for n, s in summary.scorers.items()
+        if n not in SCORER_MEANINGS and n not in RUBRIC_MEANINGS
+    }
     if builtin:
         console.print(_scorer_table("Scores", builtin, explain))
+    if rubrics:
+        console.print(_scorer_table("LLM judge rubrics", rubrics, explain))
     if other:
         console.print(_scorer_table("Other scores", other, explain=False))
     console.print(
@@ -118,13 +138,9 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
         )
     )
     if not explain:
-        for name in builtin:
-            console.print(
-                Text.assemble(
-                    (f"  {name}", "bold"),
-                    (f": {SCORER_MEANINGS.get(name, 'your own scorer')}", "dim"),
-                )
-            )
+        meanings = {**SCORER_MEANINGS, **RUBRIC_MEANINGS}
+        for name in [*builtin, *rubrics]:
+            console.print(Text.assemble((f"  {name}", "bold"), (f": {meanings[name]}", "dim")))
     usage = summary.usage
     console.print()
     console.print(_counts("Failures by cause", summary.failures, "none"))
@@ -134,6 +150,29 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
             ("Agent tokens: ", "bold"), f"{usage.input_tokens:,} in, {usage.output_tokens:,} out"
         )
     )
+    judged = summary.judge_usage
+    if rubrics or judged.total_tokens:
+        console.print(
+            Text.assemble(
+                ("Judge tokens: ", "bold"),
+                f"{judged.input_tokens:,} in, {judged.output_tokens:,} out",
+            )
+        )
+        console.print(_counts("Judge retries by reason", summary.judge_retries, "none"))
+    cost = summary.cost
+    console.print(
+        Text.assemble(
+            ("Cost: ", "bold"), f"agent {_usd(cost.agent_usd)}, judge {_usd(cost.judge_usd)}"
+        )
+    )
+    if cost.unpriced_models:
+        console.print(
+            Text(
+                "no price for " + ", ".join(cost.unpriced_models) + ": add them under `prices:` "
+                "in agenteval.yaml",
+                style="yellow",
+            )
+        )
     console.print(_latency_table(summary))
 
 

@@ -6,6 +6,7 @@ skip; it may be sync or async. `to_score` turns any of those into a `Score`.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import math
 from collections.abc import Awaitable, Callable
@@ -84,12 +85,25 @@ def to_score(name: str, result: ScorerResult, *, threshold: float = DEFAULT_THRE
     )
 
 
+def _runs_inline(scorer: Any) -> bool:
+    """Async scorers, and agenteval's own (quick) ones, run in the event loop."""
+    call = getattr(scorer, "__call__", None)  # noqa: B004 - async callable objects
+    if inspect.iscoroutinefunction(scorer) or inspect.iscoroutinefunction(call):
+        return True
+    return type(scorer).__module__.startswith("agenteval.")
+
+
 async def run_scorer(scorer: Any, case: EvalCase, trial: Trial) -> Score:
     """Run one scorer on one trial; an exception becomes an error on that score, not a crash."""
     name = scorer_name(scorer)
     threshold = getattr(scorer, "threshold", DEFAULT_THRESHOLD)
     try:
-        result = scorer(case, trial)
+        if _runs_inline(scorer):
+            result = scorer(case, trial)
+        else:
+            # A user's sync scorer may be slow (a regex over a long answer, a model of its
+            # own): it runs in a worker thread so the other trials go on meanwhile.
+            result = await asyncio.to_thread(scorer, case, trial)
         if inspect.isawaitable(result):
             result = await result
         return to_score(name, result, threshold=threshold)

@@ -1,23 +1,51 @@
-"""Turning what the user names (`"exact_match"`, `"my_scorers:concise"`, a function, an object)
-into the list of scorers a run applies, and back into references a rescore can load again."""
+"""Turning what the user names (`"exact_match"`, `"my_scorers:concise"`, `{name: ..., settings}`,
+a function, an object) into the scorers a run applies, and back into references a rescore can
+load again.
+
+Names cover the built-in deterministic scorers and the judge rubrics; a scorer that needs the
+run's context (its tools, its judge) gets it here.
+"""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
-from dataclasses import MISSING, Field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from agenteval.agents.loading import load_object
 from agenteval.agents.tools import ToolSpec
 from agenteval.errors import ScorerError
+from agenteval.judge.rubrics import RUBRICS, JudgeRubric
 from agenteval.scorers.base import scorer_name
-from agenteval.scorers.builtin import BUILTIN_SCORERS, builtin_scorer, default_scorers
+from agenteval.scorers.builtin import BUILTIN_SCORERS
 
-__all__ = ["ScorerRef", "resolve_scorers", "scorer_reference"]
+if TYPE_CHECKING:
+    from agenteval.judge.judge import Judge
+
+__all__ = ["ScorerRef", "ScoringContext", "named_scorers", "resolve_scorers", "scorer_reference"]
 
 ScorerRef: TypeAlias = str | dict[str, Any]
-"""How a run stores a scorer: a built-in name, `module:function`, or a built-in with settings."""
+"""How a run stores a scorer: a name, `module:function`, or a name with settings."""
+
+# Fields a scorer gets from the run, never from the user's settings.
+_CONTEXT_FIELDS = frozenset({"tools", "judge", "unavailable", "name"})
+
+
+@dataclass(frozen=True)
+class ScoringContext:
+    """What scorers may need from the run: its tools, and its judge (or why it has none)."""
+
+    tools: Mapping[str, ToolSpec] = field(default_factory=dict)
+    judge: Judge | None = None
+    judge_problem: str | None = None
+    base_dir: Path | None = None
+
+
+def named_scorers() -> dict[str, type[Any]]:
+    """Every scorer that can be named: the built-ins, then the judge rubrics."""
+    return {**BUILTIN_SCORERS, **dict.fromkeys(RUBRICS, JudgeRubric)}
 
 
 def _default_of(f: Field[Any]) -> Any:
@@ -28,81 +56,84 @@ def _default_of(f: Field[Any]) -> Any:
     return MISSING
 
 
-def _configured_builtin(ref: Mapping[str, Any], tools: Mapping[str, ToolSpec]) -> Any:
-    """A built-in with settings, as `agenteval.yaml` writes it: `{name: retrieval_recall, ...}`."""
-    settings = dict(ref)
-    name = settings.pop("name", None)
-    if not isinstance(name, str):
-        raise ScorerError(
-            f"a scorer with settings needs a `name`, got {ref!r}",
-            field="scorers",
-            hint="write `- name: retrieval_recall` followed by its settings",
-        )
-    cls = BUILTIN_SCORERS.get(name)
+def _build(name: str, settings: Mapping[str, Any], context: ScoringContext) -> Any:
+    cls = named_scorers().get(name)
     if cls is None:
-        builtin_scorer(name, tools)  # raises with a did-you-mean
-        raise AssertionError("unreachable")
-    if "tools" in {f.name for f in fields(cls)}:
-        settings.setdefault("tools", tools)
-    known = {f.name for f in fields(cls) if f.init} - {"tools"}
-    unknown = sorted(set(settings) - known - {"tools"})
+        close = difflib.get_close_matches(name, list(named_scorers()), n=1)
+        raise ScorerError(
+            f"no scorer named {name!r}",
+            hint=f"did you mean {close[0]!r}?"
+            if close
+            else "known scorers: " + ", ".join(named_scorers()),
+        )
+    own = {f.name for f in fields(cls) if f.init}
+    unknown = sorted(set(settings) - (own - _CONTEXT_FIELDS))
     if unknown:
         raise ScorerError(
             f"{name} has no setting {unknown[0]!r}",
             field="scorers",
-            hint="its settings: " + ", ".join(sorted(known)),
+            hint="its settings: " + (", ".join(sorted(own - _CONTEXT_FIELDS)) or "none"),
         )
-    for key, value in settings.items():
-        if isinstance(value, list):
-            settings[key] = tuple(value)
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in settings.items()}
+    if cls is JudgeRubric:
+        values.update(name=name, judge=context.judge, unavailable=context.judge_problem)
+    elif "tools" in own:
+        values["tools"] = context.tools
     try:
-        return cls(**settings)
+        return cls(**values)
     except (TypeError, ValueError) as exc:
         raise ScorerError(f"bad settings for {name}: {exc}", field="scorers") from exc
 
 
-def _resolve_one(ref: Any, tools: Mapping[str, ToolSpec], base_dir: Path | None) -> Any:
+def _resolve_one(ref: Any, context: ScoringContext) -> Any:
     if isinstance(ref, Mapping):
-        return _configured_builtin(ref, tools)
+        settings = dict(ref)
+        name = settings.pop("name", None)
+        if not isinstance(name, str):
+            raise ScorerError(
+                f"a scorer with settings needs a `name`, got {ref!r}",
+                field="scorers",
+                hint="write `- name: retrieval_recall` followed by its settings",
+            )
+        return _build(name, settings, context)
     if not isinstance(ref, str):
         if not callable(ref):
             raise ScorerError(
                 f"{ref!r} is not a scorer",
-                hint="pass a built-in name, a module:function reference, or a callable (case, trial)",
+                hint="pass a scorer name, a module:function reference, or a callable (case, trial)",
             )
         return ref
     if ":" in ref:
-        loaded = load_object(ref, base_dir=base_dir, kind=ScorerError)
+        loaded = load_object(ref, base_dir=context.base_dir, kind=ScorerError)
         if not callable(loaded):
             raise ScorerError(f"{ref!r} is not callable", hint="a scorer takes (case, trial)")
         return loaded
-    return builtin_scorer(ref, tools)
+    return _build(ref, {}, context)
 
 
 def resolve_scorers(
     refs: Sequence[Any],
     *,
     builtins: bool = True,
-    tools: Mapping[str, ToolSpec] | None = None,
-    base_dir: Path | None = None,
+    context: ScoringContext | None = None,
 ) -> list[Any]:
     """The scorers of a run: the built-in set (unless `builtins=False`) plus `refs`, by name.
 
-    Naming a built-in that is already in the set adds nothing; two different scorers with the
-    same name are an error.
+    Naming a scorer already in the set adds nothing; the same scorer with other settings takes
+    the place of the one before; two different scorers with the same name are an error.
     """
-    tools = tools if tools is not None else {}
+    context = context or ScoringContext()
     scorers: dict[str, Any] = {}
     if builtins:
-        scorers = {scorer_name(s): s for s in default_scorers(tools)}
+        scorers = {name: _build(name, {}, context) for name in BUILTIN_SCORERS}
+    known = named_scorers()
     for ref in refs:
-        scorer = _resolve_one(ref, tools, base_dir)
+        scorer = _resolve_one(ref, context)
         name = scorer_name(scorer)
         if name in scorers:
-            if (isinstance(ref, str) and ref in BUILTIN_SCORERS) or scorers[name] is scorer:
+            if (isinstance(ref, str) and ref in known) or scorers[name] is scorer:
                 continue
-            if name in BUILTIN_SCORERS and isinstance(scorer, BUILTIN_SCORERS[name]):
-                # A built-in with other settings takes the place of the default one.
+            if name in known and isinstance(scorer, known[name]):
                 scorers[name] = scorer
                 continue
             raise ScorerError(
@@ -116,17 +147,20 @@ def resolve_scorers(
 def scorer_reference(scorer: Any) -> ScorerRef | None:
     """A reference that loads this scorer again (for rescoring), or None if there is none.
 
-    Built-ins are stored by name (with their settings when they differ from the defaults);
+    Named scorers are stored by name (with their settings when they differ from the defaults);
     module-level functions as `module:function`.
     """
     if isinstance(scorer, str | Mapping):
         return scorer if isinstance(scorer, str) else dict(scorer)
     name = scorer_name(scorer)
-    if name in BUILTIN_SCORERS and type(scorer) is BUILTIN_SCORERS[name]:
+    known = named_scorers()
+    if name in known and type(scorer) is known[name]:
         changed = {
             f.name: list(value) if isinstance(value, tuple) else value
             for f in fields(scorer)
-            if f.init and f.name != "tools" and (value := getattr(scorer, f.name)) != _default_of(f)
+            if f.init
+            and f.name not in _CONTEXT_FIELDS
+            and (value := getattr(scorer, f.name)) != _default_of(f)
         }
         return {"name": name, **changed} if changed else name
     module = getattr(scorer, "__module__", None)

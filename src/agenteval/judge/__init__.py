@@ -1,0 +1,1 @@
+"""The LLM judge: providers, prompt templates, structured verdicts, sampling, cache, cost."""

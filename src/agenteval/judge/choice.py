@@ -1,0 +1,90 @@
+"""Which judge a run uses: from `judge=` / `--judge`, `agenteval.yaml`, or `AGENTEVAL_JUDGE`;
+opened when it can be, or the reason it cannot (named to the user, never a made-up score)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from agenteval.judge.judge import Judge, JudgeConfig
+from agenteval.judge.provider import ProviderUnavailable
+from agenteval.pricing import PriceTable
+
+__all__ = ["JudgeChoice", "choose_judge", "config_from_record", "public_url"]
+
+
+def public_url(url: str | None) -> str | None:
+    """The URL without any user or password in it, fit to store or print."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+@dataclass
+class JudgeChoice:
+    """The run's judge: what was asked for, the judge opened, or why there is none."""
+
+    config: JudgeConfig | None = None
+    judge: Judge | None = None
+    problem: str | None = None
+    owned: bool = False
+    """Whether the judge was opened here (and is closed here)."""
+
+    def record(self) -> dict[str, Any] | None:
+        """What a run stores of its judge, to judge again later (no keys, no secrets)."""
+        if self.config is None:
+            return None
+        return {
+            "spec": self.config.spec,
+            "base_url": public_url(self.config.base_url),
+            "params": dict(self.config.params),
+            "timeout_s": self.config.timeout_s,
+            "max_retries": self.config.max_retries,
+        }
+
+    async def aclose(self) -> None:
+        """Close the judge if it was opened here."""
+        if self.owned and self.judge is not None:
+            await self.judge.aclose()
+
+
+def config_from_record(record: Mapping[str, Any]) -> JudgeConfig:
+    """The judge config a stored run recorded."""
+    return JudgeConfig(
+        spec=str(record["spec"]),
+        base_url=record.get("base_url"),
+        params=dict(record.get("params") or {"temperature": 0.0}),
+        timeout_s=float(record.get("timeout_s", 60.0)),
+        max_retries=int(record.get("max_retries", 3)),
+    )
+
+
+def choose_judge(
+    judge: Judge | JudgeConfig | str | None,
+    *,
+    env: Mapping[str, str] | None = None,
+    use_cache: bool = True,
+    prices: PriceTable | None = None,
+) -> JudgeChoice:
+    """Open the judge asked for (falling back on `AGENTEVAL_JUDGE`), or say why it cannot be."""
+    if isinstance(judge, Judge):
+        return JudgeChoice(config=judge.config, judge=judge)
+    env = os.environ if env is None else env
+    if judge is None:
+        judge = env.get("AGENTEVAL_JUDGE") or None
+        if judge is None:
+            return JudgeChoice()
+    config = JudgeConfig(spec=judge) if isinstance(judge, str) else judge
+    if not use_cache:
+        config = replace(config, use_cache=False)
+    try:
+        return JudgeChoice(config=config, judge=Judge.open(config, prices=prices), owned=True)
+    except ProviderUnavailable as exc:
+        return JudgeChoice(config=config, problem=f"judge {config.spec} unavailable: {exc}")

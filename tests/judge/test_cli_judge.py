@@ -1,0 +1,120 @@
+"""`agenteval run --judge` and `agenteval judge`, as a user runs them, against a loopback
+OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.judge.fakes import FakeOpenAI, verdict
+
+QUICKSTART = Path(__file__).parents[2] / "examples" / "quickstart"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        server.handler = lambda body: verdict(
+            {"reasoning": "Checked.", "score": 1.0}, input_tokens=300, output_tokens=30
+        )
+        yield server
+
+
+def agenteval(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agenteval", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], "COLUMNS": "160", **env},
+    )
+
+
+def test_the_quickstart_with_a_judge_gets_the_four_rubrics_with_tokens_and_cost(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    env = {"OPENAI_BASE_URL": fake.base_url}
+    done = agenteval(
+        tmp_path,
+        "run",
+        str(QUICKSTART),
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--json",
+        "run.json",
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "LLM judge rubrics" in done.stdout and "Judge tokens" in done.stdout
+    document = json.loads((tmp_path / "run.json").read_text())
+    summary = document["summary"]
+    for rubric in ("correctness", "groundedness", "answer_relevance", "context_relevance"):
+        assert summary["scorers"][rubric]["scored"] > 0, rubric
+    assert summary["judge_usage"]["input_tokens"] > 0
+    assert summary["cost"]["judge_usd"] > 0
+    scored = next(r for r in document["results"] if r["scores"]["correctness"]["value"] is not None)
+    assert scored["scores"]["correctness"]["reason"] == "Checked."
+
+    calls = fake.request_count
+    judged = agenteval(
+        tmp_path,
+        "judge",
+        "latest",
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--rubric",
+        "correctness,groundedness",
+        "--json",
+        "judged.json",
+        env=env,
+    )
+    assert judged.returncode == 0, judged.stderr
+    assert fake.request_count == calls  # every verdict came from the cache
+    shown = agenteval(tmp_path, "show", "latest", "--json", "shown.json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    results = json.loads((tmp_path / "shown.json").read_text())["results"]
+    assert any(r["scores"]["correctness"]["value"] == 1.0 for r in results)
+
+
+def test_without_a_judge_the_rubrics_are_skipped_with_one_warning(tmp_path: Path) -> None:
+    done = agenteval(
+        tmp_path, "run", str(QUICKSTART), "--scorer", "correctness", "--json", "r.json", env={}
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("warning:") == 1 and "--judge" in done.stderr
+    stats = json.loads((tmp_path / "r.json").read_text())["summary"]["scorers"]["correctness"]
+    assert stats["mean"] is None or stats["scored"] <= 2  # only trials with no answer score (0)
+
+
+def test_a_missing_key_is_named_and_no_number_is_made_up(tmp_path: Path) -> None:
+    done = agenteval(
+        tmp_path,
+        "run",
+        str(QUICKSTART),
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--json",
+        "r.json",
+        env={},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "OPENAI_API_KEY" in done.stderr
+    results = json.loads((tmp_path / "r.json").read_text())["results"]
+    relevance = [r["scores"]["answer_relevance"] for r in results if r["output"]]
+    assert relevance and all(
+        s["value"] is None and "OPENAI_API_KEY" in s["reason"] for s in relevance
+    )
+
+
+def test_judge_needs_a_judge(tmp_path: Path) -> None:
+    assert agenteval(tmp_path, "run", str(QUICKSTART), env={}).returncode == 0
+    done = agenteval(tmp_path, "judge", "latest", env={})
+    assert done.returncode == 2
+    assert "no judge given" in done.stderr and "Traceback" not in done.stderr
+    bad = agenteval(tmp_path, "judge", "latest", "--judge", "gpt-4o", env={})
+    assert bad.returncode == 2 and "PROVIDER:MODEL" in bad.stderr
