@@ -274,3 +274,55 @@ def test_a_hung_sync_agent_times_out_and_the_run_still_ends(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     summary = json.loads((tmp_path / "out.json").read_text())["summary"]
     assert summary["failures"] == {"timeout": 1}
+
+
+def test_resume_checks_the_target_and_takes_a_run_id_prefix(project: Path) -> None:
+    (project / "other.yaml").write_text("- input: hi\n")
+    assert agenteval(project, "run", ".").returncode == 0
+    listed = agenteval(project, "show", "latest", "--json", "s.json")
+    run_id = json.loads((project / "s.json").read_text())["run_id"]
+    wrong = agenteval(
+        project, "run", "other.yaml", "--agent", "my_agent:answer", "--resume", run_id
+    )
+    assert wrong.returncode == 2 and "was started on" in wrong.stderr, listed.stderr
+    again = agenteval(project, "run", ".", "--resume", run_id[:8], "--trials", "5")
+    assert again.returncode == 0, again.stderr
+    assert "ignoring --trials" in again.stderr
+
+
+def test_a_json_path_that_is_a_folder_is_refused_before_the_run(project: Path) -> None:
+    (project / "out").mkdir()
+    done = agenteval(project, "run", ".", "--json", "out")
+    assert done.returncode == 2 and "is a folder" in done.stderr
+    assert not (project / ".agenteval").exists()
+
+
+def test_text_from_cases_is_printed_as_written_not_as_markup(project: Path) -> None:
+    (project / "cases.yaml").write_text(
+        "- id: '[red]x[/red] [/]'\n  input: hi\n  expected_output: nope\n"
+    )
+    done = agenteval(project, "run", ".", "-v")
+    assert done.returncode == 0, done.stderr
+    assert "[red]x[/red] [/]" in done.stdout
+
+
+def test_version_and_debug_after_the_command(project: Path) -> None:
+    assert agenteval(project, "--version").stdout.startswith("agenteval ")
+    done = agenteval(project, "run", "missing.yaml", "--debug")
+    assert done.returncode == 2 and "Traceback" in done.stderr
+
+
+def test_show_says_when_a_run_is_unfinished(project: Path) -> None:
+    import sqlite3
+
+    from agenteval import RunStore
+    from agenteval.run import RunStatus
+
+    assert agenteval(project, "run", ".").returncode == 0
+    with RunStore(project / ".agenteval" / "runs.db") as runs:
+        runs.set_status(runs.resolve_run_id("latest"), RunStatus.RUNNING)
+    with sqlite3.connect(project / ".agenteval" / "runs.db") as db:
+        db.execute("DELETE FROM trials WHERE trial = 1")
+    shown = agenteval(project, "show", "latest")
+    assert shown.returncode == 0, shown.stderr
+    assert "unfinished: 2 of 4 trials stored" in shown.stderr and "--resume" in shown.stderr

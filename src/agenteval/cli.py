@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -13,6 +13,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -22,8 +23,10 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
+from rich.table import Column, Table
+from rich.text import Text
 
+from agenteval import __version__
 from agenteval.agents.loading import load_object
 from agenteval.config import CONFIG_NAMES, ProjectConfig, RunSettings, find_target, resolve_settings
 from agenteval.datasets import case_file_schema
@@ -33,7 +36,7 @@ from agenteval.judge.rubrics import RUBRICS
 from agenteval.report.json_document import write_run_json
 from agenteval.report.summary import summarize
 from agenteval.report.terminal import print_failing, print_summary
-from agenteval.run import Run, RunInfo, TrialResult
+from agenteval.run import Run, RunInfo, RunStatus, TrialResult
 from agenteval.scorers.registry import ScorerRef
 from agenteval.store import RunStore
 
@@ -55,7 +58,7 @@ T = TypeVar("T")
 StoreOption = Annotated[
     Path | None,
     typer.Option(
-        "--store", help="SQLite run store [env AGENTEVAL_STORE; default .agenteval/runs.db]"
+        "--store", help="SQLite run store (env AGENTEVAL_STORE; default .agenteval/runs.db)"
     ),
 ]
 
@@ -75,14 +78,14 @@ JudgeOption = Annotated[
     str | None,
     typer.Option(
         "--judge",
-        help="The LLM judge, PROVIDER:MODEL (openai, anthropic, google) [env AGENTEVAL_JUDGE].",
+        help="The LLM judge, PROVIDER:MODEL (openai, anthropic, google); env AGENTEVAL_JUDGE.",
     ),
 ]
 RubricOption = Annotated[
     list[str] | None,
     typer.Option(
         "--rubric",
-        help="Judge rubrics to score (repeatable or comma-separated) [default: all four].",
+        help="Judge rubrics to score (repeatable or comma-separated); default: all four.",
     ),
 ]
 NoCacheOption = Annotated[
@@ -93,13 +96,25 @@ RunIdArgument = Annotated[
 ]
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        console.print(f"agenteval {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show tracebacks for every error.")
     ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+        ),
+    ] = False,
 ) -> None:
-    _state["debug"] = debug
+    _state["debug"] = _state["debug"] or debug
 
 
 class _LiveProgress:
@@ -175,15 +190,15 @@ def run(
     agent: Annotated[
         str | None, typer.Option(help="The agent: module:function or path/to/file.py:function.")
     ] = None,
-    trials: Annotated[int | None, typer.Option(help="Trials per case [default 1].")] = None,
+    trials: Annotated[int | None, typer.Option(help="Trials per case (default 1).")] = None,
     concurrency: Annotated[
-        int | None, typer.Option(help="Trials in flight at once [default 16].")
+        int | None, typer.Option(help="Trials in flight at once (default 16).")
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option(help="Seconds per trial attempt [default none].")
+        float | None, typer.Option(help="Seconds per trial attempt (default: no limit).")
     ] = None,
     retries: Annotated[
-        int | None, typer.Option(help="Retries of infrastructure failures [default 2].")
+        int | None, typer.Option(help="Retries of infrastructure failures (default 2).")
     ] = None,
     scorer: ScorerOption = None,
     no_builtins: NoBuiltinsOption = False,
@@ -255,6 +270,27 @@ def run(
                     )
             else:
                 resume_id = run_store.resolve_run_id(resume)
+            stored = run_store.get_info(resume_id)
+        if stored.target != found.key:
+            raise ConfigError(
+                f"run {resume_id} was started on {stored.target}, not on {target}",
+                hint=f"resume it with `agenteval run {stored.target} --resume {resume_id}`",
+            )
+        ignored = [
+            flag
+            for flag, value in (
+                ("--trials", trials),
+                ("--timeout", timeout),
+                ("--scorer", scorer),
+                ("--no-builtins", no_builtins or None),
+                ("--rubric", rubric),
+            )
+            if value
+        ]
+        if ignored:
+            _warn(f"a resumed run keeps its own settings; ignoring {', '.join(ignored)}")
+    if json_path is not None:
+        _check_writable(json_path)
     progress = _LiveProgress()
     try:
         result: Run = _run_async(
@@ -275,6 +311,7 @@ def run(
                 resume=resume_id,
                 target=found.key,
                 agent_ref=agent_ref,
+                base_dir=found.base_dir,
                 on_start=progress.start,
                 on_result=progress.advance,
                 on_warning=_warn,
@@ -284,19 +321,31 @@ def run(
         progress.stop()
         errors.print(
             "[yellow]interrupted[/]: every finished trial is stored; "
-            f"`agenteval run {target} --resume` goes on from here"
+            f"`agenteval run {escape(target)} --resume` goes on from here"
         )
         raise typer.Exit(130) from None
     finally:
         progress.stop()
     _report(result, verbose=verbose, json_path=json_path)
     console.print(
-        f"[dim]stored in {settings.store} · `agenteval show {result.run_id}` shows it again[/]"
+        f"[dim]stored in {escape(str(settings.store))} · `agenteval show {result.run_id}` shows it "
+        "again[/]"
     )
 
 
+def _check_writable(path: Path) -> None:
+    """Refuse an output path up front, rather than after the whole run."""
+    if path.is_dir():
+        raise ConfigError(
+            f"{path} is a folder", field="--json", hint="give a file name, e.g. run.json"
+        )
+    folder = path.parent if str(path.parent) else Path()
+    if folder.exists() and not os.access(folder, os.W_OK):
+        raise ConfigError(f"cannot write in {folder}", field="--json", hint="choose another place")
+
+
 def _warn(message: str) -> None:
-    errors.print(f"[bold yellow]warning:[/] {message}", highlight=False)
+    errors.print(Text.assemble(("warning: ", "bold yellow"), message), highlight=False)
 
 
 def _rubrics(values: list[str] | None) -> list[str] | None:
@@ -313,7 +362,7 @@ def _report(run: Run, *, verbose: bool, json_path: Path | None) -> None:
         print_failing(run.iter_results(), console)
     if json_path is not None:
         write_run_json(json_path, run.info, run.summary, run.iter_results())
-        console.print(f"[dim]wrote[/] {json_path}")
+        console.print(f"[dim]wrote[/] {escape(str(json_path))}")
 
 
 def _absolute_ref(ref: str, base: Path) -> str:
@@ -339,6 +388,8 @@ def rescore(
     """Score a stored run again, without running the agent (the judge's cache makes judging
     the same trials again free)."""
     refs = [_absolute_ref(ref, Path.cwd()) for ref in scorer or []]
+    if json_path is not None:
+        _check_writable(json_path)
     settings = _global_settings(store, judge=judge, use_cache=not no_cache)
     result: Run = _run_async(
         lambda: rescore_async(
@@ -366,6 +417,8 @@ def judge_command(
     verbose: VerboseOption = False,
 ) -> None:
     """Score a stored run with an LLM judge's rubrics, without running the agent."""
+    if json_path is not None:
+        _check_writable(json_path)
     settings = _global_settings(store, judge=judge, use_cache=not no_cache)
     result: Run = _run_async(
         lambda: judge_run_async(
@@ -389,11 +442,12 @@ def list_runs(
     """List the stored runs, newest first."""
     path = _store_path(store)
     if not path.exists():
-        console.print(f"[dim]no runs yet ({path} does not exist)[/]")
+        console.print(f"[dim]no runs yet ({escape(str(path))} does not exist)[/]")
         return
     with RunStore(path, create=False) as run_store:
         rows = run_store.list_runs(limit=limit)
-    table = Table("run", "created (UTC)", "status", "trials", "target")
+    table = Table("created (UTC)", "status", "trials", "target")
+    table.columns.insert(0, Column("run", no_wrap=True, style="cyan"))
     for row in rows:
         table.add_row(
             row.run_id,
@@ -417,6 +471,12 @@ def show(
     with RunStore(path, create=False) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
         summary = summarize(run_store.iter_results(info.run_id))
+        total = len(run_store.get_cases(info.run_id)) * info.trials
+    if info.status is RunStatus.RUNNING:
+        _warn(
+            f"run {info.run_id} is unfinished: {summary.trials} of {total} trials stored; "
+            f"`agenteval run {info.target} --resume {info.run_id}` finishes it"
+        )
     _report(Run(info, summary, path), verbose=verbose, json_path=json_path)
 
 
@@ -426,31 +486,37 @@ def schema() -> None:
     sys.stdout.write(json.dumps(case_file_schema(), indent=2) + "\n")
 
 
-_RUN_ID = re.compile(r"^(latest|\d{8}(-\d{0,6}(-[0-9a-f]{0,4})?)?)$")
-
-
 def _optional_resume_value(args: list[str]) -> list[str]:
-    """`--resume` alone means the latest unfinished run; `--resume RUN_ID` names one."""
+    """`--resume` alone means the latest unfinished run; `--resume RUN_ID` names one. What
+    follows `--resume` is a run id unless it is an option or an existing file or folder (then
+    it is the TARGET)."""
     out = list(args)
     for i, arg in enumerate(out):
         if arg != "--resume":
             continue
         following = out[i + 1] if i + 1 < len(out) else None
-        if following is None or following.startswith("-") or not _RUN_ID.match(following):
+        if following is None or following.startswith("-") or Path(following).exists():
             out[i] = "--resume=latest"
     return out
 
 
+def _debug_anywhere(args: list[str]) -> list[str]:
+    """`--debug` works wherever it is written, before or after the command."""
+    if "--debug" in args:
+        _state["debug"] = True
+    return [arg for arg in args if arg != "--debug"]
+
+
 def main(argv: list[str] | None = None) -> None:
     """The console script: run the app, printing user mistakes as one message (exit 2)."""
-    args = _optional_resume_value(sys.argv[1:] if argv is None else argv)
+    args = _optional_resume_value(_debug_anywhere(sys.argv[1:] if argv is None else argv))
     try:
         # Not standalone: click would turn Ctrl-C into a bare "Aborted!".
         code = app(args=args, prog_name="agenteval", standalone_mode=False)
     except AgentEvalError as exc:
         if _state["debug"]:
             traceback.print_exc()
-        errors.print(f"[bold red]error:[/] {exc.render()}", highlight=False, markup=True)
+        errors.print(Text.assemble(("error: ", "bold red"), exc.render()), highlight=False)
         raise SystemExit(2) from None
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None

@@ -104,6 +104,10 @@ def _read_config(path: Path) -> ProjectConfig:
         data = yaml.safe_load(text)
     except OSError as exc:
         raise ConfigError(f"cannot read the config: {exc.strerror}", file=path) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"the config is not UTF-8 text (byte {exc.start})", file=path, hint="save it as UTF-8"
+        ) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -143,7 +147,7 @@ def _read_config(path: Path) -> ProjectConfig:
 def _looks_like_config(path: Path) -> bool:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return False
     return (
         isinstance(data, dict)

@@ -218,3 +218,64 @@ def test_a_builtin_with_settings_replaces_the_default_and_survives_a_rescore(sto
     ]
     rescored = agenteval.rescore(run.run_id, store=store)
     assert rescored.results[0].scores["retrieval_recall"].value == 1.0
+
+
+def test_rescore_keeps_scores_whose_scorer_cannot_be_loaded_again(store: Path) -> None:
+    run = agenteval.evaluate(capital_agent, CASES, scorers=[lambda case, trial: 0.3], store=store)
+    assert run.results[0].scores["<lambda>"].value == 0.3
+    rescored = agenteval.rescore(run.run_id, store=store)
+    assert rescored.results[0].scores["<lambda>"].value == 0.3
+    assert "exact_match" in rescored.results[0].scores
+
+
+def test_a_run_still_going_in_another_process_is_not_resumed(store: Path) -> None:
+    import subprocess
+    import sys
+
+    from agenteval.engine.ownership import claim
+    from agenteval.errors import ConfigError
+
+    run = agenteval.evaluate(capital_agent, CASES, store=store)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        live = run.info.model_copy(
+            update={
+                "status": agenteval.run.RunStatus.RUNNING,
+                "settings": {
+                    "owner": {"pid": other.pid, "host": __import__("socket").gethostname()}
+                },
+            }
+        )
+        with pytest.raises(ConfigError, match="is still running"):
+            claim(live)
+    finally:
+        other.kill()
+        other.wait()
+    assert claim(live).settings["owner"]["pid"] == __import__("os").getpid()
+
+
+def test_an_agent_can_be_named_by_reference(tmp_path: Path, store: Path) -> None:
+    (tmp_path / "named_agent.py").write_text("def run(q):\n    return 'Paris'\n")
+    run = agenteval.evaluate(f"{tmp_path / 'named_agent.py'}:run", CASES[:1], store=store)
+    assert run.results[0].trial.output == "Paris"
+
+
+def test_no_cases_is_a_clear_error(store: Path) -> None:
+    from agenteval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="no cases to run"):
+        agenteval.evaluate(capital_agent, [], store=store)
+
+
+def test_tool_calls_from_threads_the_agent_starts_are_reported_not_lost_quietly(
+    store: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def agent(question: str) -> str:
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(search_kb, ["a", "b"]))
+        return "Paris"
+
+    agenteval.evaluate(agent, CASES[:1], store=store)
+    assert any("2 tool calls ran outside any trial" in r.getMessage() for r in caplog.records)

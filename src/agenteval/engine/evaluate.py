@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agenteval.agents.calling import Agent
+from agenteval.agents.loading import load_object
 from agenteval.agents.recorder import watch_unrecorded_calls
 from agenteval.agents.tools import ToolSpec, known_tools, registered_tools
 from agenteval.case import EvalCase
 from agenteval.datasets import load_cases
+from agenteval.engine.ownership import claim, current_owner
 from agenteval.engine.rescoring import score_stored
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings, execute
 from agenteval.engine.trials import RetryPolicy
@@ -101,7 +103,7 @@ def _rubric_refs(rubrics: Sequence[str] | None, choice: JudgeChoice) -> list[str
 
 
 async def evaluate_async(
-    agent: Agent | None,
+    agent: Agent | str | None,
     cases: Sequence[EvalCase] | str | Path,
     scorers: Sequence[Any] = (),
     *,
@@ -120,18 +122,23 @@ async def evaluate_async(
     target: str | None = None,
     agent_ref: str | None = None,
     retry_policy: RetryPolicy | None = None,
+    base_dir: Path | None = None,
     on_start: Callable[[RunInfo, int, int], None] | None = None,
     on_result: Callable[[TrialResult], None] | None = None,
     on_warning: Warn = logger.warning,
 ) -> Run:
-    """The async form of `evaluate`; the keyword arguments past `use_cache` serve the CLI."""
+    """The async form of `evaluate`; the keyword arguments past `prices` serve the CLI."""
+    run_agent: Agent | None = (
+        load_object(agent, base_dir=base_dir) if isinstance(agent, str) else agent
+    )
     settings = _settings(trials, concurrency, timeout, retries)
     if retry_policy is not None:
         settings = replace(settings, retry=retry_policy)
     store_path = Path(store)
     with RunStore(store_path) as run_store:
         if resume is not None:
-            info = run_store.get_info(run_store.resolve_run_id(resume))
+            info = claim(run_store.get_info(run_store.resolve_run_id(resume)))
+            run_store.update_info(info)
             case_list = run_store.get_cases(info.run_id)
             # A resumed run keeps its trials and time limit; concurrency may change.
             settings = replace(settings, trials=info.trials, timeout_s=info.timeout_s)
@@ -140,6 +147,8 @@ async def evaluate_async(
             stored_judge = info.settings.get("judge")
         else:
             case_list = load_cases(cases) if isinstance(cases, str | Path) else list(cases)
+            if not case_list:
+                raise ConfigError("no cases to run", field="cases", hint="give at least one case")
             scorer_refs = list(scorers)
             stored_judge = None
         choice = _choose_judge(judge, stored_judge, use_cache=use_cache, prices=prices)
@@ -150,8 +159,13 @@ async def evaluate_async(
             run_tools: Mapping[str, ToolSpec] = (
                 tools if tools is not None else registered_tools() if agent is not None else {}
             )
+            if resume is not None and info.settings.get("base_dir"):
+                base_dir = Path(info.settings["base_dir"])
             context = ScoringContext(
-                tools=run_tools, judge=choice.judge, judge_problem=choice.problem
+                tools=run_tools,
+                judge=choice.judge,
+                judge_problem=choice.problem,
+                base_dir=base_dir,
             )
             resolved = resolve_scorers(scorer_refs, builtins=builtins, context=context)
             _warn_without_judge(resolved, choice, on_warning)
@@ -174,7 +188,11 @@ async def evaluate_async(
                     scorers=[r for r in map(scorer_reference, scorer_refs) if r is not None],
                     builtins=builtins,
                     tools=dict(run_tools) if agent is None else known_tools(),
-                    settings={"judge": judge_record} if judge_record else {},
+                    settings={
+                        "owner": current_owner(),
+                        **({"judge": judge_record} if judge_record else {}),
+                        **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
+                    },
                 )
                 run_store.create_run(info, case_list)
             if on_start is not None:
@@ -187,7 +205,7 @@ async def evaluate_async(
 
             with watch_unrecorded_calls() as unrecorded:
                 await execute(
-                    agent,
+                    run_agent,
                     case_list,
                     resolved,
                     settings,
@@ -217,7 +235,7 @@ async def evaluate_async(
 
 
 def evaluate(
-    agent: Agent | None,
+    agent: Agent | str | None,
     cases: Sequence[EvalCase] | str | Path,
     scorers: Sequence[Any] = (),
     *,
@@ -235,7 +253,8 @@ def evaluate(
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
-    `agent` is any callable, sync or async, taking the case input; `None` scores each case's
+    `agent` is any callable, sync or async, taking the case input (or a `module:function` /
+    `path/to/file.py:function` reference to one); `None` scores each case's
     recorded `agent_trace` instead. `cases` is a list of `EvalCase` or a case file's path.
     The built-in scorers run wherever they apply; `scorers` adds to them (names, scorer
     objects, functions of `(case, trial)`), and `builtins=False` leaves only `scorers`.
@@ -278,22 +297,27 @@ async def rescore_async(
     on_result: Callable[[TrialResult], None] | None = None,
     on_warning: Warn = logger.warning,
 ) -> Run:
-    """Score a stored run's trials again, without the agent; the new scores replace the old.
+    """Score a stored run's trials again, without the agent; each new score replaces the one of
+    the same name, and scores no scorer gives again are kept.
 
     The run's own scorers run again (the built-ins, stored references and the judge rubrics,
     with the run's judge unless `judge` names another); `scorers` adds to them. `builtins`
     defaults to what the run used. The judge cache makes judging the same trials again free.
     """
     store_path = Path(store)
-    with RunStore(store_path) as run_store:
+    with RunStore(store_path, create=False) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
         use_builtins = info.builtins if builtins is None else builtins
         choice = _choose_judge(
             judge, info.settings.get("judge"), use_cache=use_cache, prices=prices
         )
         try:
+            stored_dir = info.settings.get("base_dir")
             context = ScoringContext(
-                tools=info.tools, judge=choice.judge, judge_problem=choice.problem
+                tools=info.tools,
+                judge=choice.judge,
+                judge_problem=choice.problem,
+                base_dir=Path(stored_dir) if stored_dir else None,
             )
             resolved = resolve_scorers(
                 [*info.scorers, *scorers], builtins=use_builtins, context=context
@@ -304,7 +328,9 @@ async def rescore_async(
                 info.run_id,
                 resolved,
                 concurrency=concurrency,
-                merge=False,
+                # Scores whose scorer cannot be loaded again (a lambda, a function defined in
+                # a script) are kept as they were, never dropped.
+                merge=True,
                 on_result=on_result,
             )
         finally:
@@ -365,7 +391,7 @@ async def judge_run_async(
     added to the run's scores (replacing earlier ones of the same name), each marked with the
     judge that gave it."""
     store_path = Path(store)
-    with RunStore(store_path) as run_store:
+    with RunStore(store_path, create=False) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
         choice = _choose_judge(judge, None, use_cache=use_cache, prices=prices)
         if choice.config is None:
