@@ -322,3 +322,39 @@ def test_judging_a_stored_run_adds_marked_scores_and_a_second_pass_is_free(
     assert fake.request_count == calls
     assert judged.summary.scorers["correctness"].scored == 2
     assert json.dumps(judged.to_json())
+
+
+async def test_the_anthropic_judge_gives_its_verdict_through_a_forced_tool_call(tmp_path: Path) -> None:
+    from tests.judge.fakes import FakeAnthropic
+
+    with FakeAnthropic() as server:
+        server.push(
+            verdict({"reasoning": "Grounded.", "score": 0.5}, input_tokens=50, output_tokens=5)
+        )
+        config = JudgeConfig(
+            spec="anthropic:claude-haiku-4-5",
+            base_url=server.base_url,
+            cache_path=tmp_path / "c.db",
+        )
+        judge = Judge.open(config, retry=FAST)
+        result = await score("groundedness", judge)
+        await judge.aclose()
+        sent = server.last_request
+    assert (result.value, result.reason) == (0.5, "Grounded.")
+    assert sent["tool_choice"] == {"type": "tool", "name": "verdict"}
+    assert result.judge is not None and result.judge.cost_usd == pytest.approx(
+        (50 * 1 + 5 * 5) / 1e6
+    )
+
+
+def test_the_json_document_shows_which_judge_gave_a_score(fake: FakeOpenAI, tmp_path: Path) -> None:
+    config = JudgeConfig(
+        spec="openai:gpt-4o-mini", base_url=fake.base_url, cache_path=tmp_path / "c.db"
+    )
+    run = agenteval.evaluate(
+        capital_agent, [CASE], judge=config, rubrics=["correctness"], store=tmp_path / "r.db"
+    )
+    correctness = run.to_json()["results"][0]["scores"]["correctness"]
+    assert correctness["judge"]["judge"] == "openai:gpt-4o-mini"
+    assert correctness["judge"]["params"] == {"temperature": 0.0}
+    assert correctness["usage"]["input_tokens"] == 12

@@ -72,6 +72,14 @@ def result_document(result: TrialResult) -> dict[str, Any]:
                 "reason": score.reason,
                 "error": score.error,
                 "details": to_jsonable_python(score.details, fallback=repr),
+                **(
+                    {
+                        "judge": score.judge.model_dump(mode="json"),
+                        "usage": score.usage.model_dump(mode="json") if score.usage else None,
+                    }
+                    if score.judge is not None
+                    else {}
+                ),
             }
             for name, score in result.scores.items()
         },
