@@ -179,11 +179,13 @@ class Trial(_Model):
 
     @property
     def responded(self) -> bool:
-        """Whether the model responded at all: an answer or a tool call, and no infrastructure
-        failure (timeout, rate limit, provider or connection error) in the way."""
-        if self.failure is not None and self.failure.cause.is_infrastructure:
-            return False
-        return bool(self.output) or bool(self.tool_calls)
+        """Whether the model got to respond: no timeout, rate limit, provider or connection
+        failure in the way.
+
+        A trial the agent itself failed (`agent_error`, `no_response`, `invalid_output`) did get
+        to respond, even with no answer and no tool call: the scorers judge it.
+        """
+        return self.failure is None or not self.failure.cause.is_infrastructure
 
     @property
     def actual_response(self) -> str:

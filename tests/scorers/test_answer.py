@@ -109,11 +109,49 @@ def test_no_answer_scores_zero(output: str | None) -> None:
     assert score.reason == "the trial gave no answer"
 
 
-def test_no_answer_gives_the_failure_cause() -> None:
-    trial = Trial(failure=Failure(cause=FailureCause.TIMEOUT, message="ran past 30s"))
+@pytest.mark.parametrize(
+    "cause",
+    [FailureCause.AGENT_ERROR, FailureCause.NO_RESPONSE, FailureCause.INVALID_OUTPUT],
+)
+def test_no_answer_through_the_agents_fault_scores_zero_with_the_cause(
+    cause: FailureCause,
+) -> None:
+    trial = Trial(failure=Failure(cause=cause, message="boom"))
     score = exact_match(case("Paris"), trial)
-    assert score.value == 0.0
-    assert score.reason == "the trial gave no answer (timeout: ran past 30s)"
+    assert (score.value, score.passed) == (0.0, False)
+    assert score.reason == f"the trial gave no answer ({cause.value}: boom)"
+
+
+@pytest.mark.parametrize(
+    "cause",
+    [
+        FailureCause.TIMEOUT,
+        FailureCause.RATE_LIMITED,
+        FailureCause.PROVIDER_ERROR,
+        FailureCause.CONNECTION_ERROR,
+    ],
+)
+def test_an_infrastructure_failure_is_not_judged(cause: FailureCause) -> None:
+    # A timeout is not the agent's wrong answer: no score, rather than a misleading 0.
+    trial = Trial(failure=Failure(cause=cause, message="ran past 30s"))
+    score = exact_match(case("Paris"), trial)
+    assert (score.value, score.passed) == (None, None)
+    assert score.reason == (
+        f"not judged: the trial failed for an infrastructure reason ({cause.value}: ran past 30s)"
+    )
+
+
+def test_an_infrastructure_failure_is_not_judged_even_with_a_partial_answer() -> None:
+    trial = Trial(output="Paris", failure=Failure(cause=FailureCause.TIMEOUT))
+    score = exact_match(case("Paris"), trial)
+    assert score.value is None
+    assert score.reason == "not judged: the trial failed for an infrastructure reason (timeout)"
+
+
+def test_a_wrong_answer_before_the_agent_crashed_is_judged() -> None:
+    trial = Trial(output="Lyon", failure=Failure(cause=FailureCause.AGENT_ERROR, message="boom"))
+    score = exact_match(case("Paris"), trial)
+    assert (score.value, score.reason) == (0.0, "expected 'Paris', got 'Lyon'")
 
 
 def test_details_are_json() -> None:

@@ -91,19 +91,102 @@ def test_numbers_are_found_anywhere_in_a_result(result: Any) -> None:
     assert score.passed is True
 
 
-def test_numbers_in_the_input_count_as_supported() -> None:
+def test_numbers_that_echo_the_input_are_not_checked() -> None:
     sum_case = EvalCase(input="What is 3 + 4?")
     echoed = faithful(sum_case, trial(call("calculator", 7), output="3 + 4 = 7"))
     assert echoed.passed is True
+    assert (echoed.details["checked"], echoed.details["echoed"]) == (1, ["3", "4"])
+    assert echoed.reason == (
+        "all 1 numbers in the answer appear in tool results; "
+        "not checked, as they echo the input: 3, 4"
+    )
     from_memory = faithful(sum_case, trial(call("calculator", "ok"), output="3 + 4 = 7"))
     assert from_memory.passed is False
     assert from_memory.details["unsupported"] == ["7"]
+    assert from_memory.value == 0.0
 
 
-def test_numbers_in_a_conversation_count_as_supported() -> None:
+def test_numbers_in_a_conversation_are_echoes_too() -> None:
     chat = EvalCase(conversation=[{"input": "Add 3 and 4"}, {"input": "Now double it"}])
     score = faithful(chat, trial(call("calculator", 14), output="3 + 4 doubled is 14"))
     assert score.passed is True
+    assert score.details["echoed"] == ["3", "4"]
+
+
+REVENUE = EvalCase(input="What was revenue in 2024?")
+
+
+def test_an_answer_whose_only_number_echoes_the_input_is_checked_by_its_words() -> None:
+    # The review's case: the year only repeats the question, so it proves nothing; the words
+    # of the answer are checked instead, and the Martian colonies are in no result.
+    score = faithful(
+        REVENUE,
+        trial(
+            call("finance", {"quarter": "Q1", "status": "ok"}),
+            output="In 2024 revenue grew tenfold thanks to Martian colonies",
+        ),
+    )
+    assert score.details["rule"] == "words"
+    assert score.details["echoed"] == ["2024"]
+    assert score.details["unsupported"] == ["grew", "tenfold", "thanks", "martian", "colonies"]
+    assert score.value == pytest.approx(1 / 6)
+    assert score.passed is False
+    assert score.reason == (
+        "1 of 6 content words of the answer appear in tool results or the input (17%, needs 80%); "
+        "not found: grew, tenfold, thanks, martian, colonies; "
+        "not checked, as they echo the input: 2024"
+    )
+
+
+def test_an_echoed_number_is_not_checked_even_when_a_result_holds_it() -> None:
+    score = faithful(
+        REVENUE,
+        trial(call("finance", {"year": 2024, "revenue": "flat"}), output="2024 revenue: flat"),
+    )
+    assert (score.details["rule"], score.value, score.passed) == ("words", 1.0, True)
+
+
+def test_an_echo_next_to_a_new_number_leaves_the_new_one_to_check() -> None:
+    score = faithful(
+        REVENUE,
+        trial(call("finance", {"revenue": 5}), output="In 2024 revenue was 7 million."),
+    )
+    assert score.details["rule"] == "numbers"
+    assert (score.details["checked"], score.details["unsupported"]) == (1, ["7"])
+    assert score.details["echoed"] == ["2024"]
+    assert score.reason == (
+        "1 of 1 numbers in the answer appear in no tool result: 7; "
+        "not checked, as they echo the input: 2024"
+    )
+    assert score.passed is False
+
+
+def test_an_answer_of_echoes_alone_is_not_scored() -> None:
+    score = faithful(REVENUE, trial(call("finance", {"revenue": 5}), output="2024."))
+    assert_not_applied(score, "nothing to check")
+    assert score.reason == (
+        "nothing to check: the answer has only numbers that echo the input and no content words"
+    )
+    assert score.details == {"echoed": ["2024"]}
+
+
+def test_a_percentage_echoing_a_fraction_of_the_input_is_an_echo() -> None:
+    growth = EvalCase(input="Is a growth of 0.12 good?")
+    score = faithful(growth, trial(call("stats", {"growth": "good"}), output="12% is good."))
+    assert (score.details["rule"], score.details["echoed"]) == ("words", ["12%"])
+
+
+@given(
+    st.integers(min_value=0, max_value=10**6),
+    st.lists(st.sampled_from(["martian", "colonies", "tenfold", "unicorns"]), min_size=1),
+)
+def test_echoing_the_input_never_makes_invented_words_faithful(
+    number: int, invented: list[str]
+) -> None:
+    case = EvalCase(input=f"What was revenue in {number}?")
+    answer = f"In {number} revenue came from " + " ".join(invented)
+    score = faithful(case, trial(call("finance", {"status": "ok"}), output=answer))
+    assert score.passed is False
 
 
 def test_a_percentage_is_supported_by_its_fraction() -> None:
@@ -183,6 +266,27 @@ def test_an_answer_with_nothing_to_check_is_not_scored() -> None:
 
 def test_faithfulness_does_not_apply_without_an_answer() -> None:
     assert_not_applied(faithful(question, trial(call("s", 1), output=None)), "no answer")
+
+
+def test_faithfulness_without_an_answer_names_the_agents_failure() -> None:
+    crashed = trial(
+        call("s", 1), output=None, failure=Failure(cause=FailureCause.AGENT_ERROR, message="boom")
+    )
+    score = faithful(question, crashed)
+    assert (score.value, score.reason) == (None, "the trial gave no answer (agent_error: boom)")
+
+
+def test_faithfulness_does_not_judge_an_infrastructure_failure() -> None:
+    cut_short = trial(
+        call("s", 1),
+        output="19,753",
+        failure=Failure(cause=FailureCause.PROVIDER_ERROR, message="HTTP 503"),
+    )
+    score = faithful(question, cut_short)
+    assert (score.value, score.passed) == (None, None)
+    assert score.reason == (
+        "not judged: the trial failed for an infrastructure reason (provider_error: HTTP 503)"
+    )
 
 
 def test_faithfulness_does_not_apply_without_a_result() -> None:
@@ -281,6 +385,32 @@ def test_recall_does_not_apply_without_relevant_docs() -> None:
     assert_not_applied(recall(docs_case(), trial(call("search", []))), "no relevant_docs")
 
 
-def test_recall_is_not_judged_when_the_model_never_responded() -> None:
-    timed_out = Trial(failure=Failure(cause=FailureCause.RATE_LIMITED))
-    assert_not_applied(recall(docs_case("doc-1"), timed_out), "never responded")
+def test_recall_is_not_judged_after_an_infrastructure_failure() -> None:
+    rate_limited = Trial(
+        tool_calls=[call("search", ["doc-1"])], failure=Failure(cause=FailureCause.RATE_LIMITED)
+    )
+    score = recall(docs_case("doc-1"), rate_limited)
+    assert (score.value, score.passed) == (None, None)
+    assert (
+        score.reason == "not judged: the trial failed for an infrastructure reason (rate_limited)"
+    )
+
+
+@pytest.mark.parametrize(
+    "cause",
+    [FailureCause.AGENT_ERROR, FailureCause.NO_RESPONSE, FailureCause.INVALID_OUTPUT],
+)
+def test_recall_judges_a_trial_the_agent_failed(cause: FailureCause) -> None:
+    searched = Trial(
+        tool_calls=[call("search", ["doc-1"])], failure=Failure(cause=cause, message="boom")
+    )
+    assert recall(docs_case("doc-1", "doc-2"), searched).value == 0.5
+    gave_up = Trial(failure=Failure(cause=cause, message="boom"))
+    score = recall(docs_case("doc-1"), gave_up)
+    assert (score.value, score.passed) == (0.0, False)
+    assert score.reason == "no search tool was called (tool names containing 'search' or 'retriev')"
+
+
+def test_returned_doc_ids_reads_a_json_object_string() -> None:
+    assert returned_doc_ids('{"results": [{"id": "doc-1"}]}') == ["doc-1"]
+    assert returned_doc_ids("{not json") == ["{not json"]

@@ -10,6 +10,7 @@ from agenteval.scorers.text import (
     content_words,
     find_numbers,
     fold,
+    json_value,
     normalise,
     numbers_equal,
     parse_number,
@@ -209,3 +210,25 @@ def test_content_words_skip_stopwords_short_words_and_numbers() -> None:
 
 def test_content_words_are_folded() -> None:
     assert content_words("SÃO Paulo's café") == ["sao", "paulo", "cafe"]
+
+
+# --- json_value ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ('{"error": "not found"}', {"error": "not found"}),
+        (' [1, {"id": "a"}]\n', [1, {"id": "a"}]),
+        ("{not json", "{not json"),
+        ("plain text", "plain text"),
+        ('"quoted"', '"quoted"'),
+        ("42", "42"),
+        ({"already": "a dict"}, {"already": "a dict"}),
+        (None, None),
+    ],
+)
+def test_json_value_reads_only_strings_holding_an_object_or_a_list(
+    value: object, expected: object
+) -> None:
+    assert json_value(value) == expected

@@ -53,8 +53,13 @@ def trial(*calls: ToolCall, output: str | None = "done") -> Trial:
     return Trial(output=output, tool_calls=list(calls))
 
 
-def timed_out() -> Trial:
-    return Trial(failure=Failure(cause=FailureCause.TIMEOUT, message="ran past 30s"))
+def timed_out(*calls: ToolCall) -> Trial:
+    return Trial(
+        tool_calls=list(calls), failure=Failure(cause=FailureCause.TIMEOUT, message="ran past 30s")
+    )
+
+
+NOT_JUDGED = "not judged: the trial failed for an infrastructure reason (timeout: ran past 30s)"
 
 
 def case(**fields: Any) -> EvalCase:
@@ -134,8 +139,31 @@ def test_selection_does_not_apply_without_expected_tools() -> None:
     assert_not_applied(select(case(), trial(call("search"))), "no expected_tools")
 
 
-def test_selection_is_not_judged_when_the_model_never_responded() -> None:
-    assert_not_applied(select(case(expected_tools=["search"]), timed_out()), "never responded")
+def test_selection_is_not_judged_after_an_infrastructure_failure() -> None:
+    score = select(case(expected_tools=["search"]), timed_out())
+    assert (score.value, score.reason) == (None, NOT_JUDGED)
+    # Even the calls made before the timeout are not judged: the trial was cut short.
+    score = select(case(expected_tools=["search", "search"]), timed_out(call("search")))
+    assert (score.value, score.reason) == (None, NOT_JUDGED)
+
+
+@pytest.mark.parametrize(
+    "cause",
+    [FailureCause.AGENT_ERROR, FailureCause.NO_RESPONSE, FailureCause.INVALID_OUTPUT],
+)
+def test_selection_judges_a_trial_the_agent_failed_without_calls(cause: FailureCause) -> None:
+    failed = Trial(failure=Failure(cause=cause, message="boom"))
+    score = select(case(expected_tools=["search"]), failed)
+    assert (score.value, score.passed) == (0.0, False)
+    assert score.reason == (
+        f"called no tool; needed search (1 time); the trial gave no answer ({cause.value}: boom)"
+    )
+
+
+def test_selection_judges_a_trial_with_no_answer_and_no_failure() -> None:
+    score = select(case(expected_tools=["search"]), trial(output=None))
+    assert score.value == 0.0
+    assert score.reason == "called no tool; needed search (1 time); the trial gave no answer"
 
 
 def test_selection_judges_an_agent_that_crashed_after_calling() -> None:
@@ -300,6 +328,62 @@ def test_call_error_rule() -> None:
     assert call_error(call("search", result={"isError": True})) == "result reports isError: true"
 
 
+def test_call_error_reads_a_json_string_result_as_its_object() -> None:
+    # Many tool wrappers return their result as JSON text: the same rule applies to it.
+    assert call_error(call("s", result='{"error": "not found"}')) == (
+        "result reports an error: not found"
+    )
+    assert call_error(call("s", result=' {"isError": true, "content": []}\n')) == (
+        "result reports isError: true"
+    )
+    assert call_error(call("s", result='{"error": null, "rows": 3}')) is None
+    assert call_error(call("s", result='{"isError": "true"}')) is None
+
+
+@pytest.mark.parametrize(
+    "result",
+    ['{"error": "not found"}', '{"isError": true, "content": []}'],
+)
+def test_execution_fails_on_an_error_in_a_json_string_result(result: str) -> None:
+    score = execution(case(), trial(call("search", result=result, query="x")))
+    assert (score.value, score.passed) == (0.0, False)
+    assert score.details["failed"][0]["error"].startswith("result reports ")
+
+
+def test_execution_names_the_error_of_a_json_string_result() -> None:
+    score = execution(case(), trial(call("search", result='{"error": "not found"}', query="x")))
+    assert (
+        score.reason == "1 of 1 calls failed; call 1 (search): result reports an error: not found"
+    )
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        '{"error": null, "rows": 3}',
+        '{"error": ""}',
+        '[{"error": "inside a list item, not the result"}]',
+        '{"error": "not json',
+        "{error}",
+        '"error"',
+    ],
+)
+def test_execution_passes_json_strings_that_report_no_error(result: str) -> None:
+    score = execution(case(), trial(call("search", result=result, query="x")))
+    assert score.passed is True
+
+
+def test_retrying_a_call_whose_json_string_reported_an_error_is_fine() -> None:
+    score = redundant(
+        case(),
+        trial(
+            call("search", result='{"error": "rate limited"}', query="a"),
+            call("search", result='{"rows": []}', query="a"),
+        ),
+    )
+    assert score.passed is True
+
+
 # --- trajectory_order --------------------------------------------------------------------------
 
 order = TrajectoryOrder()
@@ -387,8 +471,21 @@ def test_trajectory_does_not_apply_without_one() -> None:
     assert_not_applied(order(case(), trial(call("search"))), "no expected_trajectory")
 
 
-def test_trajectory_is_not_judged_when_the_model_never_responded() -> None:
-    assert_not_applied(order(case(expected_trajectory=["search"]), timed_out()), "never responded")
+def test_trajectory_is_not_judged_after_an_infrastructure_failure() -> None:
+    score = order(case(expected_trajectory=["search"]), timed_out(call("calculator")))
+    assert (score.value, score.reason) == (None, NOT_JUDGED)
+
+
+def test_trajectory_judges_a_trial_the_agent_failed() -> None:
+    crashed = Trial(
+        tool_calls=[call("calculator")],
+        failure=Failure(cause=FailureCause.INVALID_OUTPUT, message="not text"),
+    )
+    score = order(case(expected_trajectory=["search"]), crashed)
+    assert (score.value, score.reason) == (
+        0.0,
+        "matched 0 of 1 expected calls; search was never called",
+    )
 
 
 # --- step_efficiency ---------------------------------------------------------------------------
@@ -451,8 +548,18 @@ def test_efficiency_does_not_apply_without_a_count() -> None:
     assert_not_applied(efficiency(case(), trial(call("search"))), "no max_tool_calls")
 
 
-def test_efficiency_is_not_judged_when_the_model_never_responded() -> None:
-    assert_not_applied(efficiency(case(max_tool_calls=2), timed_out()), "never responded")
+def test_efficiency_is_not_judged_after_an_infrastructure_failure() -> None:
+    score = efficiency(case(max_tool_calls=1), timed_out(call("search"), call("search")))
+    assert (score.value, score.reason) == (None, NOT_JUDGED)
+
+
+def test_efficiency_judges_a_trial_the_agent_failed() -> None:
+    crashed = Trial(
+        tool_calls=[call("search")] * 4,
+        failure=Failure(cause=FailureCause.AGENT_ERROR, message="boom"),
+    )
+    score = efficiency(case(max_tool_calls=2), crashed)
+    assert (score.value, score.passed) == (0.5, True)
 
 
 def test_efficiency_threshold_is_configurable() -> None:
@@ -528,6 +635,25 @@ def test_exempt_tools_may_repeat() -> None:
 
 def test_redundant_calls_do_not_apply_without_calls() -> None:
     assert_not_applied(redundant(case(), trial()), "no tool calls")
+
+
+def test_the_call_rungs_do_not_judge_an_infrastructure_failure() -> None:
+    # Calls made before a timeout are not judged either: no score rather than a partial verdict.
+    cut_short = timed_out(call("serch", query="x"), call("search", error="boom", query="x"))
+    for scorer in (arguments_valid, execution, ToolExecution(), redundant):
+        score = scorer(case(), cut_short)
+        assert (score.value, score.passed, score.reason) == (None, None, NOT_JUDGED)
+    assert execution(case(), timed_out()).reason == NOT_JUDGED
+
+
+def test_the_call_rungs_judge_the_calls_of_a_trial_the_agent_failed() -> None:
+    crashed = Trial(
+        tool_calls=[call("serch", query="x"), call("search", error="boom", query="x")],
+        failure=Failure(cause=FailureCause.AGENT_ERROR, message="boom"),
+    )
+    assert arguments_valid(case(), crashed).value == 0.0
+    assert ToolExecution()(case(), crashed).value == 0.0
+    assert redundant(case(), crashed).value == 1.0
 
 
 def test_canonical_arguments() -> None:

@@ -1,6 +1,13 @@
-"""Whether the answer is the expected one: `ExactMatch`.
+"""Whether the answer is the expected one: `ExactMatch`; and the rule every answer and tool
+scorer applies to a trial that failed (`not_judged`, `no_answer_reason`).
 
 For open-ended answers, where wording varies, use the LLM judge's correctness rubric instead.
+
+A trial that failed for an infrastructure reason (timeout, rate limit, provider or connection
+error: `Trial.responded` is False) was never the agent's choice, so no built-in scorer judges it:
+each gives no score, with the cause. A trial the agent itself failed (`agent_error`,
+`no_response`, `invalid_output`) is judged like any other: no answer scores 0 here, and the tool
+scorers judge the calls it made.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from agenteval.score import Score
 from agenteval.scorers.text import NumberMention, find_numbers, normalise, numbers_equal
 from agenteval.trace import Trial
 
-__all__ = ["ExactMatch", "answers_match", "no_answer_reason"]
+__all__ = ["ExactMatch", "answers_match", "failure_text", "no_answer_reason", "not_judged"]
 
 
 @dataclass(frozen=True)
@@ -21,7 +28,8 @@ class ExactMatch:
     """The answer equals the case's `expected_output`, forgiving case, accents, whitespace and
     one final period (see `answers_match`).
 
-    Applies when the case has a non-blank `expected_output`. A trial that gave no answer (it
+    Applies when the case has a non-blank `expected_output`. Not judged when the trial failed for
+    an infrastructure reason (see `not_judged`). A trial that gave no answer otherwise (the agent
     failed, or answered nothing) scores 0. Binary: 1.0 or 0.0.
     """
 
@@ -34,6 +42,9 @@ class ExactMatch:
             return Score(name=self.name, reason="no expected_output in the case")
         if not expected.strip():
             return Score(name=self.name, reason="the case's expected_output is blank")
+        skipped = not_judged(self.name, trial)
+        if skipped is not None:
+            return skipped
         answer = trial.output or ""
         details: dict[str, Any] = {"expected": expected, "answer": trial.output}
         if not answer.strip():
@@ -98,14 +109,38 @@ def _around_number(text: str) -> tuple[str, NumberMention, str] | None:
     return text[: number.start].rstrip(), number, text[number.end :].lstrip()
 
 
+def not_judged(name: str, trial: Trial) -> Score | None:
+    """The no-score every answer and tool scorer gives a trial that failed for an infrastructure
+    reason, or None when the trial is to be judged (`Trial.responded`).
+
+    The reason names the cause: `"not judged: the trial failed for an infrastructure reason
+    (timeout: ran past 30s)"`.
+    """
+    if trial.responded or trial.failure is None:
+        return None
+    return Score(
+        name=name,
+        reason=f"not judged: the trial failed for an infrastructure reason ({failure_text(trial)})",
+    )
+
+
 def no_answer_reason(trial: Trial) -> str:
-    """Why a trial has no answer, for a score's reason: its failure's cause and message if any."""
+    """Why a trial has no answer, for a score's reason: its failure's cause and message if any,
+    as in `"the trial gave no answer (agent_error: boom)"`."""
     if trial.failure is None:
         return "the trial gave no answer"
-    cause = f"the trial gave no answer ({trial.failure.cause.value}"
+    return f"the trial gave no answer ({failure_text(trial)})"
+
+
+def failure_text(trial: Trial) -> str:
+    """A trial's failure as `cause: message` (just the cause when there is no message), or an
+    empty string when it did not fail."""
+    if trial.failure is None:
+        return ""
+    text = trial.failure.cause.value
     if trial.failure.message:
-        cause += f": {_shorten(trial.failure.message)}"
-    return cause + ")"
+        text += f": {_shorten(trial.failure.message)}"
+    return text
 
 
 def _quote(text: str) -> str:

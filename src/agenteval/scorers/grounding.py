@@ -3,24 +3,25 @@
 
 Neither needs a reference answer or an LLM. Crossed with `exact_match`, `retrieval_recall` tells
 a wrong answer that came from the search (a document was missed) from one that came from the
-model (it had them all).
+model (it had them all). Neither judges a trial that failed for an infrastructure reason (see
+`agenteval.scorers.answer.not_judged`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from agenteval.case import EvalCase
 from agenteval.score import Score
+from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.text import (
     NumberMention,
     content_words,
     find_numbers,
     fold,
+    json_value,
     numbers_equal,
     words,
 )
@@ -61,17 +62,30 @@ def _input_texts(case: EvalCase) -> list[str]:
     return texts
 
 
+def _holds(numbers: Iterable[float], mention: NumberMention) -> bool:
+    # Whether `mention` is among `numbers`. Signs are ignored: text often says them in words
+    # ("a loss of 200", "fell 3.5"); a percentage is also its fraction (12% is 0.12).
+    wanted = abs(mention.value)
+    return any(
+        numbers_equal(wanted, abs(number))
+        or (mention.percent and numbers_equal(wanted, abs(number) * 100))
+        for number in numbers
+    )
+
+
 @dataclass(frozen=True)
 class _Sources:
-    """The numbers and words an answer may draw on: from tool results and from the input."""
+    """What an answer may draw on: the numbers of the tool results, the numbers of the input
+    (which an answer may echo), and the words of both."""
 
     numbers: list[float]
+    input_numbers: list[float]
     words: set[str]
 
     @classmethod
     def gather(cls, results: Iterable[Any], inputs: Iterable[str]) -> _Sources:
         numbers: list[float] = []
-        texts: list[str] = list(inputs)
+        texts: list[str] = []
         for result in results:
             for item in _strings_and_numbers(result):
                 if isinstance(item, float):
@@ -82,16 +96,17 @@ class _Sources:
         for text in texts:
             numbers.extend(mention.value for mention in find_numbers(fold(text)))
             found.update(words(text))
-        return cls(numbers=numbers, words=found)
+        input_numbers: list[float] = []
+        for text in inputs:
+            input_numbers.extend(mention.value for mention in find_numbers(fold(text)))
+            found.update(words(text))
+        return cls(numbers=numbers, input_numbers=input_numbers, words=found)
+
+    def echoes_input(self, mention: NumberMention) -> bool:
+        return _holds(self.input_numbers, mention)
 
     def supports(self, mention: NumberMention) -> bool:
-        # Signs are ignored: text often says them in words ("a loss of 200", "fell 3.5").
-        wanted = abs(mention.value)
-        return any(
-            numbers_equal(wanted, abs(number))
-            or (mention.percent and numbers_equal(wanted, abs(number) * 100))
-            for number in self.numbers
-        )
+        return _holds(self.numbers, mention)
 
 
 @dataclass(frozen=True)
@@ -101,18 +116,22 @@ class ToolFaithfulness:
     A deterministic hallucination check. It measures faithfulness to the tool results, not
     truth: a right answer worked out in the model's head fails it.
 
-    - **Numbers.** When the answer contains numbers, each must appear, by value within 0.01,
-      among the numbers anywhere in the tool results (strings, numbers, dict keys and values,
-      nested): `19,753` in the answer matches `19753` in a result. Signs are ignored, and a
-      percentage (`12%`) is also supported by its fraction (`0.12`). Numbers in the case's
-      input count as supported too: echoing the question is not inventing. The value is the
-      share of the answer's numbers supported; it passes only when all are (`threshold` 1.0).
-    - **Words.** When the answer has no numbers, its content words (casefolded, without
-      accents, three letters or more, not a stopword) must appear as words of the tool results
-      or of the input. The value is the share that do; it passes at `text_threshold` (0.8).
+    - **Echoes.** A number of the answer that is also in the case's input (the `2024` of "What
+      was revenue in 2024?") only echoes the question: it is neither checked nor counted, so it
+      can neither pass nor fail the answer (`details["echoed"]` lists them).
+    - **Numbers.** When the answer has numbers left to check, each must appear, by value within
+      0.01, among the numbers anywhere in the tool results (strings, numbers, dict keys and
+      values, nested): `19,753` in the answer matches `19753` in a result. Signs are ignored,
+      and a percentage (`12%`) is also supported by its fraction (`0.12`). The value is the
+      share of those numbers supported; it passes only when all are (`threshold` 1.0).
+    - **Words.** When no number is left to check (the answer has none, or only echoes), its
+      content words (casefolded, without accents, three letters or more, not a stopword, not a
+      number) must appear as words of the tool results or of the input. The value is the share
+      that do; it passes at `text_threshold` (0.8).
 
-    Applies when the trial has an answer and at least one tool call returned a result. An answer
-    with no numbers and no content words ("Yes.") is not scored: there is nothing to check.
+    Applies when the trial has an answer and at least one tool call returned a result. Not
+    judged when the trial failed for an infrastructure reason. An answer with no number left to
+    check and no content words ("Yes.", "2024.") is not scored: there is nothing to check.
     """
 
     name: str = "tool_faithfulness"
@@ -120,19 +139,30 @@ class ToolFaithfulness:
     text_threshold: float = 0.8
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        skipped = not_judged(self.name, trial)
+        if skipped is not None:
+            return skipped
         answer = trial.output or ""
         if not answer.strip():
-            return Score(name=self.name, reason="the trial gave no answer")
+            return Score(name=self.name, reason=no_answer_reason(trial))
         results = [call.result for call in trial.tool_calls if call.result is not None]
         if not results:
             return Score(name=self.name, reason="no tool call returned a result")
         sources = _Sources.gather(results, _input_texts(case))
-        mentions = find_numbers(fold(answer))
+        mentions: list[NumberMention] = []
+        echoed: list[str] = []
+        for mention in find_numbers(fold(answer)):
+            if sources.echoes_input(mention):
+                echoed.append(mention.text)
+            else:
+                mentions.append(mention)
         if mentions:
-            return self._numbers(mentions, sources, len(results))
-        return self._words(answer, sources, len(results))
+            return self._numbers(mentions, echoed, sources, len(results))
+        return self._words(answer, echoed, sources, len(results))
 
-    def _numbers(self, mentions: list[NumberMention], sources: _Sources, results: int) -> Score:
+    def _numbers(
+        self, mentions: list[NumberMention], echoed: list[str], sources: _Sources, results: int
+    ) -> Score:
         unsupported = [mention.text for mention in mentions if not sources.supports(mention)]
         supported = len(mentions) - len(unsupported)
         value = supported / len(mentions)
@@ -141,6 +171,7 @@ class ToolFaithfulness:
             "checked": len(mentions),
             "supported": supported,
             "unsupported": unsupported,
+            "echoed": echoed,
             "results": results,
         }
         if not unsupported:
@@ -149,8 +180,9 @@ class ToolFaithfulness:
             listed = ", ".join(unsupported[:5]) + (", …" if len(unsupported) > 5 else "")
             reason = (
                 f"{len(unsupported)} of {len(mentions)} numbers in the answer appear in no tool "
-                f"result nor the input: {listed}"
+                f"result: {listed}"
             )
+        reason += _echo_note(echoed)
         return Score(
             name=self.name,
             value=value,
@@ -159,12 +191,14 @@ class ToolFaithfulness:
             details=details,
         )
 
-    def _words(self, answer: str, sources: _Sources, results: int) -> Score:
+    def _words(self, answer: str, echoed: list[str], sources: _Sources, results: int) -> Score:
         checked = list(dict.fromkeys(content_words(answer)))
         if not checked:
+            numbers = "only numbers that echo the input" if echoed else "no numbers"
             return Score(
                 name=self.name,
-                reason="nothing to check: the answer has no numbers and no content words",
+                reason=f"nothing to check: the answer has {numbers} and no content words",
+                details={"echoed": echoed} if echoed else {},
             )
         unsupported = [word for word in checked if word not in sources.words]
         value = (len(checked) - len(unsupported)) / len(checked)
@@ -173,15 +207,17 @@ class ToolFaithfulness:
             "checked": len(checked),
             "supported": len(checked) - len(unsupported),
             "unsupported": unsupported,
+            "echoed": echoed,
             "results": results,
         }
         reason = (
             f"{len(checked) - len(unsupported)} of {len(checked)} content words of the answer "
-            f"appear in tool results ({value:.0%}, needs {self.text_threshold:.0%})"
+            f"appear in tool results or the input ({value:.0%}, needs {self.text_threshold:.0%})"
         )
         if unsupported:
             listed = ", ".join(unsupported[:8]) + (", …" if len(unsupported) > 8 else "")
             reason += f"; not found: {listed}"
+        reason += _echo_note(echoed)
         return Score(
             name=self.name,
             value=value,
@@ -189,6 +225,13 @@ class ToolFaithfulness:
             reason=reason,
             details=details,
         )
+
+
+def _echo_note(echoed: list[str]) -> str:
+    if not echoed:
+        return ""
+    listed = ", ".join(echoed[:5]) + (", …" if len(echoed) > 5 else "")
+    return f"; not checked, as they echo the input: {listed}"
 
 
 def returned_doc_ids(
@@ -201,12 +244,10 @@ def returned_doc_ids(
     A result is a list of items, or a dict holding that list under one of `list_keys`, or a
     single item. An item is a dict, identified by its first non-empty `doc_keys` value, or a
     string (or number), which is the id itself. A string that holds a JSON list or object is
-    read as that JSON first.
+    read as that JSON first (`text.json_value`).
     """
     doc_keys, list_keys = tuple(doc_keys), tuple(list_keys)
-    if isinstance(result, str) and result.strip()[:1] in ("[", "{"):
-        with contextlib.suppress(ValueError):  # not JSON after all: a plain string id
-            result = json.loads(result)
+    result = json_value(result)
     items: Iterable[Any] = [result]
     if isinstance(result, list | tuple):
         items = result
@@ -244,7 +285,8 @@ class RetrievalRecall:
     `search_tools` (case-insensitive), read by `returned_doc_ids` with `doc_keys` (an item's id
     is its `id`, else `doc_id`, else `url`). Ids compare exactly.
 
-    Applies when the case lists `relevant_docs`. Not judged when the model never responded.
+    Applies when the case lists `relevant_docs`. Not judged when the trial failed for an
+    infrastructure reason; a trial the agent itself failed is judged on the searches it made.
     Passes when every relevant document was returned (`threshold` 1.0).
     """
 
@@ -257,11 +299,9 @@ class RetrievalRecall:
         relevant = list(dict.fromkeys(doc.strip() for doc in case.relevant_docs or []))
         if not relevant:
             return Score(name=self.name, reason="no relevant_docs in the case")
-        if not trial.responded:
-            return Score(
-                name=self.name,
-                reason="not judged: the model never responded (an infrastructure failure)",
-            )
+        skipped = not_judged(self.name, trial)
+        if skipped is not None:
+            return skipped
         if trial.retrieved_docs is not None:
             returned = [doc.strip() for doc in trial.retrieved_docs]
             source, searches = "retrieved_docs", None

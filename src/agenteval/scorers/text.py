@@ -11,14 +11,17 @@
 - `numbers_equal` compares by value within `NUMBER_TOLERANCE` (0.01, absolute, inclusive).
 - `content_words` gives the words that carry meaning: normalised, three letters or more, not an
   English stopword, not a number.
+- `json_value` reads a tool result that is a string holding JSON as that JSON.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "NUMBER_TOLERANCE",
@@ -27,6 +30,7 @@ __all__ = [
     "content_words",
     "find_numbers",
     "fold",
+    "json_value",
     "normalise",
     "numbers_equal",
     "parse_number",
@@ -164,3 +168,18 @@ def content_words(text: str) -> list[str]:
         for word in words(text)
         if len(word) >= 3 and word not in STOPWORDS and not word.isdigit()
     ]
+
+
+def json_value(value: Any) -> Any:
+    """`value`, read as JSON when it is a string holding a JSON object or list.
+
+    Many tool wrappers return their result as JSON text (`'{"error": "not found"}'`); this reads
+    it as the dict or list it holds. Any other value, and a string that is not a JSON object or
+    list (`"plain-id"`, `"{not json"`), comes back as it is.
+    """
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value

@@ -10,8 +10,14 @@ And how it got there: `TrajectoryOrder` (the expected calls, in order), `StepEff
 needed over calls made) and `RedundantCalls` (no repeat of a call that already worked).
 
 A call failed when it raised (`ToolCall.error` is set) or when its result reports an error
-itself: a dict result with a truthy `"error"` key, or with `"isError": true` (as MCP tools
-report errors). `call_error` applies that rule.
+itself: a dict result (or a string holding a JSON object, as many tool wrappers return) with a
+truthy `"error"` key, or with `"isError": true` (as MCP tools report errors). `call_error`
+applies that rule.
+
+None of them judges a trial that failed for an infrastructure reason (timeout, rate limit,
+provider or connection error): each gives no score, with the cause (see
+`agenteval.scorers.answer.not_judged`). A trial the agent itself failed is judged on the calls it
+made.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from agenteval.agents.tools import ToolSpec
 from agenteval.case import EvalCase, ExpectedCall
 from agenteval.errors import ScorerError
 from agenteval.score import Score
+from agenteval.scorers.answer import no_answer_reason, not_judged
+from agenteval.scorers.text import json_value
 from agenteval.trace import ToolCall, Trial
 
 __all__ = [
@@ -42,8 +50,6 @@ __all__ = [
     "call_error",
     "canonical_arguments",
 ]
-
-_NOT_RESPONDED = "not judged: the model never responded (an infrastructure failure, not a choice)"
 
 
 def _binary(name: str, passed: bool, reason: str, details: dict[str, Any]) -> Score:
@@ -68,7 +74,8 @@ class ToolSelection:
     not hurt. Answering from memory, without the calls, fails even when the answer is right.
 
     Applies when the case sets `expected_tools`; an explicit empty list means the case needs no
-    tool, and passes. Not judged when the model never responded (`Trial.responded` is False).
+    tool, and passes. Not judged when the trial failed for an infrastructure reason
+    (`Trial.responded` is False); a trial the agent itself failed is judged on the calls it made.
     Binary: 1.0 or 0.0.
     """
 
@@ -78,8 +85,9 @@ class ToolSelection:
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         if case.expected_tools is None:
             return Score(name=self.name, reason="no expected_tools in the case")
-        if not trial.responded:
-            return Score(name=self.name, reason=_NOT_RESPONDED)
+        skipped = not_judged(self.name, trial)
+        if skipped is not None:
+            return skipped
         needed = Counter(case.expected_tools)
         called = Counter(call.name for call in trial.tool_calls)
         missing = {
@@ -97,9 +105,11 @@ class ToolSelection:
             return _binary(self.name, True, f"called every needed tool: {listed}", details)
         if not trial.tool_calls:
             listed = ", ".join(f"{tool} ({_times(count)})" for tool, count in needed.items())
-            return _binary(
-                self.name, False, f"answered without calling any tool; needed {listed}", details
-            )
+            if (trial.output or "").strip():
+                reason = f"answered without calling any tool; needed {listed}"
+            else:
+                reason = f"called no tool; needed {listed}; {no_answer_reason(trial)}"
+            return _binary(self.name, False, reason, details)
         shortfalls = [
             f"{tool} never called"
             if called[tool] == 0
@@ -155,7 +165,8 @@ class ToolArgumentsValid:
 
     Applies when the trial made at least one tool call and the run's tools are known (without a
     tool list there is no telling a real tool from an invented one; an empty mapping counts as
-    unknown). Binary: 1.0 or 0.0; `details["invalid"]` lists each invalid call.
+    unknown). Not judged when the trial failed for an infrastructure reason. Binary: 1.0 or 0.0;
+    `details["invalid"]` lists each invalid call.
     """
 
     tools: Mapping[str, ToolSpec] | None = None
@@ -164,10 +175,13 @@ class ToolArgumentsValid:
     _validators: _Validators = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
-        if not trial.tool_calls:
-            return Score(name=self.name, reason="no tool calls to check")
         if not self.tools:
             return Score(name=self.name, reason="no tool schemas known for this run")
+        skipped = not_judged(self.name, trial)
+        if skipped is not None:
+            return skipped
+        if not trial.tool_calls:
+            return Score(name=self.name, reason="no tool calls to check")
         invalid: list[dict[str, Any]] = []
         for index, call in enumerate(trial.tool_calls):
             problem = _argument_problem(call, self.tools, self._validators)
@@ -192,11 +206,12 @@ def call_error(call: ToolCall) -> str | None:
     """Why a call failed, or None when it worked.
 
     A call failed when it raised (`call.error`), or when its result is a dict reporting an error:
-    a truthy `"error"` key, or `"isError": true` (MCP style).
+    a truthy `"error"` key, or `"isError": true` (MCP style). A string holding a JSON object
+    (`'{"error": "not found"}'`) is read as that object first (`text.json_value`).
     """
     if call.error is not None:
         return call.error
-    result = call.result
+    result = json_value(call.result)
     if isinstance(result, Mapping):
         if result.get("error"):
             return f"result reports an error: {result['error']}"
@@ -212,8 +227,8 @@ class ToolExecution:
     Calls with invalid arguments are left to `ToolArgumentsValid`; when the run's `tools` are not
     known, every call counts as having valid arguments.
 
-    Applies when at least one call had valid arguments. Binary: 1.0 or 0.0; `details["failed"]`
-    lists each failed call.
+    Applies when at least one call had valid arguments. Not judged when the trial failed for an
+    infrastructure reason. Binary: 1.0 or 0.0; `details["failed"]` lists each failed call.
     """
 
     tools: Mapping[str, ToolSpec] | None = None
@@ -222,6 +237,9 @@ class ToolExecution:
     _validators: _Validators = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        skipped = not_judged(self.name, trial)
+        if skipped is not None:
+            return skipped
         if not trial.tool_calls:
             return Score(name=self.name, reason="no tool calls to check")
         checked = [
@@ -294,7 +312,8 @@ class TrajectoryOrder:
     numbers compare by value, so 3 equals 3.0; nested values must be equal as a whole).
 
     Applies when the case sets `expected_trajectory` (an empty one passes). Not judged when the
-    model never responded. Binary: 1.0 or 0.0; `details` say how far the match got.
+    trial failed for an infrastructure reason; a trial the agent itself failed is judged on the
+    calls it made. Binary: 1.0 or 0.0; `details` say how far the match got.
     """
 
     name: str = "trajectory_order"
@@ -304,8 +323,9 @@ class TrajectoryOrder:
         expected = case.expected_trajectory
         if expected is None:
             return Score(name=self.name, reason="no expected_trajectory in the case")
-        if not trial.responded:
-            return Score(name=self.name, reason=_NOT_RESPONDED)
+        skipped = not_judged(self.name, trial)
+        if skipped is not None:
+            return skipped
         calls = trial.tool_calls
         matched_at: list[int] = []
         position = 0
@@ -354,9 +374,9 @@ class StepEfficiency:
     """Tool calls needed over tool calls made, at most 1: 6 calls for a 3-call task score 0.5.
 
     "Needed" is the case's `max_tool_calls`, else the length of its `expected_trajectory`, else
-    of its `expected_tools`. Applies when one of those is set. Not judged when the model never
-    responded. With no calls made: 1.0 if none were needed; otherwise not scored (efficiency is
-    undefined, and `tool_selection` reports the missing calls). Passes at `threshold` (0.5 by
+    of its `expected_tools`. Applies when one of those is set. Not judged when the trial failed
+    for an infrastructure reason. With no calls made: 1.0 if none were needed; otherwise not
+    scored (efficiency is undefined, and `tool_selection` reports the missing calls). Passes at `threshold` (0.5 by
     default, so twice the calls needed just passes; set it to suit).
     """
 
@@ -375,8 +395,9 @@ class StepEfficiency:
                 name=self.name,
                 reason="no max_tool_calls, expected_trajectory or expected_tools in the case",
             )
-        if not trial.responded:
-            return Score(name=self.name, reason=_NOT_RESPONDED)
+        skipped = not_judged(self.name, trial)
+        if skipped is not None:
+            return skipped
         made = len(trial.tool_calls)
         details: dict[str, Any] = {"needed": needed, "made": made, "needed_from": source}
         if made == 0:
@@ -436,8 +457,9 @@ class RedundantCalls:
     compare by value). Retrying a call that failed (see `call_error`) is fine. Tools named in
     `exempt_tools` (a clock, a poll) may repeat freely.
 
-    Applies when the trial made at least one tool call. Binary: 1.0 or 0.0;
-    `details["redundant"]` lists each repeat with the earlier call that had already worked.
+    Applies when the trial made at least one tool call. Not judged when the trial failed for an
+    infrastructure reason. Binary: 1.0 or 0.0; `details["redundant"]` lists each repeat with the
+    earlier call that had already worked.
     """
 
     name: str = "redundant_calls"
@@ -445,6 +467,9 @@ class RedundantCalls:
     exempt_tools: tuple[str, ...] = ()
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        skipped = not_judged(self.name, trial)
+        if skipped is not None:
+            return skipped
         if not trial.tool_calls:
             return Score(name=self.name, reason="no tool calls to check")
         worked: dict[tuple[str, str], int] = {}
