@@ -32,6 +32,9 @@ from agenteval.scorers.base import Scorer
 from agenteval.store import RunStore
 from agenteval.trace import AgentStep, Failure, FailureCause, ModelCall, ToolCall, Trial, Usage
 
+ExecutionResult = Trial
+"""Seed 003's name for what criteria read: a `Trial` (`actual_response` is its `output`)."""
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -42,6 +45,7 @@ __all__ = [
     "CostStats",
     "DatasetError",
     "EvalCase",
+    "ExecutionResult",
     "ExpectedCall",
     "Failure",
     "FailureCause",

@@ -83,6 +83,8 @@ class Invocation(_Model):
     expected_final_response: str | None = None
     expected_tool_trajectory: list[ToolCall] = Field(default_factory=list)
     expected_node_order: list[str] = Field(default_factory=list)
+    rubrics: list[Rubric] = Field(default_factory=list)
+    """Grading rules for this turn's answer."""
 
 
 def _text(value: Any) -> Any:

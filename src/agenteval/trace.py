@@ -147,7 +147,9 @@ class Trial(_Model):
 
     case_id: str = ""
     trial: int = 0
-    output: str | None = None
+    output: str | None = Field(
+        default=None, validation_alias=AliasChoices("output", "actual_response")
+    )
     steps: list[AgentStep] = Field(default_factory=list)
     tool_calls: list[ToolCall] = Field(default_factory=list)
     node_visits: list[str] = Field(default_factory=list)

@@ -120,7 +120,8 @@ def resolve_scorers(
     """The scorers of a run: the built-in set (unless `builtins=False`) plus `refs`, by name.
 
     Naming a scorer already in the set adds nothing; the same scorer with other settings takes
-    the place of the one before; two different scorers with the same name are an error.
+    the place of the one before, and so does any scorer named like a default built-in; two
+    other scorers with the same name are an error.
     """
     context = context or ScoringContext()
     scorers: dict[str, Any] = {}
@@ -136,12 +137,23 @@ def resolve_scorers(
             if name in known and isinstance(scorer, known[name]):
                 scorers[name] = scorer
                 continue
+            if name in BUILTIN_SCORERS and _is_default(scorers[name]):
+                # A scorer the user names explicitly takes the place of the default built-in
+                # of the same name (seed 003's `exact_match` criterion, say).
+                scorers[name] = scorer
+                continue
             raise ScorerError(
                 f"two scorers are named {name!r}",
                 hint="give one of them another name (set its `name` attribute)",
             )
         scorers[name] = scorer
     return list(scorers.values())
+
+
+def _is_default(scorer: Any) -> bool:
+    return type(scorer) is BUILTIN_SCORERS.get(scorer_name(scorer)) and scorer_reference(
+        scorer
+    ) == scorer_name(scorer)
 
 
 def scorer_reference(scorer: Any) -> ScorerRef | None:
