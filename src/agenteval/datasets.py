@@ -115,11 +115,19 @@ _Loc = tuple[str | int, ...]
 def load_cases(path: str | Path) -> list[EvalCase]:
     """The cases in a YAML, JSON, JSONL or CSV case file, in file order.
 
+    Google ADK eval sets (`*.evalset.json`) and test files (`*.test.json`) are read as ADK
+    writes them (see `agenteval.evalset.adk`).
+
     Raises `DatasetError` for the first mistake in the file: a missing or unreadable file, a
     syntax error, a case that is not valid, or two cases with the same id.
     """
     file = str(path)
     source = Path(path)
+    if source.name.lower().endswith((".evalset.json", ".test.json")):
+        # Google ADK eval sets and test files have a reader of their own.
+        from agenteval.evalset.adk import load_adk_cases
+
+        return load_adk_cases(source)
     fmt = _format_of(source, file, _READ_FORMATS, "read")
     text = _read_text(source, file)
     if fmt == "yaml":
