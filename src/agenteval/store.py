@@ -26,6 +26,7 @@ from pydantic_core import to_jsonable_python
 
 from agenteval.case import EvalCase
 from agenteval.errors import StoreError
+from agenteval.redaction import Redactor
 from agenteval.run import RunInfo, RunStatus, TrialResult
 from agenteval.score import Score
 from agenteval.trace import Trial, utc_now
@@ -132,9 +133,18 @@ class RunStore:
     agenteval raises `StoreError`; opening never changes or drops anything already stored.
     """
 
-    def __init__(self, path: str | Path = DEFAULT_STORE_PATH, *, create: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | Path = DEFAULT_STORE_PATH,
+        *,
+        create: bool = True,
+        redactor: Redactor | None = None,
+    ) -> None:
         self._memory = str(path) == ":memory:"
         self._path = Path(path)
+        # Secrets never reach the store: every record is redacted on its way in (API keys
+        # from the environment, and well-known key shapes wherever they appear).
+        self._redactor = redactor if redactor is not None else Redactor.from_environment()
         self._lock = threading.RLock()
         self._known_cases: dict[str, set[str]] = {}
         self._conn: sqlite3.Connection | None = None
@@ -184,6 +194,9 @@ class RunStore:
 
     # -- runs -------------------------------------------------------------------------------
 
+    def _json(self, model: BaseModel) -> str:
+        return self._redactor.redact_text(_to_json(model))
+
     def create_run(self, info: RunInfo, cases: Sequence[EvalCase]) -> None:
         """Store a new run and its cases, in order, in one transaction."""
         seen: set[str] = set()
@@ -197,7 +210,9 @@ class RunStore:
                 )
             seen.add(case.id)
         run_row = self._run_row(info)
-        case_rows = [(info.run_id, idx, case.id, _to_json(case)) for idx, case in enumerate(cases)]
+        case_rows = [
+            (info.run_id, idx, case.id, self._json(case)) for idx, case in enumerate(cases)
+        ]
         with self._write() as conn:
             if _exists(conn, info.run_id):
                 raise StoreError(
@@ -257,7 +272,7 @@ class RunStore:
             info.finished_at = finished_at
             conn.execute(
                 "UPDATE runs SET status = ?, finished_at = ?, info = ? WHERE run_id = ?",
-                (status.value, _time_text(finished_at), _to_json(info), run_id),
+                (status.value, _time_text(finished_at), self._json(info), run_id),
             )
 
     def list_runs(self, limit: int | None = None) -> list[RunSummaryRow]:
@@ -369,9 +384,9 @@ class RunStore:
         for result in batch:
             case_id, trial = result.key
             keys.append((run_id, case_id, trial))
-            trial_rows.append((run_id, case_id, trial, _to_json(result.trial), written_at))
+            trial_rows.append((run_id, case_id, trial, self._json(result.trial), written_at))
             score_rows.extend(
-                (run_id, case_id, trial, name, _to_json(score))
+                (run_id, case_id, trial, name, self._json(score))
                 for name, score in result.scores.items()
             )
         with self._write() as conn:
@@ -469,7 +484,7 @@ class RunStore:
         """`replace_scores` for many (case id, trial, scores) at once, in one transaction."""
         batch = [(case_id, trial, dict(scores)) for case_id, trial, scores in items]
         rows = [
-            (run_id, case_id, trial, name, _to_json(score))
+            (run_id, case_id, trial, name, self._json(score))
             for case_id, trial, scores in batch
             for name, score in scores.items()
         ]
@@ -650,7 +665,7 @@ class RunStore:
             conn.execute(
                 "INSERT INTO cases (run_id, idx, case_id, data) SELECT ?, COALESCE(MAX(idx), -1)"
                 " + 1, ?, ? FROM cases WHERE run_id = ?",
-                (run_id, case_id, _to_json(case), run_id),
+                (run_id, case_id, self._json(case), run_id),
             )
             known.add(case_id)
 
@@ -662,7 +677,7 @@ class RunStore:
             RunStatus(info.status).value,
             info.target,
             info.trials,
-            _to_json(info),
+            self._json(info),
         )
 
     def _parse(self, model: type[_M], data: str, where: str) -> _M:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from pydantic_core import to_jsonable_python
 
 from agenteval.agents.recorder import current_recorder, monotonic, note_unrecorded_call
+from agenteval.redaction import NULL_REDACTOR
 
 __all__ = ["ToolSpec", "known_tools", "registered_tools", "tool"]
 
@@ -82,6 +83,17 @@ def _parameters_schema(fn: Callable[..., Any]) -> dict[str, Any]:
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
     return schema
+
+
+def _arguments(
+    signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The call's arguments by name, as plain data, with secret-named ones (`api_key`,
+    `authorization`, ...) masked."""
+    arguments: dict[str, Any] = NULL_REDACTOR.redact_value(
+        _snapshot(_bind(signature, args, kwargs))
+    )
+    return arguments
 
 
 def _snapshot(result: Any) -> Any:

@@ -33,6 +33,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agenteval.errors import StoreError
+from agenteval.redaction import Redactor
 from agenteval.trace import Usage, utc_now
 
 __all__ = [
@@ -252,6 +253,7 @@ class JudgeCache:
     def __init__(self, path: str | Path = DEFAULT_CACHE_PATH) -> None:
         self._memory = str(path) == ":memory:"
         self._path = Path(path)
+        self._redactor = Redactor.from_environment()
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         if not self._memory:
@@ -297,7 +299,8 @@ class JudgeCache:
 
         Never put an error or a failed sample: errors are never cached.
         """
-        data = entry.model_dump_json()
+        # A judge may quote what it judged; secrets in it never reach the file.
+        data = self._redactor.redact_text(entry.model_dump_json())
         created = _time_text(entry.created_at)
         with self._use() as conn:
             conn.execute(_UPSERT, (key, created, data))
