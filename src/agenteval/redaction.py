@@ -475,6 +475,16 @@ def _value_forms(value: str) -> Iterator[str]:
 # ---------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=8)
+def _combined_pattern(literal_heads: tuple[str, ...]) -> re.Pattern[str]:
+    """The regex for these secrets and every rule. Compiling it takes some tens of
+    milliseconds, so redactors over the same secrets (each store opened in a process) share it."""
+    entries = [(head, "") for head in literal_heads]
+    for rule in _RULES:
+        entries.extend((head, rule.continuation(boundary)) for head, boundary in rule.heads)
+    return re.compile(_trie_regex(entries))
+
+
 class Redactor:
     """Replaces secrets by `[REDACTED]` in text, JSON-like data and pydantic models.
 
@@ -497,11 +507,8 @@ class Redactor:
 
     @functools.cached_property
     def _pattern(self) -> re.Pattern[str]:
-        """The combined regex, compiled on first use (some tens of milliseconds)."""
-        entries = [(head, "") for head in self._literal_heads]
-        for rule in _RULES:
-            entries.extend((head, rule.continuation(boundary)) for head, boundary in rule.heads)
-        return re.compile(_trie_regex(entries))
+        """The combined regex, compiled on first use."""
+        return _combined_pattern(tuple(self._literal_heads))
 
     @functools.cached_property
     def _literals(self) -> re.Pattern[str] | None:
