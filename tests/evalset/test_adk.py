@@ -227,6 +227,30 @@ def test_written_files_use_adk_field_names(tmp_path: Path) -> None:
     assert EvalSet.from_adk(data) == eval_set
 
 
+def test_only_what_a_turn_states_is_expected_and_that_survives_writing(tmp_path: Path) -> None:
+    data = {
+        "eval_set_id": "s",
+        "eval_cases": [
+            {
+                "eval_id": "c",
+                "conversation": [
+                    one_turn("No tool expectations here"),
+                    {**one_turn("Expect no tools"), "intermediate_data": {"tool_uses": []}},
+                ],
+            }
+        ],
+    }
+    for eval_set in (
+        EvalSet.from_adk(data),
+        EvalSet.load(EvalSet.from_adk(data).save(tmp_path / "s.evalset.json")),
+    ):
+        unstated, empty = eval_set.cases[0].conversation or []
+        # The criteria skip a trajectory nobody stated, and hold an explicit [] to "no calls".
+        assert "expected_tool_trajectory" not in unstated.model_fields_set
+        assert "expected_tool_trajectory" in empty.model_fields_set
+        assert empty.expected_tool_trajectory == []
+
+
 def test_single_input_cases_are_written_as_one_turn() -> None:
     case = EvalCase(id="q", input="2+2?", expected_output="4", expected_trajectory=["calculator"])
     data = EvalSet(id="s", cases=[case]).to_adk()

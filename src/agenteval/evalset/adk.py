@@ -524,7 +524,7 @@ class _Reader:
             if final is not None
             else None
         )
-        calls: list[ToolCall] = []
+        calls: list[ToolCall] | None = None
         responses: list[dict[str, str]] = []
         steps, steps_key = self.get(turn, "intermediate_data")
         if steps is not None:
@@ -532,16 +532,21 @@ class _Reader:
         invocation_id, id_key = self.get(turn, "invocation_id")
         rubrics, rubrics_key = self.get(turn, "rubrics")
         nodes, nodes_key = self.get(turn, "expected_node_order")
-        invocation = Invocation(
-            input=question,
-            expected_final_response=answer,
-            expected_tool_trajectory=calls,
-            expected_node_order=[
+        # Only what the file states is set: a turn without tool uses expects nothing of the
+        # tools (the criteria tell "not stated" from "stated empty").
+        fields: dict[str, Any] = {"input": question}
+        if answer is not None:
+            fields["expected_final_response"] = answer
+        if calls is not None:
+            fields["expected_tool_trajectory"] = calls
+        if nodes is not None:
+            fields["expected_node_order"] = [
                 self.text(node, (*loc, nodes_key, i), "a node name", label)
                 for i, node in enumerate(self.items(nodes, (*loc, nodes_key), "nodes", label))
-            ],
-            rubrics=self.rubrics(rubrics, (*loc, rubrics_key), label),
-        )
+            ]
+        if rubrics is not None:
+            fields["rubrics"] = self.rubrics(rubrics, (*loc, rubrics_key), label)
+        invocation = Invocation(**fields)
         return (
             invocation,
             self.text(invocation_id, (*loc, id_key), "invocation_id", label)
@@ -577,7 +582,8 @@ class _Reader:
 
     def intermediate_data(
         self, data: Any, loc: _Loc, label: str | int
-    ) -> tuple[list[ToolCall], list[dict[str, str]]]:
+    ) -> tuple[list[ToolCall] | None, list[dict[str, str]]]:
+        """The expected tool calls (None when the data states none) and intermediate texts."""
         steps = self.mapping(
             data,
             loc,
@@ -589,15 +595,19 @@ class _Reader:
         if events is not None:
             return self.invocation_events(events, (*loc, events_key), label)
         uses, uses_key = self.get(steps, "tool_uses")
-        calls = [
-            self.function_call(use, (*loc, uses_key, i), label)
-            for i, use in enumerate(self.items(uses, (*loc, uses_key), "tool_uses", label))
-        ]
+        calls = (
+            [
+                self.function_call(use, (*loc, uses_key, i), label)
+                for i, use in enumerate(self.items(uses, (*loc, uses_key), "tool_uses", label))
+            ]
+            if uses_key in steps
+            else None
+        )
         results, results_key = self.get(steps, "tool_responses")
         for i, result in enumerate(
             self.items(results, (*loc, results_key), "tool_responses", label)
         ):
-            self.attach_response(calls, result, (*loc, results_key, i), label)
+            self.attach_response(calls or [], result, (*loc, results_key, i), label)
         said, said_key = self.get(steps, "intermediate_responses")
         responses: list[dict[str, str]] = []
         for i, entry in enumerate(
@@ -876,15 +886,15 @@ class _Reader:
                     "text": self.text(entry.get("text"), (*where, "text"), "text", label),
                 }
             )
-        invocation = Invocation(
-            input=query,
-            expected_final_response=self.text(reference, (*loc, "reference"), "reference", label)
-            or None
-            if reference is not None
-            else None,
-            expected_tool_trajectory=calls,
+        fields: dict[str, Any] = {"input": query}
+        answer = (
+            self.text(reference, (*loc, "reference"), "reference", label) if reference else None
         )
-        return invocation, responses
+        if answer:
+            fields["expected_final_response"] = answer
+        if "expected_tool_use" in turn:
+            fields["expected_tool_trajectory"] = calls
+        return Invocation(**fields), responses
 
 
 def _adk_metadata(ids: list[str], intermediate: list[list[dict[str, str]]]) -> dict[str, Any]:
@@ -934,16 +944,15 @@ def _turns_of(case: EvalCase, file: str) -> list[Invocation]:
     if case.conversation:
         return case.conversation
     if isinstance(case.input, str):
-        return [
-            Invocation(
-                input=case.input,
-                expected_final_response=case.expected_output,
-                expected_tool_trajectory=[
-                    ToolCall(name=call.name, arguments=call.arguments)
-                    for call in case.expected_trajectory or []
-                ],
-            )
-        ]
+        fields: dict[str, Any] = {"input": case.input}
+        if case.expected_output is not None:
+            fields["expected_final_response"] = case.expected_output
+        if case.expected_trajectory is not None:
+            fields["expected_tool_trajectory"] = [
+                ToolCall(name=call.name, arguments=call.arguments)
+                for call in case.expected_trajectory
+            ]
+        return [Invocation(**fields)]
     raise DatasetError(
         "this case cannot be written as an ADK eval case: it has no text input or conversation",
         file=file,
@@ -959,12 +968,12 @@ def _invocation(turn: Invocation, invocation_id: str, said: list[dict[str, str]]
     data["user_content"] = _content(turn.input or "", "user")
     if turn.expected_final_response is not None:
         data["final_response"] = _content(turn.expected_final_response, "model")
-    steps: dict[str, Any] = {
-        "tool_uses": [
+    steps: dict[str, Any] = {}
+    if "expected_tool_trajectory" in turn.model_fields_set or turn.expected_tool_trajectory:
+        steps["tool_uses"] = [
             {**({"id": call.id} if call.id else {}), "name": call.name, "args": call.arguments}
             for call in turn.expected_tool_trajectory
         ]
-    }
     responses = [
         {**({"id": call.id} if call.id else {}), "name": call.name, "response": call.result}
         for call in turn.expected_tool_trajectory
@@ -974,10 +983,11 @@ def _invocation(turn: Invocation, invocation_id: str, said: list[dict[str, str]]
         steps["tool_responses"] = responses
     if said:
         steps["intermediate_responses"] = [[r["author"], [{"text": r["text"]}]] for r in said]
-    data["intermediate_data"] = steps
+    if steps:
+        data["intermediate_data"] = steps
     if turn.rubrics:
         data["rubrics"] = [_rubric(r) for r in turn.rubrics]
-    if turn.expected_node_order:
+    if "expected_node_order" in turn.model_fields_set or turn.expected_node_order:
         data["expected_node_order"] = list(turn.expected_node_order)
     return data
 
