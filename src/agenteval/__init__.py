@@ -23,6 +23,17 @@ from agenteval.errors import (
     ScorerError,
     StoreError,
 )
+from agenteval.evaluators import (
+    AgentMemoryEval,
+    EvalSuite,
+    PlanQuality,
+    StepFaithfulness,
+    TaskCompletion,
+    ToolArgumentAccuracy,
+    ToolCallAccuracy,
+    ToolCallNecessity,
+    TrajectoryEfficiency,
+)
 from agenteval.judge.judge import Judge, JudgeConfig
 from agenteval.pricing import PriceTable
 from agenteval.report.summary import CostStats, ScorerStats, Summary
@@ -40,11 +51,13 @@ __version__ = "0.1.0"
 __all__ = [
     "AgentEvalError",
     "AgentLoadError",
+    "AgentMemoryEval",
     "AgentStep",
     "ConfigError",
     "CostStats",
     "DatasetError",
     "EvalCase",
+    "EvalSuite",
     "ExecutionResult",
     "ExpectedCall",
     "Failure",
@@ -55,6 +68,7 @@ __all__ = [
     "JudgeRecord",
     "Message",
     "ModelCall",
+    "PlanQuality",
     "PriceTable",
     "Rubric",
     "Run",
@@ -64,10 +78,16 @@ __all__ = [
     "Scorer",
     "ScorerError",
     "ScorerStats",
+    "StepFaithfulness",
     "StoreError",
     "Summary",
+    "TaskCompletion",
+    "ToolArgumentAccuracy",
     "ToolCall",
+    "ToolCallAccuracy",
+    "ToolCallNecessity",
     "ToolSpec",
+    "TrajectoryEfficiency",
     "Trial",
     "TrialResult",
     "Usage",

@@ -1,0 +1,154 @@
+"""The trace an evaluator reads (`AgentTrace`, `read_trace`), and its text for judge prompts.
+
+A trial's own record comes first: its `steps`, else its flattened `tool_calls` (an agent whose
+`@tool` calls were recorded, with no steps of its own). When the trial recorded neither, the
+case's `agent_trace` is the trace (seed 004's way: the trace is built beforehand and the agent,
+if any, gives the final answer). The final answer is the trial's `output`, else the last step
+output of the trace.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from agenteval.case import EvalCase
+from agenteval.judge.rubrics import case_question
+from agenteval.scorers.tools import call_error
+from agenteval.trace import AgentStep, ToolCall, Trial
+
+__all__ = [
+    "MAX_JUDGED",
+    "AgentTrace",
+    "call_text",
+    "calls_text",
+    "judged_part",
+    "read_trace",
+    "step_text",
+    "steps_text",
+    "task_text",
+]
+
+T = TypeVar("T")
+
+MAX_JUDGED = 8
+"""At most this many tool calls or steps of a trace are judged one by one (seed 004)."""
+
+MAX_VALUE_CHARS = 2_000
+"""Each result, argument list, thought or output is cut to this many characters in a prompt."""
+MAX_TRACE_CHARS = 24_000
+"""A whole rendered trace is cut to about this many characters (later steps are left out)."""
+
+
+@dataclass(frozen=True)
+class AgentTrace:
+    """What the agent did: its steps, in order, and its final answer."""
+
+    steps: tuple[AgentStep, ...]
+    output: str | None
+    source: Literal["trial", "case"]
+    """Where the steps come from: the trial's own record, or the case's `agent_trace`."""
+
+    @property
+    def calls(self) -> list[ToolCall]:
+        """Every tool call, in order."""
+        return [call for step in self.steps for call in step.tool_calls]
+
+    @property
+    def failed_calls(self) -> list[tuple[int, ToolCall, str]]:
+        """Each call that failed (see `scorers.tools.call_error`): index, call, why."""
+        failed: list[tuple[int, ToolCall, str]] = []
+        for index, call in enumerate(self.calls):
+            error = call_error(call)
+            if error is not None:
+                failed.append((index, call, error))
+        return failed
+
+
+def read_trace(case: EvalCase, trial: Trial) -> AgentTrace | None:
+    """The trace of this trial (see the module docs), or None when there is none: the trial
+    recorded no step, no tool call and no answer, and the case carries no `agent_trace`."""
+    steps: tuple[AgentStep, ...]
+    source: Literal["trial", "case"] = "trial"
+    if trial.steps:
+        steps = tuple(trial.steps)
+    elif trial.tool_calls:
+        steps = (AgentStep(tool_calls=list(trial.tool_calls)),)
+    elif case.agent_trace is not None:
+        steps, source = tuple(case.agent_trace), "case"
+    elif trial.output:
+        steps = ()
+    else:
+        return None
+    output = trial.output or next((s.output for s in reversed(steps) if s.output), None)
+    return AgentTrace(steps=steps, output=output, source=source)
+
+
+def _text(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
+    if len(text) > MAX_VALUE_CHARS:
+        return text[:MAX_VALUE_CHARS] + " …[cut]"
+    return text
+
+
+def call_text(call: ToolCall, number: int) -> str:
+    """One call as a prompt shows it: `[n] name({arguments})`, then what it returned or why it
+    failed."""
+    head = f"[{number}] {call.name}({_text(call.arguments)})"
+    error = call_error(call)
+    if call.error is not None:
+        return f"{head}\n    failed: {_text(call.error)}"
+    if call.result is None:
+        return f"{head}\n    returned nothing"
+    outcome = "returned (reporting an error)" if error else "returned"
+    return f"{head}\n    {outcome}: {_text(call.result)}"
+
+
+def calls_text(calls: list[ToolCall], *, first_number: int = 1) -> str:
+    """Calls as a prompt shows them, numbered from `first_number`."""
+    return "\n".join(call_text(call, first_number + i) for i, call in enumerate(calls))
+
+
+def step_text(step: AgentStep, number: int, first_call: int) -> str:
+    """One step: its thought, its calls (numbered from `first_call`) and its output."""
+    lines = [f"Step {number}"]
+    if step.thought:
+        lines.append(f"  thought: {_text(step.thought)}")
+    for offset, call in enumerate(step.tool_calls):
+        lines.append("  " + call_text(call, first_call + offset).replace("\n", "\n  "))
+    if step.output:
+        lines.append(f"  output: {_text(step.output)}")
+    if len(lines) == 1:
+        lines.append("  (an empty step)")
+    return "\n".join(lines)
+
+
+def steps_text(steps: tuple[AgentStep, ...] | list[AgentStep]) -> tuple[str, int]:
+    """Steps as a prompt shows them, and how many were left out to keep the text within
+    `MAX_TRACE_CHARS`."""
+    parts: list[str] = []
+    total = 0
+    first_call = 1
+    for index, step in enumerate(steps):
+        part = step_text(step, index + 1, first_call)
+        first_call += len(step.tool_calls)
+        if parts and total + len(part) > MAX_TRACE_CHARS:
+            left_out = len(steps) - index
+            parts.append(f"[{left_out} later steps left out for length]")
+            return "\n\n".join(parts), left_out
+        parts.append(part)
+        total += len(part)
+    return "\n\n".join(parts), 0
+
+
+def judged_part(items: list[T]) -> tuple[list[T], int]:
+    """The first `MAX_JUDGED` items, and how many more were left out."""
+    return items[:MAX_JUDGED], max(0, len(items) - MAX_JUDGED)
+
+
+def task_text(case: EvalCase) -> str | None:
+    """The task the agent was given (the case input, or its conversation's user turns), or
+    None when the case has none."""
+    text = case_question(case)
+    return text if text.strip() else None

@@ -1,0 +1,260 @@
+"""Evaluators of the agent's tool calls: which tools it called (`ToolCallAccuracy`), with what
+arguments (`ToolArgumentAccuracy`), and whether each call was needed (`ToolCallNecessity`)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agenteval.case import EvalCase
+from agenteval.evaluators.agent_trace import (
+    MAX_JUDGED,
+    AgentTrace,
+    call_text,
+    calls_text,
+    judged_part,
+    task_text,
+)
+from agenteval.evaluators.base import Evaluator, JudgedEvaluator
+from agenteval.evaluators.judging import Question, combined, is_yes, verdicts
+from agenteval.score import Score
+from agenteval.trace import Trial
+
+__all__ = ["ToolArgumentAccuracy", "ToolCallAccuracy", "ToolCallNecessity"]
+
+
+def _in_order(expected: Sequence[str], actual: Sequence[str]) -> list[tuple[int, int]]:
+    """The longest common subsequence of two name lists, as (expected, actual) index pairs."""
+    n, m = len(expected), len(actual)
+    best = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            best[i][j] = (
+                best[i + 1][j + 1] + 1
+                if expected[i] == actual[j]
+                else max(best[i + 1][j], best[i][j + 1])
+            )
+    pairs: list[tuple[int, int]] = []
+    i = j = 0
+    while i < n and j < m:
+        if expected[i] == actual[j]:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif best[i + 1][j] >= best[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
+def _any_order(expected: Sequence[str], actual: Sequence[str]) -> list[int]:
+    """The indexes of the expected names matched by a call, each call matching one name."""
+    left = Counter(actual)
+    matched: list[int] = []
+    for index, tool in enumerate(expected):
+        if left[tool] > 0:
+            left[tool] -= 1
+            matched.append(index)
+    return matched
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallAccuracy(Evaluator):
+    """The share of the case's expected tools (`expected_tool_calls`) that the agent called.
+
+    By default order does not matter: each expected tool is matched by a call of it (a tool
+    listed twice needs two calls). With `require_order=True` the expected tools must come in
+    their order: the score is the longest common subsequence of the expected and the called
+    tools over the number expected, so `[send_email, search, book]` against
+    `[search, weather, book]` scores 2/3 (search and book, in order).
+
+    No score when the case has no (or an empty) `expected_tool_calls`, or there is no trace.
+    Deterministic: no judge.
+    """
+
+    require_order: bool = False
+
+    def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        expected = case.expected_tools
+        if expected is None:
+            return self.no_score("no expected_tool_calls in the case")
+        if not expected:
+            return self.no_score("the case's expected_tool_calls is empty: nothing to match")
+        found = self.trace_or_skip(case, trial)
+        if isinstance(found, Score):
+            return found
+        called = [call.name for call in found.calls]
+        if self.require_order:
+            matched = [e for e, _ in _in_order(expected, called)]
+        else:
+            matched = _any_order(expected, called)
+        missing = [tool for i, tool in enumerate(expected) if i not in set(matched)]
+        details: dict[str, Any] = {
+            "expected": list(expected),
+            "called": called,
+            "matched": len(matched),
+            "missing": missing,
+            "require_order": self.require_order,
+            "trace_source": found.source,
+        }
+        how = " in the expected order" if self.require_order else ""
+        reason = f"called {len(matched)} of {len(expected)} expected tools{how}"
+        if missing:
+            left = "missing or out of order" if self.require_order else "missing"
+            reason += f"; {left}: {', '.join(missing)}"
+        return self.scored(len(matched) / len(expected), reason, **details)
+
+
+def _prior_calls(trace: AgentTrace, index: int) -> str:
+    prior = trace.calls[:index]
+    if not prior:
+        return "(none: this is the agent's first tool call)"
+    return calls_text(prior)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolArgumentAccuracy(JudgedEvaluator):
+    """Whether the arguments of each tool call were appropriate for the task and well formed.
+
+    The judge rates each call (0..1) with the task, the calls before it and, when the run knows
+    it, the tool's JSON schema in view; the score is the mean. Up to 8 calls are judged, the
+    first 8; `details["left_out"]` says how many were not.
+
+    No score when there is no trace or no tool call, or no judge.
+    """
+
+    subject = "the tool calls"
+
+    def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
+        task = task_text(case)
+        if task is None:
+            return self.no_score("no input in the case: the judge needs the task")
+        judged, _ = judged_part(trace.calls)
+        if not judged:
+            return self.no_score("no tool calls to judge")
+        tools = self._run.tools if self._run is not None else {}
+        asked: list[Question] = []
+        for index, call in enumerate(judged):
+            blocks = {
+                "task": task,
+                "prior_calls": _prior_calls(trace, index),
+                "call": call_text(call, index + 1),
+            }
+            spec = tools.get(call.name)
+            if spec is not None:
+                blocks["tool_schema"] = json.dumps(spec.parameters, ensure_ascii=False)
+            asked.append(
+                Question("tool_argument_accuracy", blocks, {"call": index + 1, "tool": call.name})
+            )
+        return asked
+
+    def score_verdicts(
+        self, case: EvalCase, trace: AgentTrace, questions: list[Question], verdicts_: list[Score]
+    ) -> Score:
+        total = len(trace.calls)
+        left_out = total - len(questions)
+        values = [v.value for v in verdicts_ if v.value is not None]
+        value = sum(values) / len(values) if values else None
+        lowest = min(
+            zip(questions, verdicts_, strict=True),
+            key=lambda pair: pair[1].value if pair[1].value is not None else 2.0,
+        )
+        reason = f"mean over {len(questions)} judged calls"
+        if left_out:
+            reason += f" ({left_out} of {total} left out: at most {MAX_JUDGED} are judged)"
+        if value is not None and lowest[1].value is not None and lowest[1].value < 1.0:
+            reason += (
+                f"; lowest, call {lowest[0].about['call']} ({lowest[0].about['tool']}): "
+                f"{lowest[1].reason}"
+            )
+        details = {
+            "calls": total,
+            "judged": len(questions),
+            "left_out": left_out,
+            "verdicts": verdicts(questions, verdicts_),
+            "trace_source": trace.source,
+        }
+        return combined(
+            self.name,
+            verdicts_,
+            value=value,
+            threshold=self.threshold,
+            reason=reason,
+            details=details,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallNecessity(JudgedEvaluator):
+    """Whether each tool call was needed, or redundant given what the agent already knew.
+
+    For each call the judge sees the task and every call before it (with what it returned) and
+    answers: "Given what the agent already knows from prior tool calls, was calling this tool
+    with these arguments strictly necessary to make progress on the task?" The score is the
+    calls judged necessary over the calls judged: a search repeated with the same query scores
+    0.5. Up to 8 calls are judged, the first 8 (`details["left_out"]` says how many were not).
+
+    1.0 when the trace has no tool call (nothing was called needlessly). No score when there is
+    no trace, or no judge.
+    """
+
+    subject = "the tool calls"
+
+    def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
+        if not trace.calls:
+            return self.scored(1.0, "no tool calls made", calls=0, trace_source=trace.source)
+        task = task_text(case)
+        if task is None:
+            return self.no_score("no input in the case: the judge needs the task")
+        judged, _ = judged_part(trace.calls)
+        return [
+            Question(
+                "tool_call_necessity",
+                {
+                    "task": task,
+                    "prior_calls": _prior_calls(trace, index),
+                    "call": call_text(call, index + 1),
+                },
+                {"call": index + 1, "tool": call.name},
+            )
+            for index, call in enumerate(judged)
+        ]
+
+    def score_verdicts(
+        self, case: EvalCase, trace: AgentTrace, questions: list[Question], verdicts_: list[Score]
+    ) -> Score:
+        total = len(trace.calls)
+        left_out = total - len(questions)
+        necessary = sum(is_yes(v) for v in verdicts_)
+        value = necessary / len(questions)
+        reason = f"{necessary} of {len(questions)} calls necessary"
+        if left_out:
+            reason += f" ({left_out} of {total} left out: at most {MAX_JUDGED} are judged)"
+        needless = next(
+            ((q, v) for q, v in zip(questions, verdicts_, strict=True) if not is_yes(v)), None
+        )
+        if needless is not None:
+            question, verdict = needless
+            reason += (
+                f"; call {question.about['call']} ({question.about['tool']}) was not: "
+                f"{verdict.reason}"
+            )
+        details = {
+            "calls": total,
+            "judged": len(questions),
+            "left_out": left_out,
+            "necessary": necessary,
+            "verdicts": verdicts(questions, verdicts_),
+            "trace_source": trace.source,
+        }
+        return combined(
+            self.name,
+            verdicts_,
+            value=value,
+            threshold=self.threshold,
+            reason=reason,
+            details=details,
+        )
