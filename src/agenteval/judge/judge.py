@@ -22,7 +22,7 @@ from agenteval.errors import ConfigError
 from agenteval.judge.cache import CachedVerdict, JudgeCache, NullCache, cache_key
 from agenteval.judge.provider import JudgeRequest, Provider
 from agenteval.judge.templates import Template, fence
-from agenteval.judge.verdict import VERDICT_SCHEMA, Verdict
+from agenteval.judge.verdict import Verdict
 from agenteval.pricing import PriceTable
 from agenteval.score import JudgeRecord, Score
 from agenteval.trace import Usage, utc_now
@@ -86,6 +86,8 @@ class SampleOutcome:
     """One sample: its verdict, or why there is none."""
 
     verdict: Verdict | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The values of the template's own verdict fields."""
     raw: str = ""
     usage: Usage = field(default_factory=Usage)
     model: str | None = None
@@ -155,7 +157,7 @@ class Judge:
             system=template.system,
             user=template.render(fenced),
             schema_name="verdict",
-            verdict_schema=VERDICT_SCHEMA,
+            verdict_schema=template.verdict_schema,
             params=dict(self.config.params),
             timeout_s=self.config.timeout_s,
         )
@@ -190,6 +192,7 @@ class Judge:
             first = await asyncio.shield(shared)
             return SampleOutcome(
                 verdict=first.verdict,
+                extra=dict(first.extra),
                 raw=first.raw,
                 model=first.model,
                 cached=True,
@@ -214,8 +217,10 @@ class Judge:
     ) -> SampleOutcome:
         hit = await asyncio.to_thread(self.cache.get, key)
         if hit is not None:
+            cached_verdict, cached_extra = template.read_verdict(hit.verdict)
             return SampleOutcome(
-                verdict=Verdict.model_validate(hit.verdict),
+                verdict=cached_verdict,
+                extra=cached_extra,
                 raw=hit.raw,
                 model=hit.model,
                 cached=True,
@@ -244,7 +249,7 @@ class Judge:
             try:
                 if reply.verdict is None:
                     raise ValueError("the judge gave no structured verdict")
-                outcome.verdict = Verdict.model_validate(reply.verdict)
+                outcome.verdict, outcome.extra = template.read_verdict(reply.verdict)
             except (ValueError, ValidationError) as exc:
                 if not reasked:
                     reasked = True
@@ -253,7 +258,7 @@ class Judge:
                 outcome.error = f"invalid_verdict: {exc}".splitlines()[0]
                 return outcome
             entry = CachedVerdict(
-                verdict=outcome.verdict.model_dump(),
+                verdict={**outcome.verdict.model_dump(), **outcome.extra},
                 raw=reply.raw,
                 usage=reply.usage,
                 model=reply.model,
@@ -301,7 +306,12 @@ class Judge:
             cost_usd=self.prices.cost(self.config.model, usage),
         )
         sample_details = [
-            {"score": o.verdict.score, "reasoning": o.verdict.reasoning, "cached": o.cached}
+            {
+                "score": o.verdict.score,
+                "reasoning": o.verdict.reasoning,
+                **o.extra,
+                "cached": o.cached,
+            }
             if o.verdict is not None
             else {"error": o.error, "raw": o.raw}
             for o in outcomes

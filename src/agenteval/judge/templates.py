@@ -1,7 +1,8 @@
 """Judge prompt templates, kept as files in the package, and the fencing of untrusted text.
 
 A template file (`templates/<id>.yaml`) holds its `id`, a `version` that goes into the cache key,
-the question it asks, what it `needs` from a trial, and its `system` and `user` prompts. The
+the question it asks, what it `needs` from a trial, its `system` and `user` prompts, and any
+`verdict` fields of its own that the judge returns beside the reasoning and the score. The
 user prompt's `{{ name }}` placeholders are filled with fenced blocks: the agent's answer, its
 tool results and the case input are data written by others, so each sits between a
 `<<<BEGIN name id>>>` and an `<<<END name id>>>` line whose id is a hash of the block's own
@@ -11,13 +12,18 @@ content. A text cannot close its own fence early, because it cannot contain the 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import jinja2
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agenteval.judge.verdict import RESERVED_FIELDS, Verdict, read_verdict, verdict_schema
 
 __all__ = ["Template", "fence", "load_template", "template_ids"]
 
@@ -37,6 +43,31 @@ class Template(BaseModel):
     needs: tuple[str, ...] = Field(default=())
     system: str
     user: str
+    verdict: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """The template's own verdict fields, each a JSON schema (a list of unsupported claims, say),
+    returned beside the reasoning and the score."""
+
+    @field_validator("verdict")
+    @classmethod
+    def _check_verdict_fields(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for name, schema in value.items():
+            if name in RESERVED_FIELDS:
+                raise ValueError(f"verdict field {name!r} is reserved")
+            try:
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as exc:
+                raise ValueError(f"verdict field {name!r}: {exc.message}") from exc
+        return value
+
+    @property
+    def verdict_schema(self) -> dict[str, Any]:
+        """The JSON schema the judge's verdict must follow for this template."""
+        return verdict_schema(self.verdict)
+
+    def read_verdict(self, data: Mapping[str, Any]) -> tuple[Verdict, dict[str, Any]]:
+        """The verdict in `data` and the values of this template's own fields (see
+        `verdict.read_verdict`); raises `ValueError` when it is not a valid verdict."""
+        return read_verdict(data, self.verdict)
 
     def render(self, blocks: dict[str, str]) -> str:
         """The user message, with each placeholder replaced by its fenced block."""

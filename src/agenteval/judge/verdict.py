@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["VERDICT_SCHEMA", "Verdict"]
+__all__ = ["RESERVED_FIELDS", "VERDICT_SCHEMA", "Verdict", "read_verdict", "verdict_schema"]
 
 
 class Verdict(BaseModel):
@@ -40,3 +43,46 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "required": ["reasoning", "score"],
     "additionalProperties": False,
 }
+
+RESERVED_FIELDS = frozenset({"reasoning", "score", "cached", "error", "raw"})
+"""Names a template's own verdict fields cannot take (the verdict's and a sample record's)."""
+
+
+def verdict_schema(fields: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The verdict schema with a template's own `fields` (each a JSON schema) added between the
+    reasoning and the score, every one required, as the strict structured-output modes want."""
+    if not fields:
+        return VERDICT_SCHEMA
+    properties = VERDICT_SCHEMA["properties"]
+    return {
+        "type": "object",
+        "properties": {
+            "reasoning": properties["reasoning"],
+            **{name: dict(schema) for name, schema in fields.items()},
+            "score": properties["score"],
+        },
+        "required": ["reasoning", *fields, "score"],
+        "additionalProperties": False,
+    }
+
+
+def read_verdict(
+    data: Mapping[str, Any], fields: Mapping[str, Mapping[str, Any]]
+) -> tuple[Verdict, dict[str, Any]]:
+    """The verdict in `data` and the values of a template's own `fields`.
+
+    Raises `ValueError` when the verdict is invalid, holds a field the template does not
+    declare, or a declared field's value does not follow its schema. A declared field the model
+    left out is simply absent from the values (providers without a strict mode may omit one).
+    """
+    base = {key: value for key, value in data.items() if key not in fields}
+    verdict = Verdict.model_validate(base)
+    values: dict[str, Any] = {}
+    for name, schema in fields.items():
+        if name not in data:
+            continue
+        error = best_match(Draft202012Validator(dict(schema)).iter_errors(data[name]))
+        if error is not None:
+            raise ValueError(f"verdict field {name!r}: {error.message}")
+        values[name] = data[name]
+    return verdict, values
