@@ -1,4 +1,4 @@
-"""The `agenteval` command: run, rescore, runs, show, schema."""
+"""The `agenteval` command: run, rescore, score, runs, show, schema."""
 
 from __future__ import annotations
 
@@ -404,6 +404,69 @@ def rescore(
         )
     )
     _report(result, verbose=verbose, json_path=json_path)
+
+
+@app.command()
+def score(
+    traces: Annotated[
+        Path,
+        typer.Argument(
+            help="Recorded traces: OTLP JSON (as the OpenTelemetry Collector's file exporter "
+            "writes it), agenteval trial JSONL, or a folder of them."
+        ),
+    ],
+    cases: Annotated[Path, typer.Option("--cases", help="The case file the traces answer.")],
+    match_attribute: Annotated[
+        str,
+        typer.Option(
+            "--match-attribute",
+            help="The root-span attribute naming each trace's case; when no trace carries it, "
+            "traces are matched to cases by order.",
+        ),
+    ] = "agenteval.case.id",
+    scorer: ScorerOption = None,
+    no_builtins: NoBuiltinsOption = False,
+    store: StoreOption = None,
+    json_path: JsonOption = None,
+    judge: JudgeOption = None,
+    rubric: RubricOption = None,
+    no_cache: NoCacheOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Score recorded traces with no agent, and store them as a run."""
+    from agenteval.otel.scoring import score_traces_async
+
+    refs = [_absolute_ref(ref, Path.cwd()) for ref in scorer or []]
+    if json_path is not None:
+        _check_writable(json_path)
+    settings = _global_settings(store, judge=judge, use_cache=not no_cache)
+    progress = _LiveProgress()
+    try:
+        result: Run = _run_async(
+            lambda: score_traces_async(
+                traces,
+                cases,
+                refs,
+                match_attribute=match_attribute,
+                builtins=not no_builtins,
+                store=settings.store,
+                judge=settings.judge,
+                rubrics=_rubrics(rubric),
+                use_cache=not no_cache,
+                prices=settings.prices,
+                base_dir=Path.cwd(),
+                on_start=progress.start,
+                on_result=progress.advance,
+                on_warning=_warn,
+            )
+        )
+    finally:
+        progress.stop()
+    _report(result, verbose=verbose, json_path=json_path)
+    console.print(
+        f"[dim]stored in {escape(str(settings.store))} · `agenteval show {result.run_id}` shows it "
+        "again[/]"
+    )
 
 
 @app.command("judge")

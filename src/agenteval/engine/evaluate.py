@@ -31,7 +31,7 @@ from agenteval.run import Run, RunInfo, RunStatus, TrialResult
 from agenteval.scorers.base import scorer_name
 from agenteval.scorers.registry import ScoringContext, resolve_scorers, scorer_reference
 from agenteval.store import DEFAULT_STORE_PATH, RunStore
-from agenteval.trace import utc_now
+from agenteval.trace import Trial, utc_now
 
 if TYPE_CHECKING:
     from agenteval.judge.choice import JudgeChoice
@@ -126,8 +126,15 @@ async def evaluate_async(
     on_start: Callable[[RunInfo, int, int], None] | None = None,
     on_result: Callable[[TrialResult], None] | None = None,
     on_warning: Warn = logger.warning,
+    recorded: Mapping[tuple[str, int], Trial] | None = None,
 ) -> Run:
-    """The async form of `evaluate`; the keyword arguments past `prices` serve the CLI."""
+    """The async form of `evaluate`; the keyword arguments past `prices` serve the CLI.
+
+    `recorded` (with `agent=None`): trials recorded elsewhere, by (case id, trial index), to
+    score as they are (`agenteval score`).
+    """
+    if recorded is not None and agent is not None:
+        raise ValueError("recorded trials are scored with no agent: pass agent=None")
     run_agent: Agent | None = (
         load_object(agent, base_dir=base_dir) if isinstance(agent, str) else agent
     )
@@ -213,6 +220,7 @@ async def evaluate_async(
                     info.run_id,
                     done=done,
                     on_result=collect,
+                    recorded=recorded,
                 )
             if unrecorded():
                 on_warning(

@@ -4,7 +4,7 @@ and streaming results to the store in batches (a trial counts as done once it is
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,10 +60,13 @@ async def execute(
     *,
     done: set[tuple[str, int]] | None = None,
     on_result: Callable[[TrialResult], None] | None = None,
+    recorded: Mapping[tuple[str, int], Trial] | None = None,
 ) -> None:
     """Run the jobs not in `done`, score them, and store each result as it finishes.
 
-    `agent=None` scores each case's recorded `agent_trace` instead of running an agent.
+    `agent=None` scores each case's recorded `agent_trace` instead of running an agent, or,
+    given `recorded`, the trials recorded elsewhere by (case id, trial index) (a job with no
+    recorded trial is skipped).
     """
     done = done or set()
     pending = len(cases) * settings.trials - len(done)
@@ -74,7 +77,11 @@ async def execute(
 
     async def work() -> None:
         for case, index in jobs:
-            if agent is None:
+            if agent is None and recorded is not None:
+                if (case.id, index) not in recorded:
+                    continue
+                trial = recorded[(case.id, index)]
+            elif agent is None:
                 trial = trace_trial(case, index)
             else:
                 trial = await run_trial(

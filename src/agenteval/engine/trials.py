@@ -17,6 +17,7 @@ from agenteval.agents.calling import (
 from agenteval.agents.recorder import TrialRecorder, monotonic, recording
 from agenteval.case import EvalCase
 from agenteval.engine.failures import classify, retry_after_s
+from agenteval.otel.live import capture_spans
 from agenteval.trace import Failure, FailureCause, Trial, Usage, utc_now
 
 __all__ = ["RetryPolicy", "run_trial", "trace_trial"]
@@ -51,9 +52,10 @@ def trace_trial(case: EvalCase, index: int) -> Trial:
 
 
 async def _attempt(
-    agent: Agent, case: EvalCase, recorder: TrialRecorder, timeout_s: float | None
+    agent: Agent, case: EvalCase, index: int, recorder: TrialRecorder, timeout_s: float | None
 ) -> Trial:
-    with recording(recorder):
+    # The agent's OpenTelemetry spans, when the SDK is installed, fill the recorder too.
+    with recording(recorder), capture_spans(recorder, case.id, index):
         if timeout_s is None:
             return await call_agent(agent, case)
         async with asyncio.timeout(timeout_s):
@@ -126,7 +128,7 @@ async def run_trial(
         recorder = TrialRecorder()
         attempt_start = monotonic()
         try:
-            returned = await _attempt(agent, case, recorder, timeout_s)
+            returned = await _attempt(agent, case, index, recorder, timeout_s)
         except InvalidOutputError as exc:
             trial = _recorded(
                 recorder, Failure(cause=FailureCause.INVALID_OUTPUT, message=str(exc))

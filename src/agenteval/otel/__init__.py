@@ -1,0 +1,42 @@
+"""OpenTelemetry traces as trials: live capture while a trial runs, and recorded traces read
+from files and scored with no agent.
+
+- `live`: a span processor routing each span to the trial running in its context, and the
+  hook the engine wraps around every attempt (`capture_spans`).
+- `convert`: spans to tool calls, model calls and node visits (the GenAI conventions, their
+  deprecated names, and older span shapes).
+- `otlp`, `reading`: OTLP JSON files (the Collector's file exporter) and agenteval trial JSONL.
+- `matching`: traces to cases, by a case id attribute or by order.
+- `scoring`: `score_traces`, the `agenteval score` command's engine entry.
+
+Importing this package imports no OpenTelemetry module: reading files needs none, and live
+capture needs the SDK (`pip install 'agenteval[opentelemetry]'`).
+"""
+
+from agenteval.otel.convert import (
+    CASE_ID_ATTRIBUTE,
+    TRIAL_INDEX_ATTRIBUTE,
+    SpanKind,
+    SpanReading,
+    read_spans,
+    span_kind,
+)
+from agenteval.otel.matching import Matched, match_trials
+from agenteval.otel.reading import RecordedTrial, read_recorded
+from agenteval.otel.spans import SpanEvent, SpanRecord, SpanStatus
+
+__all__ = [
+    "CASE_ID_ATTRIBUTE",
+    "TRIAL_INDEX_ATTRIBUTE",
+    "Matched",
+    "RecordedTrial",
+    "SpanEvent",
+    "SpanKind",
+    "SpanReading",
+    "SpanRecord",
+    "SpanStatus",
+    "match_trials",
+    "read_recorded",
+    "read_spans",
+    "span_kind",
+]

@@ -1,0 +1,288 @@
+"""Live capture: every span the agent emits through the OpenTelemetry SDK while a trial runs
+goes into that trial's record.
+
+One span processor routes spans to the trial running in the context that started them (a
+context variable, so concurrent trials never mix; spans started where the context was lost,
+in a thread the agent started itself, still follow their trace). Each trial runs under a root
+span of its own (`agenteval trial CASE`, carrying `agenteval.case.id` and
+`agenteval.trial.index`), so every trial is one trace, in agenteval and in the user's backend.
+
+The agent needs no change beyond its existing instrumentation. With no TracerProvider
+configured, agenteval installs an SDK one (exporting nothing) the first time a trial runs: the
+OpenTelemetry API lets a process set its provider once, so it stays for the process. With one
+configured, the processor is added to it, and its own processors and exporters keep working.
+Without the SDK installed (`pip install 'agenteval[opentelemetry]'`), or with
+`OTEL_SDK_DISABLED=true`, nothing is captured and nothing changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from agenteval.agents.recorder import TrialRecorder
+
+from .convert import CASE_ID_ATTRIBUTE, TRIAL_INDEX_ATTRIBUTE, read_spans
+from .spans import SpanEvent, SpanRecord, SpanStatus
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
+    from opentelemetry.sdk.trace import ReadableSpan, Span
+    from opentelemetry.trace import Tracer
+
+__all__ = ["SCOPE", "capture_spans", "span_record"]
+
+SCOPE = "agenteval"
+"""The instrumentation scope of agenteval's own spans (never captured as the agent's)."""
+
+logger = logging.getLogger("agenteval")
+
+
+@dataclass
+class _Capture:
+    """The spans of one trial attempt."""
+
+    spans: list[ReadableSpan] = field(default_factory=list)
+    open: set[tuple[int, int]] = field(default_factory=set)
+    trace_id: int | None = None
+    closed: bool = False
+
+
+_current: ContextVar[_Capture | None] = ContextVar("agenteval_span_capture", default=None)
+
+
+@cache
+def _sdk_available() -> bool:
+    try:
+        import opentelemetry.sdk.trace  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _disabled() -> bool:
+    return os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
+
+
+class _Router:
+    """A span processor handing each span to the trial it belongs to.
+
+    Spans are routed when they start, by the trial in the starting context, else by their
+    trace; a span that ends after its trial's attempt is over is dropped.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_span: dict[tuple[int, int], _Capture] = {}
+        self._by_trace: dict[int, _Capture] = {}
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        scope = span.instrumentation_scope
+        if scope is not None and scope.name == SCOPE:
+            return
+        context = span.get_span_context()
+        capture = _current.get()
+        with self._lock:
+            if capture is None:
+                capture = self._by_trace.get(context.trace_id)
+            if capture is None or capture.closed:
+                return
+            key = (context.trace_id, context.span_id)
+            self._by_span[key] = capture
+            capture.open.add(key)
+
+    def _on_ending(self, span: Span) -> None:
+        pass
+
+    def on_end(self, span: ReadableSpan) -> None:
+        context = span.context
+        if context is None:
+            return
+        key = (context.trace_id, context.span_id)
+        with self._lock:
+            capture = self._by_span.pop(key, None)
+            if capture is None or capture.closed:
+                return
+            capture.open.discard(key)
+            capture.spans.append(span)
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+    def open_capture(self, trace_id: int) -> _Capture:
+        capture = _Capture(trace_id=trace_id)
+        with self._lock:
+            self._by_trace.setdefault(trace_id, capture)
+        return capture
+
+    def close_capture(self, capture: _Capture) -> list[ReadableSpan]:
+        with self._lock:
+            capture.closed = True
+            if capture.trace_id is not None and self._by_trace.get(capture.trace_id) is capture:
+                del self._by_trace[capture.trace_id]
+            for key in capture.open:
+                self._by_span.pop(key, None)
+            capture.open.clear()
+            return list(capture.spans)
+
+
+_router = _Router()
+_tracers: weakref.WeakKeyDictionary[Any, Tracer] = weakref.WeakKeyDictionary()
+_setup_lock = threading.Lock()
+_warned: set[str] = set()
+
+
+def _tracer() -> Tracer | None:
+    """agenteval's tracer on the global provider, with the router attached to that provider
+    (and a provider installed when there is none); None when spans cannot be captured."""
+    from opentelemetry import trace
+
+    provider: Any = trace.get_tracer_provider()
+    tracer = _tracers.get(provider)
+    if tracer is not None:
+        return tracer
+    with _setup_lock:
+        provider = trace.get_tracer_provider()
+        if isinstance(provider, trace.ProxyTracerProvider):
+            from opentelemetry.sdk.trace import TracerProvider
+
+            installed = TracerProvider()
+            installed.add_span_processor(_router)  # type: ignore[arg-type]
+            _tracers[installed] = _scope_tracer(installed)
+            trace.set_tracer_provider(installed)
+            provider = trace.get_tracer_provider()  # another thread may have set one first
+        if provider not in _tracers:
+            add = getattr(provider, "add_span_processor", None)
+            if add is None:
+                name = type(provider).__name__
+                if name not in _warned:
+                    _warned.add(name)
+                    logger.warning(
+                        "the global TracerProvider (%s) takes no span processor: the agent's "
+                        "spans are not captured",
+                        name,
+                    )
+                return None
+            add(_router)
+            _tracers[provider] = _scope_tracer(provider)
+        return _tracers[provider]
+
+
+def _scope_tracer(provider: Any) -> Tracer:
+    from agenteval import __version__
+
+    tracer: Tracer = provider.get_tracer(SCOPE, __version__)
+    return tracer
+
+
+def span_record(span: ReadableSpan) -> SpanRecord:
+    """A finished SDK span in the shape conversion reads."""
+    from opentelemetry.trace import StatusCode
+
+    context = span.context
+    parent = span.parent
+    status = span.status.status_code
+    return SpanRecord(
+        name=span.name,
+        trace_id=f"{context.trace_id:032x}" if context is not None else "",
+        span_id=f"{context.span_id:016x}" if context is not None else "",
+        parent_id=f"{parent.span_id:016x}" if parent is not None else None,
+        start_ns=span.start_time or 0,
+        end_ns=span.end_time or span.start_time or 0,
+        attributes={k: _plain(v) for k, v in (span.attributes or {}).items()},
+        status=(
+            SpanStatus.ERROR
+            if status is StatusCode.ERROR
+            else SpanStatus.OK
+            if status is StatusCode.OK
+            else SpanStatus.UNSET
+        ),
+        status_message=span.status.description or "",
+        events=tuple(
+            SpanEvent(e.name, {k: _plain(v) for k, v in (e.attributes or {}).items()})
+            for e in span.events
+        ),
+        resource=dict(span.resource.attributes),
+        scope=span.instrumentation_scope.name if span.instrumentation_scope else "",
+    )
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _fill(recorder: TrialRecorder, spans: list[ReadableSpan]) -> None:
+    """Add what the spans say to what the recorder saw; what the agent recorded itself
+    (`@agenteval.tool`, `record_model_call`, `record_wait`) wins, kind by kind."""
+    if not spans:
+        return
+    reading = read_spans(span_record(span) for span in spans)
+    if not recorder.tool_calls:
+        recorder.tool_calls.extend(reading.tool_calls)
+    if not recorder.model_calls:
+        recorder.model_calls.extend(reading.model_calls)
+    if not recorder.node_visits:
+        recorder.node_visits.extend(reading.node_visits)
+    if not recorder.waits_s and reading.waits_s:
+        recorder.add_wait(reading.waits_s)
+    if not recorder.retries:
+        for reason, count in reading.retries.items():
+            for _ in range(count):
+                recorder.add_retry(reason)
+
+
+@contextmanager
+def _capturing(tracer: Tracer, recorder: TrialRecorder, case_id: str, index: int) -> Iterator[None]:
+    from opentelemetry import context as otel_context
+    from opentelemetry import trace
+    from opentelemetry.trace import Link, StatusCode
+
+    enclosing = trace.get_current_span().get_span_context()
+    links = [Link(enclosing)] if enclosing.is_valid else None
+    # A root of its own: one trace per trial, even when the run itself runs inside a span.
+    span = tracer.start_span(
+        f"agenteval trial {case_id}",
+        context=otel_context.Context(),
+        links=links,
+        attributes={CASE_ID_ATTRIBUTE: case_id, TRIAL_INDEX_ATTRIBUTE: index},
+    )
+    capture = _router.open_capture(span.get_span_context().trace_id)
+    token = _current.set(capture)
+    attached = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        yield
+    except BaseException as exc:
+        span.record_exception(exc)
+        span.set_status(StatusCode.ERROR, str(exc) or type(exc).__name__)
+        raise
+    finally:
+        otel_context.detach(attached)
+        _current.reset(token)
+        span.end()
+        _fill(recorder, _router.close_capture(capture))
+
+
+def capture_spans(
+    recorder: TrialRecorder, case_id: str, index: int
+) -> AbstractContextManager[None]:
+    """While the block runs (one attempt of one trial), capture the agent's OpenTelemetry spans
+    and, at its end, add the tool calls, model calls, node visits, waits and retries they
+    describe to `recorder`. Does nothing without the OpenTelemetry SDK."""
+    if not _sdk_available() or _disabled():
+        return contextlib.nullcontext()
+    tracer = _tracer()
+    if tracer is None:
+        return contextlib.nullcontext()
+    return _capturing(tracer, recorder, case_id, index)

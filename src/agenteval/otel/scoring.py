@@ -1,0 +1,135 @@
+"""Scoring recorded traces with no agent at all (`agenteval score`): read them, match them to
+cases, and score them as a stored run like any other."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agenteval.case import EvalCase
+from agenteval.datasets import load_cases
+from agenteval.engine.evaluate import evaluate_async
+from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
+from agenteval.errors import ConfigError
+from agenteval.run import Run, RunInfo, TrialResult
+from agenteval.store import DEFAULT_STORE_PATH
+
+from .convert import CASE_ID_ATTRIBUTE
+from .matching import match_trials
+from .reading import read_recorded
+
+if TYPE_CHECKING:
+    from agenteval.judge.judge import Judge, JudgeConfig
+    from agenteval.pricing import PriceTable
+
+__all__ = ["score_traces", "score_traces_async"]
+
+logger = logging.getLogger("agenteval")
+
+
+def _sample(values: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+async def score_traces_async(
+    traces: str | Path,
+    cases: Sequence[EvalCase] | str | Path,
+    scorers: Sequence[Any] = (),
+    *,
+    match_attribute: str = CASE_ID_ATTRIBUTE,
+    builtins: bool = True,
+    store: str | Path = DEFAULT_STORE_PATH,
+    judge: Judge | JudgeConfig | str | None = None,
+    rubrics: Sequence[str] | None = None,
+    use_cache: bool = True,
+    prices: PriceTable | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    base_dir: Path | None = None,
+    on_start: Callable[[RunInfo, int, int], None] | None = None,
+    on_result: Callable[[TrialResult], None] | None = None,
+    on_warning: Callable[[str], None] = logger.warning,
+) -> Run:
+    """The async form of `score_traces`; the keyword arguments past `concurrency` serve the
+    CLI."""
+    if not match_attribute.strip():
+        raise ConfigError("the match attribute is empty", field="--match-attribute")
+    case_list = load_cases(cases) if isinstance(cases, str | Path) else list(cases)
+    if not case_list:
+        raise ConfigError("no cases to score against", field="cases", hint="give at least one case")
+    recorded = read_recorded(traces, match_attribute)
+    matched = match_trials(recorded, case_list, attribute=match_attribute, source=str(traces))
+    if matched.unmatched:
+        on_warning(
+            f"{len(matched.unmatched)} traces name no case of the case file and were left out: "
+            f"{_sample(matched.unmatched)}"
+        )
+    if matched.missing:
+        on_warning(
+            f"{len(matched.missing)} cases have no trace and were left out: "
+            f"{_sample(matched.missing)}"
+        )
+    if matched.by_order:
+        on_warning(
+            f"no trace names its case ({match_attribute}): traces are matched to cases by order"
+        )
+    return await evaluate_async(
+        None,
+        matched.cases,
+        scorers,
+        trials=matched.trials_per_case,
+        concurrency=concurrency,
+        builtins=builtins,
+        store=store,
+        tools=matched.tools,
+        judge=judge,
+        rubrics=rubrics,
+        use_cache=use_cache,
+        prices=prices,
+        target=str(traces),
+        base_dir=base_dir,
+        on_start=on_start,
+        on_result=on_result,
+        on_warning=on_warning,
+        recorded=matched.trials,
+    )
+
+
+def score_traces(
+    traces: str | Path,
+    cases: Sequence[EvalCase] | str | Path,
+    scorers: Sequence[Any] = (),
+    *,
+    match_attribute: str = CASE_ID_ATTRIBUTE,
+    builtins: bool = True,
+    store: str | Path = DEFAULT_STORE_PATH,
+    judge: Judge | JudgeConfig | str | None = None,
+    rubrics: Sequence[str] | None = None,
+    use_cache: bool = True,
+    prices: PriceTable | None = None,
+) -> Run:
+    """Score recorded traces with no agent: OTLP JSON (as the OpenTelemetry Collector's file
+    exporter writes it) or agenteval trial JSONL, a file or a folder of them.
+
+    Each trace is matched to its case by `match_attribute` on its root span (a trial line by
+    its `case_id`), else by order; several traces of a case are its trials. The result is a
+    stored run like any other: reports, compare and gate work on it.
+    """
+    import asyncio
+
+    return asyncio.run(
+        score_traces_async(
+            traces,
+            cases,
+            scorers,
+            match_attribute=match_attribute,
+            builtins=builtins,
+            store=store,
+            judge=judge,
+            rubrics=rubrics,
+            use_cache=use_cache,
+            prices=prices,
+        )
+    )
