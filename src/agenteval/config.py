@@ -8,11 +8,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
+from agenteval.agents.builtin import BuiltinAgentConfig
+from agenteval.agents.calling import Agent
+from agenteval.agents.http import HttpAgentConfig
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
 from agenteval.errors import ConfigError
 from agenteval.judge.judge import JudgeConfig
@@ -21,11 +24,13 @@ from agenteval.store import DEFAULT_STORE_PATH
 
 __all__ = [
     "CONFIG_NAMES",
+    "AgentSpec",
     "JudgeSection",
     "ProjectConfig",
     "RunSettings",
     "Target",
     "find_target",
+    "resolve_agent",
     "resolve_settings",
 ]
 
@@ -50,13 +55,85 @@ class JudgeSection(BaseModel):
     cache: bool = True
 
 
+def _agent_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "reference"
+    if isinstance(value, HttpAgentConfig) or (isinstance(value, Mapping) and "url" in value):
+        return "http"
+    if isinstance(value, BuiltinAgentConfig) or (isinstance(value, Mapping) and "model" in value):
+        return "builtin"
+    return None
+
+
+AgentSpec = Annotated[
+    Annotated[str, Tag("reference")]
+    | Annotated[HttpAgentConfig, Tag("http")]
+    | Annotated[BuiltinAgentConfig, Tag("builtin")],
+    Discriminator(
+        _agent_kind,
+        custom_error_type="agent_kind",
+        custom_error_message="an agent is module:function, path/to/file.py:function, a mapping "
+        "with url: (an HTTP agent) or a mapping with model: (the built-in agent)",
+    ),
+]
+"""`agent:`: a reference to a function, an HTTP agent (`url:`), or the built-in agent
+(`model:`)."""
+
+_AGENT_KINDS = {"reference", "http", "builtin"}
+_SECTION_FIELDS: dict[tuple[str, ...], Any] = {
+    ("agent", "http"): HttpAgentConfig.model_fields,
+    ("agent", "builtin"): BuiltinAgentConfig.model_fields,
+}
+
+
+def resolve_agent(
+    spec: AgentSpec | Mapping[str, Any], *, base_dir: Path | None = None
+) -> tuple[Agent, str]:
+    """The agent `agent:` describes, ready to call, and how a run records it (a reference with
+    no secret in it)."""
+    if isinstance(spec, Mapping):
+        kind = _agent_kind(spec)
+        if kind is None:
+            raise ConfigError(
+                "an agent mapping needs url: (an HTTP agent) or model: (the built-in agent)",
+                field="agent",
+            )
+        try:
+            spec = (HttpAgentConfig if kind == "http" else BuiltinAgentConfig).model_validate(spec)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in ("agent", *error["loc"]))
+            raise ConfigError(error["msg"], field=where) from exc
+    if isinstance(spec, HttpAgentConfig):
+        from agenteval.agents.http import HttpAgent
+
+        http = HttpAgent(spec)
+        return http, http.reference
+    if isinstance(spec, BuiltinAgentConfig):
+        from agenteval.agents.builtin import BuiltinAgent
+
+        builtin = BuiltinAgent(spec, base_dir=base_dir)
+        return builtin, builtin.reference
+    from agenteval.agents.loading import load_object
+
+    agent = load_object(spec, base_dir=base_dir)
+    if not callable(agent):
+        raise ConfigError(
+            f"{spec!r} is not callable",
+            field="agent",
+            hint="the agent must be a function of the case input",
+        )
+    return agent, spec
+
+
 class ProjectConfig(BaseModel):
     """What `agenteval.yaml` may hold. Paths in it are relative to the file."""
 
     model_config = ConfigDict(extra="forbid")
 
     dataset: str | None = None
-    agent: str | None = None
+    agent: AgentSpec | None = None
+    """`module:function`, `path/to/file.py:function`, `{url: ...}` or `{model: ...}`."""
     scorers: list[str | dict[str, Any]] = Field(default_factory=list)
     builtins: bool = True
     trials: int | None = Field(default=None, ge=1)
@@ -126,19 +203,20 @@ def _read_config(path: Path) -> ProjectConfig:
         return ProjectConfig.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"])
-        top = str(error["loc"][0]) if error["loc"] else ""
+        loc = tuple(str(part) for part in error["loc"])
+        # `agent.http.timeout` is written `agent: {timeout: ...}`: name it as written.
+        agent_kind = len(loc) > 1 and loc[0] == "agent" and loc[1] in _AGENT_KINDS
+        shown = loc[:1] + loc[2:] if agent_kind else loc
+        field = ".".join(shown)
+        top = loc[0] if loc else ""
         hint = None
         if error["type"] == "extra_forbidden":
-            close = difflib.get_close_matches(top, ProjectConfig.model_fields, n=1)
+            known = _SECTION_FIELDS.get(loc[:-1], ProjectConfig.model_fields)
+            close = difflib.get_close_matches(loc[-1], known, n=1)
             message = "unknown setting"
-            hint = (
-                f"did you mean {close[0]!r}?"
-                if close
-                else "known settings: " + ", ".join(ProjectConfig.model_fields)
-            )
+            hint = f"did you mean {close[0]!r}?" if close else "known settings: " + ", ".join(known)
         else:
-            message = f"{error['msg']} (got {error.get('input')!r})"
+            message = f"{error['msg'].removeprefix('Value error, ')} (got {error.get('input')!r})"
         raise ConfigError(
             message, file=path, line=_line_of(text, top), field=field, hint=hint
         ) from exc

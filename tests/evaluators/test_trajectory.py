@@ -15,6 +15,7 @@ from agenteval import (
     Trial,
 )
 from agenteval.engine.trials import trace_trial
+from agenteval.evaluators.agent_trace import failure_of
 from agenteval.judge.judge import Judge
 
 REPEATED_404 = EvalCase(
@@ -54,32 +55,8 @@ def failing(result: object = None, error: str | None = None) -> EvalCase:
 async def test_a_repeated_failing_call_scores_two_thirds_less_the_recovery_penalty(
     script: Script, judge: Judge
 ) -> None:
-    # The seed's text says the result reads "Error: 404": a result that reports an error in
-    # words. agenteval counts a call as failed by `call_error` (an `error`, or a result that
-    # reports one as data); this one is marked failed by its `error`, as a recorded trace has it.
-    case = REPEATED_404.model_copy(
-        update={
-            "agent_trace": [
-                AgentStep(
-                    tool_calls=[
-                        ToolCall(
-                            name="get_price",
-                            arguments={"ticker": "AAPL"},
-                            result={"error": "404 Not Found"},
-                        )
-                    ]
-                ),
-                AgentStep(
-                    tool_calls=[
-                        ToolCall(name="get_price", arguments={"ticker": "AAPL"}, error="HTTP 404")
-                    ]
-                ),
-                AgentStep(output="I was unable to retrieve the price."),
-            ]
-        }
-    )
     script.set(**YES_YES_NO, trajectory_efficiency_recovery=0.0)
-    score = await TrajectoryEfficiency(judge=judge)(case, trace_trial(case, 0))
+    score = await TrajectoryEfficiency(judge=judge)(REPEATED_404, trace_trial(REPEATED_404, 0))
     assert score.value == pytest.approx(2 / 3 - 0.2)
     assert round(score.value or 0, 2) == 0.47 and score.passed is False
     assert score.details["base_score"] == pytest.approx(2 / 3)
@@ -90,19 +67,21 @@ async def test_a_repeated_failing_call_scores_two_thirds_less_the_recovery_penal
     assert "no to repeats" in (score.reason or "")
     recovery = next(body for t, body in script.asked if t == "trajectory_efficiency_recovery")
     failures = block(recovery, "failures") or ""
-    assert "[1] get_price: result reports an error: 404 Not Found" in failures
-    assert "[2] get_price: HTTP 404" in failures
+    assert failures.splitlines() == [
+        "[1] get_price: result reports an error: Error: 404",
+        "[2] get_price: result reports an error: Error: 404",
+    ]
+    assert "returned (reporting an error): Error: 404" in (block(recovery, "trace") or "")
 
 
 async def test_without_a_failed_call_the_recovery_question_is_not_asked(
     script: Script, judge: Judge
 ) -> None:
-    # "Error: 404" as plain text is not a failure by `call_error`'s rule (an error, or a result
-    # reporting one as data), so only the three questions are asked.
     script.set(**YES_YES_NO)
-    score = await TrajectoryEfficiency(judge=judge)(REPEATED_404, trace_trial(REPEATED_404, 0))
+    case = failing(result={"price": 190.1})
+    score = await TrajectoryEfficiency(judge=judge)(case, trace_trial(case, 0))
     assert score.value == pytest.approx(2 / 3)
-    assert score.details["recovered"] is None
+    assert score.details["recovered"] is None and score.details["failed_calls"] == 0
     assert "trajectory_efficiency_recovery" not in script.templates()
 
 
@@ -112,6 +91,8 @@ async def test_without_a_failed_call_the_recovery_question_is_not_asked(
         (failing(error="timeout"), 1.0, 1 / 3),
         (failing(result={"isError": True}), 0.0, 1 / 3 - 0.2),
         (failing(result='{"error": "rate limited"}'), 0.0, 1 / 3 - 0.2),
+        (failing(result="ERROR 500 upstream"), 0.0, 1 / 3 - 0.2),
+        (failing(result="Traceback (most recent call last):\n  ..."), 1.0, 1 / 3),
     ],
 )
 async def test_recovery_is_asked_for_every_kind_of_failed_call(
@@ -211,3 +192,21 @@ async def test_trace_evaluators_give_no_score_without_steps(judge: Judge) -> Non
     ):
         score = await evaluator(case, answered)
         assert score.value is None and score.reason == "no steps in the trace to judge"
+
+
+@pytest.mark.parametrize(
+    ("result", "failed"),
+    [
+        ("Error: 404", True),
+        ("error:timeout", True),
+        ("  ERROR 500", True),
+        ("Exception: boom", True),
+        ("Error handling in Python is done with try/except.", False),
+        ("Errors: none", False),
+        ("No error", False),
+        ({"error": "not found"}, True),
+        ({"error": None, "price": 3}, False),
+    ],
+)
+def test_which_results_report_a_failure(result: object, failed: bool) -> None:
+    assert (failure_of(ToolCall(name="t", result=result)) is not None) is failed

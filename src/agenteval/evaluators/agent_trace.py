@@ -10,6 +10,7 @@ output of the trace.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -23,6 +24,7 @@ __all__ = [
     "AgentTrace",
     "call_text",
     "calls_text",
+    "failure_of",
     "judged_part",
     "read_trace",
     "step_text",
@@ -57,13 +59,29 @@ class AgentTrace:
 
     @property
     def failed_calls(self) -> list[tuple[int, ToolCall, str]]:
-        """Each call that failed (see `scorers.tools.call_error`): index, call, why."""
+        """Each call that failed (see `failure_of`): index, call, why."""
         failed: list[tuple[int, ToolCall, str]] = []
         for index, call in enumerate(self.calls):
-            error = call_error(call)
+            error = failure_of(call)
             if error is not None:
                 failed.append((index, call, error))
         return failed
+
+
+# A text result that is an error report: "Error: 404", "ERROR 500", "Exception: ...", a traceback.
+_ERROR_TEXT = re.compile(
+    r"^\s*(?:(?:error|exception)\s*(?::|\d|$)|traceback \(most recent call last\))", re.I
+)
+
+
+def failure_of(call: ToolCall) -> str | None:
+    """Why a call failed, or None when it worked: `scorers.tools.call_error` (it raised, or its
+    result reports an error as data), or a text result that is an error report (`"Error: 404"`,
+    as traces recorded from frameworks that turn tool errors into text carry them)."""
+    error = call_error(call)
+    if error is None and isinstance(call.result, str) and _ERROR_TEXT.match(call.result):
+        error = f"result reports an error: {_text(call.result.strip())}"
+    return error
 
 
 def read_trace(case: EvalCase, trial: Trial) -> AgentTrace | None:
@@ -96,7 +114,7 @@ def call_text(call: ToolCall, number: int) -> str:
     """One call as a prompt shows it: `[n] name({arguments})`, then what it returned or why it
     failed."""
     head = f"[{number}] {call.name}({_text(call.arguments)})"
-    error = call_error(call)
+    error = failure_of(call)
     if call.error is not None:
         return f"{head}\n    failed: {_text(call.error)}"
     if call.result is None:

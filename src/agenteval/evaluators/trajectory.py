@@ -167,9 +167,10 @@ class TrajectoryEfficiency(JudgedEvaluator):
     The judge answers three yes/no questions: did the agent complete the task without
     unnecessary detours; is the step count proportionate to the task; did it avoid repeating
     steps it had already completed. The base score is the share of yeses. When a tool call
-    failed (it raised, or its result reports an error: see `scorers.tools.call_error`), the
-    judge is also asked whether the agent handled the failure (retried differently, switched
-    approach, or said clearly that it failed); a no takes 0.2 off, down to 0.0 at least.
+    failed (it raised, its result reports an error as data, or its result is an error text such
+    as `"Error: 404"`: see `agent_trace.failure_of`), the judge is also asked whether the agent
+    handled the failure (retried differently, switched approach, or said clearly that it
+    failed); a no takes 0.2 off, down to 0.0 at least.
 
     No score when there is no trace, no steps, or no judge.
     """

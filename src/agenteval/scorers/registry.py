@@ -2,8 +2,10 @@
 a function, an object) into the scorers a run applies, and back into references a rescore can
 load again.
 
-Names cover the built-in deterministic scorers and the judge rubrics; a scorer that needs the
-run's context (its tools, its judge) gets it here.
+Names cover the built-in deterministic scorers, the judge rubrics and the agent evaluators of
+seed 004 (also by the names their scores carry: `tool_call_accuracy[require_order]`); a scorer
+that needs the run's context (its tools, its judge) gets it here: built-ins by their fields, and
+any object with a `for_run(context)` method (the evaluators) by what that method returns.
 """
 
 from __future__ import annotations
@@ -44,8 +46,12 @@ class ScoringContext:
 
 
 def named_scorers() -> dict[str, type[Any]]:
-    """Every scorer that can be named: the built-ins, then the judge rubrics."""
-    return {**BUILTIN_SCORERS, **dict.fromkeys(RUBRICS, JudgeRubric)}
+    """Every scorer that can be named: the built-ins, the judge rubrics, then the agent
+    evaluators of seed 004."""
+    # Imported here: the evaluators are built on this layer.
+    from agenteval.evaluators.catalog import EVALUATORS
+
+    return {**BUILTIN_SCORERS, **dict.fromkeys(RUBRICS, JudgeRubric), **EVALUATORS}
 
 
 def _default_of(f: Field[Any]) -> Any:
@@ -108,6 +114,11 @@ def _resolve_one(ref: Any, context: ScoringContext) -> Any:
         if not callable(loaded):
             raise ScorerError(f"{ref!r} is not callable", hint="a scorer takes (case, trial)")
         return loaded
+    from agenteval.evaluators.naming import named_settings
+
+    bracketed = named_settings(ref)  # `tool_call_accuracy[require_order]`, as scores are named
+    if bracketed is not None:
+        return _build(*bracketed, context)
     return _build(ref, {}, context)
 
 
@@ -147,13 +158,25 @@ def resolve_scorers(
                 hint="give one of them another name (set its `name` attribute)",
             )
         scorers[name] = scorer
-    return list(scorers.values())
+    return [_for_run(scorer, context) for scorer in scorers.values()]
+
+
+def _for_run(scorer: Any, context: ScoringContext) -> Any:
+    """The scorer as this run applies it: given the run's context when it asks for it."""
+    for_run = getattr(scorer, "for_run", None)
+    return for_run(context) if callable(for_run) else scorer
 
 
 def _is_default(scorer: Any) -> bool:
     return type(scorer) is BUILTIN_SCORERS.get(scorer_name(scorer)) and scorer_reference(
         scorer
     ) == scorer_name(scorer)
+
+
+def _class_key(scorer: Any, known: Mapping[str, type[Any]]) -> str | None:
+    """The one name its class is known by, if it has exactly one."""
+    keys = [key for key, cls in known.items() if cls is type(scorer)]
+    return keys[0] if len(keys) == 1 else None
 
 
 def scorer_reference(scorer: Any) -> ScorerRef | None:
@@ -166,7 +189,8 @@ def scorer_reference(scorer: Any) -> ScorerRef | None:
         return scorer if isinstance(scorer, str) else dict(scorer)
     name = scorer_name(scorer)
     known = named_scorers()
-    if name in known and type(scorer) is known[name]:
+    key = name if name in known and type(scorer) is known[name] else _class_key(scorer, known)
+    if key is not None:
         changed = {
             f.name: list(value) if isinstance(value, tuple) else value
             for f in fields(scorer)
@@ -174,7 +198,10 @@ def scorer_reference(scorer: Any) -> ScorerRef | None:
             and f.name not in _CONTEXT_FIELDS
             and (value := getattr(scorer, f.name)) != _default_of(f)
         }
-        return {"name": name, **changed} if changed else name
+        # A scorer named after its settings (`tool_call_accuracy[require_order]`) is stored by
+        # its class's name; one the user named otherwise cannot be loaded again by name.
+        if key == name or scorer_name(_build(key, changed, ScoringContext())) == name:
+            return {"name": key, **changed} if changed else key
     module = getattr(scorer, "__module__", None)
     qualname = getattr(scorer, "__qualname__", None)
     if module and qualname and "<" not in qualname and module != "__main__":

@@ -1,0 +1,222 @@
+"""HTTP agents: an agent that is a service, called over HTTP.
+
+`agent: {url: http://…}` in agenteval.yaml. For each case (and each user turn of a
+conversation) the agent POSTs ``{"input": INPUT}`` as JSON to the URL, where INPUT is the case
+input: a string, or the conversation so far as ``[{"role": ..., "content": ...}, ...]``.
+
+The service answers with JSON:
+
+- a string: the final answer;
+- an object in agenteval's trial format: ``output`` (the final answer), and optionally
+  ``steps`` (``thought``, ``tool_calls``, ``output``), ``tool_calls`` (``name``, ``arguments``,
+  ``result``, ``error``, ``duration_s``, ...), ``node_visits``, ``retrieved_docs``,
+  ``metadata``, and ``model_calls`` (``model``, ``usage``: ``input_tokens``, ``output_tokens``,
+  ...) whose tokens count as the agent's.
+
+A ``text/plain`` answer is taken as the final answer as it is.
+
+What goes wrong maps to agenteval's failure causes, so the engine retries what a retry may fix
+(up to the run's `retries`, honouring ``Retry-After``) and counts each retry by reason:
+
+==============================================  ====================  =========
+what happened                                   cause                 retried
+==============================================  ====================  =========
+429                                             ``rate_limited``      yes
+502, 503                                        ``provider_error``    yes
+408, 504, or no answer within ``timeout``       ``timeout``           yes
+connection refused, reset or dropped            ``connection_error``  yes
+500, 501, any other 4xx                         ``agent_error``       no
+a 2xx body that is not JSON or lacks ``output``  ``invalid_output``    no
+==============================================  ====================  =========
+
+A 500 is the service's own failure on that input, so it is the agent's error, judged like any
+other: a service whose failure is transient says so with 503 (and ``Retry-After``).
+The agent itself never retries: one request is the whole trial, so retrying the trial is
+retrying the request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agenteval.agents.calling import InvalidOutputError, read_agent_output
+from agenteval.errors import ConfigError
+from agenteval.trace import ModelCall, Trial, Usage
+
+__all__ = [
+    "HttpAgent",
+    "HttpAgentConfig",
+    "HttpAgentConnectionError",
+    "HttpAgentError",
+    "HttpAgentTimeout",
+    "HttpAgentUnavailable",
+    "http_agent",
+]
+
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_RETRYABLE = frozenset({429, 502, 503})
+_TIMEOUTS = frozenset({408, 504})
+_BODY_SHOWN = 300
+
+
+class HttpAgentConfig(BaseModel):
+    """`agent:` in agenteval.yaml for an HTTP agent (recognised by its `url:`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    """Where to POST each case input."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Sent with every request. `${NAME}` in a value is replaced by the environment variable
+    NAME, so a token need not be written in the config: `Authorization: Bearer ${AGENT_TOKEN}`."""
+    timeout: float = Field(default=60.0, gt=0)
+    """Seconds to wait for one answer."""
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not an http:// or https:// URL")
+        return value
+
+
+class HttpAgentError(Exception):
+    """The service failed on this input (500, 501, another 4xx): the agent's own error."""
+
+    def __init__(self, message: str, *, reply_status: int | None = None) -> None:
+        super().__init__(message)
+        # Not `status_code`: the engine must not read this as a provider's transient failure.
+        self.reply_status = reply_status
+
+
+class HttpAgentUnavailable(Exception):
+    """The service refused for now (429, 502, 503); the engine retries, honouring
+    `Retry-After`."""
+
+    def __init__(self, message: str, *, status_code: int, headers: Mapping[str, str]) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.headers = dict(headers)
+
+
+class HttpAgentTimeout(TimeoutError):
+    """No answer in time (the client's timeout, 408 or 504); the engine retries."""
+
+    def __init__(self, message: str, *, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.headers = dict(headers or {})
+
+
+class HttpAgentConnectionError(ConnectionError):
+    """The service could not be reached, or dropped the connection; the engine retries."""
+
+
+def _expand(value: str, name: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        variable = match.group(1)
+        found = os.environ.get(variable)
+        if found is None:
+            raise ConfigError(
+                f"header {name!r} uses ${{{variable}}}, which is not set",
+                field=f"agent.headers.{name}",
+                hint=f"export {variable}=...",
+            )
+        return found
+
+    return _ENV_REFERENCE.sub(replace, value)
+
+
+def _shown(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _BODY_SHOWN else text[:_BODY_SHOWN] + "…"
+
+
+class HttpAgent:
+    """An agent behind a URL: an async callable of the case input (see the module)."""
+
+    def __init__(self, config: HttpAgentConfig) -> None:
+        self.config = config
+        # Resolved once, up front: a missing variable is a config error before the run starts.
+        self._headers = {
+            "Accept": "application/json",
+            **{name: _expand(value, name) for name, value in config.headers.items()},
+        }
+
+    @property
+    def reference(self) -> str:
+        """How a run names this agent: the URL without credentials or query."""
+        from agenteval.judge.choice import public_url
+
+        return f"http:{public_url(self.config.url)}"
+
+    def __repr__(self) -> str:
+        return f"HttpAgent({self.reference!r})"
+
+    async def __call__(self, prompt: Any) -> Trial:
+        """POST the input; read the answer as a `Trial`, or raise what `classify` reads."""
+        import httpx2
+
+        url = self.config.url
+        where = self.reference.removeprefix("http:")
+        try:
+            async with httpx2.AsyncClient(timeout=self.config.timeout) as client:
+                response = await client.post(url, json={"input": prompt}, headers=self._headers)
+        except httpx2.TimeoutException as exc:
+            raise HttpAgentTimeout(
+                f"no answer from the agent at {where} within {self.config.timeout:g} s"
+            ) from exc
+        except httpx2.TransportError as exc:
+            raise HttpAgentConnectionError(
+                f"cannot reach the agent at {where}: {exc or type(exc).__name__}"
+            ) from exc
+        status = response.status_code
+        if status >= 300:
+            said = f"the agent at {where} answered {status} {response.reason_phrase}".rstrip()
+            body = _shown(response.text)
+            message = f"{said}: {body}" if body else said
+            if status in _RETRYABLE:
+                raise HttpAgentUnavailable(message, status_code=status, headers=response.headers)
+            if status in _TIMEOUTS:
+                raise HttpAgentTimeout(message, headers=response.headers)
+            raise HttpAgentError(message, reply_status=status)
+        return _read(response.headers.get("content-type", ""), response.content, where)
+
+
+def _read(content_type: str, body: bytes, where: str) -> Trial:
+    """The service's answer as a Trial."""
+    text = body.decode("utf-8", "replace")
+    if content_type.startswith("text/plain"):
+        return Trial(output=text)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise InvalidOutputError(
+            f"the agent at {where} answered with a body that is not JSON: {_shown(text)!r}"
+        ) from None
+    if not isinstance(value, dict):
+        return read_agent_output(value)
+    answer = dict(value)
+    calls = answer.pop("model_calls", None) or []
+    trial = read_agent_output(answer)
+    if not calls:
+        return trial
+    try:
+        model_calls = [ModelCall.model_validate(call) for call in calls]
+    except ValidationError as exc:
+        raise InvalidOutputError(f"the agent's model_calls are not valid: {exc}") from exc
+    usage = Usage()
+    for call in model_calls:
+        usage = usage + call.usage
+    return trial.model_copy(update={"model_calls": model_calls, "usage": usage})
+
+
+def http_agent(spec: HttpAgentConfig | Mapping[str, Any]) -> HttpAgent:
+    """The HTTP agent a config mapping (or `HttpAgentConfig`) describes."""
+    config = spec if isinstance(spec, HttpAgentConfig) else HttpAgentConfig.model_validate(spec)
+    return HttpAgent(config)
