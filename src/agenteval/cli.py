@@ -27,8 +27,14 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from agenteval import __version__
-from agenteval.agents.loading import load_object
-from agenteval.config import CONFIG_NAMES, ProjectConfig, RunSettings, find_target, resolve_settings
+from agenteval.config import (
+    CONFIG_NAMES,
+    ProjectConfig,
+    RunSettings,
+    find_target,
+    resolve_agent,
+    resolve_settings,
+)
 from agenteval.datasets import case_file_schema
 from agenteval.engine.evaluate import evaluate_async, judge_run_async, rescore_async
 from agenteval.errors import AgentEvalError, ConfigError
@@ -188,7 +194,10 @@ def run(
         str, typer.Argument(help="agenteval.yaml, a folder holding one, or a dataset file.")
     ],
     agent: Annotated[
-        str | None, typer.Option(help="The agent: module:function or path/to/file.py:function.")
+        str | None,
+        typer.Option(
+            help="The agent: module:function, path/to/file.py:function, or an HTTP agent's URL."
+        ),
     ] = None,
     trials: Annotated[int | None, typer.Option(help="Trials per case (default 1).")] = None,
     concurrency: Annotated[
@@ -231,7 +240,9 @@ def run(
         use_cache=not no_cache,
         config_file=found.path if found.path != found.dataset else None,
     )
-    agent_ref = agent or config.agent
+    agent_spec = (
+        {"url": agent} if agent and agent.startswith(("http://", "https://")) else agent
+    ) or config.agent
     if found.dataset is None:
         raise ConfigError(
             "no dataset given",
@@ -239,20 +250,14 @@ def run(
             field="dataset",
             hint="add `dataset: cases.yaml` to the config",
         )
-    if agent_ref is None:
+    if agent_spec is None:
         raise ConfigError(
             "no agent given",
             file=found.path if found.path != found.dataset else None,
             hint="pass --agent module:function (or path/to/file.py:function), or set `agent:` in agenteval.yaml",
         )
     agent_base = found.base_dir if agent is None else Path.cwd()
-    agent_fn = load_object(agent_ref, base_dir=agent_base)
-    if not callable(agent_fn):
-        raise ConfigError(
-            f"{agent_ref!r} is not callable",
-            field="agent",
-            hint="the agent must be a function of the case input",
-        )
+    agent_fn, agent_ref = resolve_agent(agent_spec, base_dir=agent_base)
     scorer_refs: list[ScorerRef] = [
         _absolute_ref(ref, found.base_dir) if isinstance(ref, str) else ref
         for ref in config.scorers
