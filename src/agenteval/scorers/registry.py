@@ -2,10 +2,12 @@
 a function, an object) into the scorers a run applies, and back into references a rescore can
 load again.
 
-Names cover the built-in deterministic scorers, the judge rubrics and the agent evaluators of
-seed 004 (also by the names their scores carry: `tool_call_accuracy[require_order]`); a scorer
-that needs the run's context (its tools, its judge) gets it here: built-ins by their fields, and
-any object with a `for_run(context)` method (the evaluators) by what that method returns.
+Names cover the built-in deterministic scorers, the judge rubrics, the agent evaluators of
+seed 004 (also by the names their scores carry: `tool_call_accuracy[require_order]`) and the
+criteria of `agenteval.criteria.CRITERIA_REGISTRY` (their settings are `CriterionConfig`
+fields); a scorer that needs the run's context (its tools, its judge) gets it here: built-ins by
+their fields, and any object with a `for_run(context)` method (the criteria, the evaluators) by
+what that method returns.
 """
 
 from __future__ import annotations
@@ -62,15 +64,25 @@ def _default_of(f: Field[Any]) -> Any:
     return MISSING
 
 
+def _criteria() -> dict[str, type[Any]]:
+    # Imported here: the criteria are built on this layer.
+    from agenteval.criteria.registry import CRITERIA_REGISTRY
+
+    return CRITERIA_REGISTRY
+
+
 def _build(name: str, settings: Mapping[str, Any], context: ScoringContext) -> Any:
     cls = named_scorers().get(name)
+    if cls is None and name in _criteria():
+        from agenteval.criteria.registry import criterion_from_settings
+
+        return criterion_from_settings(name, settings)
     if cls is None:
-        close = difflib.get_close_matches(name, list(named_scorers()), n=1)
+        every = [*named_scorers(), *(n for n in _criteria() if n not in named_scorers())]
+        close = difflib.get_close_matches(name, every, n=1)
         raise ScorerError(
             f"no scorer named {name!r}",
-            hint=f"did you mean {close[0]!r}?"
-            if close
-            else "known scorers: " + ", ".join(named_scorers()),
+            hint=f"did you mean {close[0]!r}?" if close else "known scorers: " + ", ".join(every),
         )
     own = {f.name for f in fields(cls) if f.init}
     unknown = sorted(set(settings) - (own - _CONTEXT_FIELDS))
@@ -153,6 +165,9 @@ def resolve_scorers(
                 # of the same name (seed 003's `exact_match` criterion, say).
                 scorers[name] = scorer
                 continue
+            same = scorer_reference(scorer)
+            if same is not None and same == scorer_reference(scorers[name]):
+                continue  # the same scorer named twice (a stored reference and the object)
             raise ScorerError(
                 f"two scorers are named {name!r}",
                 hint="give one of them another name (set its `name` attribute)",
@@ -202,6 +217,12 @@ def scorer_reference(scorer: Any) -> ScorerRef | None:
         # its class's name; one the user named otherwise cannot be loaded again by name.
         if key == name or scorer_name(_build(key, changed, ScoringContext())) == name:
             return {"name": key, **changed} if changed else key
+    if name in _criteria() and name not in known:
+        from agenteval.criteria.base import BaseCriterion
+        from agenteval.criteria.registry import criterion_reference
+
+        if isinstance(scorer, BaseCriterion):
+            return criterion_reference(scorer)
     module = getattr(scorer, "__module__", None)
     qualname = getattr(scorer, "__qualname__", None)
     if module and qualname and "<" not in qualname and module != "__main__":

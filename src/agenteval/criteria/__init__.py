@@ -1,0 +1,57 @@
+"""The criterion classes of seed 003, as front doors to agenteval's one scoring layer and one
+judge.
+
+A criterion scores one execution (`ExecutionResult`, which is agenteval's `Trial`) against one
+case: `await criterion.evaluate(actual, expected)` gives a `CriterionResult`. Every criterion is
+also a scorer: `agenteval.evaluate(agent, cases, scorers=[TrajectoryMatchCriterion(...)])`.
+"""
+
+from agenteval.case import Rubric
+from agenteval.criteria.base import BaseCriterion, CriterionResult, SyncCriterion
+from agenteval.criteria.composite import CompositeCriterion, WeightedCriterion
+from agenteval.criteria.config import CriterionConfig, MatchType
+from agenteval.criteria.hallucination import HallucinationCriterion
+from agenteval.criteria.llm import TemplatedLLMCriterion
+from agenteval.criteria.registry import CRITERIA_REGISTRY
+from agenteval.criteria.response import (
+    FactualAccuracyCriterion,
+    LLMJudgeCriterion,
+    ResponseMatchCriterion,
+    RubricBasedCriterion,
+)
+from agenteval.criteria.safety import SafetyCriterion
+from agenteval.criteria.text import (
+    ContainsKeywordsCriterion,
+    ExactMatchCriterion,
+    RougeMatchCriterion,
+)
+from agenteval.criteria.trajectory import (
+    NodeOrderMatchCriterion,
+    ToolNameMatchCriterion,
+    TrajectoryMatchCriterion,
+)
+
+__all__ = [
+    "CRITERIA_REGISTRY",
+    "BaseCriterion",
+    "CompositeCriterion",
+    "ContainsKeywordsCriterion",
+    "CriterionConfig",
+    "CriterionResult",
+    "ExactMatchCriterion",
+    "FactualAccuracyCriterion",
+    "HallucinationCriterion",
+    "LLMJudgeCriterion",
+    "MatchType",
+    "NodeOrderMatchCriterion",
+    "ResponseMatchCriterion",
+    "RougeMatchCriterion",
+    "Rubric",
+    "RubricBasedCriterion",
+    "SafetyCriterion",
+    "SyncCriterion",
+    "TemplatedLLMCriterion",
+    "ToolNameMatchCriterion",
+    "TrajectoryMatchCriterion",
+    "WeightedCriterion",
+]

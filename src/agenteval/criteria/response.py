@@ -1,0 +1,185 @@
+"""LLM-judged criteria of the response against what was expected: `LLMJudgeCriterion` and
+`ResponseMatchCriterion` (the `correctness` template, agenteval's correctness rubric),
+`RubricBasedCriterion` (written rules) and `FactualAccuracyCriterion` (facts, numbers, names).
+
+A response that is missing because the agent failed (`actual.failure` set: it raised, returned
+nothing, or returned something that is not an answer) is a wrong response: 0.0, with the cause.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from statistics import fmean
+from typing import Any
+
+from agenteval.case import EvalCase, Rubric
+from agenteval.criteria.base import CriterionResult
+from agenteval.criteria.expected import expected_final_response, expected_rubrics
+from agenteval.criteria.llm import JudgeAsk, TemplatedLLMCriterion, distinct
+from agenteval.judge.rubrics import case_question
+from agenteval.score import Score
+from agenteval.scorers.answer import no_answer_reason
+from agenteval.trace import Trial
+
+__all__ = [
+    "FactualAccuracyCriterion",
+    "LLMJudgeCriterion",
+    "ResponseMatchCriterion",
+    "RubricBasedCriterion",
+]
+
+
+def _failed_without_answer(criterion: TemplatedLLMCriterion, actual: Trial) -> CriterionResult:
+    reason = no_answer_reason(actual)
+    return criterion._result(0.0, {"reason": reason}, reason=reason)
+
+
+class LLMJudgeCriterion(TemplatedLLMCriterion):
+    """The judge says whether the response means the same as the last expected final response
+    (agenteval's `correctness` template: 1.0 same answer, 0.5 partly, 0.0 different).
+
+    Skips with 1.0 (and a `note`) when the case has no expected final response, or the agent
+    gave no response without failing. `details`: `samples`, `individual_scores`, `reasonings`,
+    `judge_model`, `reason`.
+    """
+
+    name = "final_response_match_v2"
+    description = "The response means the same as the expected response (LLM judge)"
+    template_id = "correctness"
+
+    def ask(self, actual: Trial, expected: EvalCase) -> JudgeAsk | CriterionResult:
+        """The question, the expected response and the response."""
+        reference = expected_final_response(expected)
+        if reference is None:
+            note = "No expected final response: skipped"
+            return self._result(1.0, {"note": note, "reason": note}, reason=note)
+        answer = actual.actual_response
+        if not answer.strip():
+            if actual.failure is not None:
+                return _failed_without_answer(self, actual)
+            note = "No response to judge: skipped"
+            return self._result(1.0, {"note": note, "reason": note}, reason=note)
+        return JudgeAsk(
+            {"question": case_question(expected), "expected_output": reference, "answer": answer}
+        )
+
+
+class ResponseMatchCriterion(LLMJudgeCriterion):
+    """`LLMJudgeCriterion` under the name `response_match_score`: the same prompt, the same
+    skips. The recommended default over `RougeMatchCriterion`."""
+
+    name = "response_match_score"
+    description = "The response means the same as the expected response, however worded"
+
+
+def _rubric_lines(rubrics: list[Rubric]) -> str:
+    lines: list[str] = []
+    for rubric in rubrics:
+        lines.append(f"- {rubric.rubric_id}: {rubric.content}")
+        if rubric.weight != 1.0:
+            lines.append(f"  weight: {rubric.weight:g}")
+    return "\n".join(lines)
+
+
+class RubricBasedCriterion(TemplatedLLMCriterion):
+    """The judge grades the response against written rules, each rendered into the prompt as
+    `- {rubric_id}: {content}` (with its weight when not 1.0).
+
+    The rules are `config.rubrics`, then the case's own `rubrics` and every turn's (none
+    dropped). With no rule at all the score is 1.0 at once. `details`: `rubrics` (the ids),
+    `scores` (each sample's), `reasonings`, `rubric_scores` (each rubric's mean over samples).
+    """
+
+    name = "rubric_based_final_response_quality_v1"
+    description = "The response meets your written grading rules (LLM judge)"
+    template_id = "rubric_based"
+
+    def rubrics_for(self, case: EvalCase) -> list[Rubric]:
+        """The rules this case's response is graded by."""
+        return distinct([*self.config.rubrics, *expected_rubrics(case)])
+
+    def validate_config(self) -> list[str]:
+        """The LLM checks, and rubric weights that are not negative."""
+        errors = super().validate_config()
+        errors.extend(
+            f"rubric {rubric.rubric_id!r} has a negative weight ({rubric.weight})"
+            for rubric in self.config.rubrics
+            if rubric.weight < 0
+        )
+        return errors
+
+    def ask(self, actual: Trial, expected: EvalCase) -> JudgeAsk | CriterionResult:
+        """The question, the rules and the response."""
+        rubrics = self.rubrics_for(expected)
+        if not rubrics:
+            note = "No rubrics specified"
+            return self._result(1.0, {"note": note, "rubrics": []}, reason=note)
+        ids = [rubric.rubric_id for rubric in rubrics]
+        if not actual.actual_response.strip() and actual.failure is not None:
+            result = _failed_without_answer(self, actual)
+            result.details["rubrics"] = ids
+            return result
+        return JudgeAsk(
+            {
+                "question": case_question(expected),
+                "rubrics": _rubric_lines(rubrics),
+                "answer": actual.actual_response,
+            },
+            {"rubrics": ids},
+        )
+
+    def judged_details(self, samples: list[dict[str, Any]], score: Score) -> dict[str, Any]:
+        """The shared details, with `scores` and each rubric's mean score."""
+        details = super().judged_details(samples, score)
+        details["scores"] = details["individual_scores"]
+        per_rubric: defaultdict[str, list[float]] = defaultdict(list)
+        for sample in samples:
+            for entry in sample.get("rubric_scores", []):
+                value = entry.get("score")
+                if isinstance(value, int | float) and 0.0 <= value <= 1.0:
+                    per_rubric[str(entry.get("rubric_id"))].append(float(value))
+        details["rubric_scores"] = {rid: fmean(values) for rid, values in per_rubric.items()}
+        return details
+
+
+def _reference_facts(case: EvalCase) -> str | None:
+    facts = case.metadata.get("reference_facts")
+    if facts is None or facts == "" or facts == []:
+        return None
+    if isinstance(facts, list | tuple):
+        return "\n".join(f"- {fact}" for fact in facts)
+    return str(facts)
+
+
+class FactualAccuracyCriterion(TemplatedLLMCriterion):
+    """The judge checks the facts, numbers, dates and names of the response against the last
+    expected final response, else `metadata["reference_facts"]` (a text or a list of facts),
+    else well-established knowledge.
+
+    No score for an empty response (no fact stated). `details`: `is_accurate` (score at or above
+    the threshold), `samples`, `reasonings`, `errors` (the errors the samples found, each once).
+    """
+
+    name = "factual_accuracy_v1"
+    description = "Facts, numbers, dates and names are correct (LLM judge)"
+    template_id = "factual_accuracy"
+
+    def ask(self, actual: Trial, expected: EvalCase) -> JudgeAsk | CriterionResult:
+        """The question, the reference (when there is one) and the response."""
+        if not actual.actual_response.strip():
+            reason = f"no response, so no fact to check ({no_answer_reason(actual)})"
+            return self._result(None, {"reason": reason}, reason=reason)
+        reference = expected_final_response(expected) or _reference_facts(expected)
+        blocks = {"question": case_question(expected), "answer": actual.actual_response}
+        if reference is not None:
+            blocks["reference"] = reference
+        return JudgeAsk(blocks, {"reference": reference})
+
+    def judged_details(self, samples: list[dict[str, Any]], score: Score) -> dict[str, Any]:
+        """The shared details, with `is_accurate` and the errors found."""
+        details = super().judged_details(samples, score)
+        details["is_accurate"] = score.value is not None and score.value >= self.threshold
+        details["errors"] = distinct(
+            error for sample in samples for error in sample.get("errors", [])
+        )
+        return details
