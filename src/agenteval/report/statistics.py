@@ -1,0 +1,456 @@
+"""The statistics behind reports, `compare` and `gate`: exact where it is cheap, and small.
+
+- `wilson(passed, n)`: the Wilson score interval of a rate (95% by default);
+  `wilson_interval` gives its bounds alone.
+- `pass_at_k(n, c, k)` / `pass_hat_k(n, c, k)`: the unbiased estimators of pass@k (at least one
+  of k trials passes) and pass^k (all k trials pass) for a case with `n` judged trials of which
+  `c` passed; `reliability(results)` averages them over cases, per scorer and for "the trial
+  passes", for k = 1..trials, and lists the flaky cases (trials that disagree).
+- `trial_passed(result, passing)`: whether a trial passes, by the scorers that define it.
+- `mcnemar(regressed, improved)`: the exact two-sided McNemar test (a sign test) on the
+  discordant pairs.
+- `wilcoxon_signed_rank(differences)`: the paired test for mean scores, exact.
+- `paired_difference(base, candidate)`: the change between paired values in 0..1 with its
+  interval (Newcombe's hybrid score interval).
+- `holm(p_values)`: Holm's step-down adjustment for testing several scorers at once.
+
+Everything here is pure arithmetic over counts and values (stdlib `math`, `statistics`,
+exact integers); nothing reads the store.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict
+
+from agenteval.run import TrialResult
+
+__all__ = [
+    "TRIAL",
+    "FlakyCase",
+    "Interval",
+    "PassAtK",
+    "Reliability",
+    "ReliabilityBuilder",
+    "holm",
+    "mcnemar",
+    "paired_difference",
+    "pass_at_k",
+    "pass_hat_k",
+    "reliability",
+    "trial_passed",
+    "wilcoxon_signed_rank",
+    "wilson",
+    "wilson_interval",
+]
+
+TRIAL = "trial"
+"""The name under which `Reliability` reports "the trial passes" (see `trial_passed`)."""
+
+_EXACT_WILCOXON_LIMIT = 250
+"""Up to this many non-zero differences the Wilcoxon p-value is exact (a quarter of a second at
+worst); above, the normal approximation with the exact tie-corrected variance is within a few
+percent of it."""
+
+
+class Interval(BaseModel):
+    """An estimate and its confidence interval, `low <= estimate <= high`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    estimate: float
+    low: float
+    high: float
+    confidence: float = 0.95
+
+
+def _z(confidence: float) -> float:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    return statistics.NormalDist().inv_cdf(0.5 + confidence / 2.0)
+
+
+def _wilson_bounds(p: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson score bounds for a proportion `p` observed over `n` units."""
+    z2 = z * z
+    denominator = 1.0 + z2 / n
+    centre = (p + z2 / (2.0 * n)) / denominator
+    half = z / denominator * math.sqrt(max(p * (1.0 - p) / n + z2 / (4.0 * n * n), 0.0))
+    low = 0.0 if p <= 0.0 else max(0.0, centre - half)
+    high = 1.0 if p >= 1.0 else min(1.0, centre + half)
+    return low, high
+
+
+def wilson(passed: int, n: int, confidence: float = 0.95) -> Interval:
+    """The pass rate `passed / n` with its Wilson score interval.
+
+    Unlike the textbook `p ± z·sqrt(p(1−p)/n)` it never leaves 0..1, is not zero-width at 0% or
+    100%, and keeps close to its nominal coverage for small `n`. `n` must be at least 1 (a rate
+    over no trials has no interval: show it as missing).
+    """
+    if n < 1:
+        raise ValueError(f"a rate needs at least one trial, got n={n}")
+    if not 0 <= passed <= n:
+        raise ValueError(f"passed must be between 0 and n={n}, got {passed}")
+    low, high = _wilson_bounds(passed / n, n, _z(confidence))
+    return Interval(estimate=passed / n, low=low, high=high, confidence=confidence)
+
+
+def wilson_interval(passed: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The bounds of `wilson(passed, n, confidence)` alone, as `(low, high)`."""
+    interval = wilson(passed, n, confidence)
+    return interval.low, interval.high
+
+
+# -- pass@k and pass^k -----------------------------------------------------------------------
+
+
+def _check_nck(n: int, c: int, k: int) -> None:
+    if not 0 <= c <= n:
+        raise ValueError(f"passed trials c must be between 0 and n={n}, got {c}")
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be between 1 and the trials n={n}, got {k}")
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """pass@k of one case: the chance that at least one of `k` trials drawn without
+    replacement from its `n` trials (`c` of them passed) passes, `1 − C(n−c, k) / C(n, k)`.
+
+    The unbiased estimator of the probability that k fresh trials include a pass."""
+    _check_nck(n, c, k)
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k of one case: the chance that all of `k` trials drawn without replacement from
+    its `n` trials (`c` of them passed) pass, `C(c, k) / C(n, k)`.
+
+    The unbiased estimator of the probability that k fresh trials all pass: what a user who
+    asks k times sees. With n=4, c=3 it is 0.75, 0.5, 0.25, 0 for k = 1..4."""
+    _check_nck(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def trial_passed(result: TrialResult, passing: Collection[str] | None = None) -> bool | None:
+    """Whether a trial passes: it completed, and every scorer in `passing` that applied to it
+    passed (by default, every scorer that applied).
+
+    This is the user's view, so it is stricter than any one scorer: a trial that did not
+    complete (`trial.failure`, whatever the cause, a timeout included) did not pass, and
+    neither did one on which a defining scorer errored. None (no verdict) when the trial
+    completed but none of the defining scorers applied to it.
+    """
+    if result.trial.failure is not None:
+        return False
+    applied = False
+    for name, score in result.scores.items():
+        if passing is not None and name not in passing:
+            continue
+        if score.error is not None or (score.value is not None and not score.passed):
+            return False
+        applied = applied or score.value is not None
+    return True if applied else None
+
+
+class PassAtK(BaseModel):
+    """pass@k and pass^k for one k, averaged over the `cases` with at least k judged trials."""
+
+    model_config = ConfigDict(frozen=True)
+
+    k: int
+    pass_at_k: float
+    pass_hat_k: float
+    cases: int
+
+
+class FlakyCase(BaseModel):
+    """A case whose trials disagree: some passed, some failed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    case_id: str
+    passed_trials: list[int]
+    """The trials that passed (by the definition of "the trial passes")."""
+    failed_trials: list[int]
+    scorers: list[str]
+    """The scorers whose verdicts differ between the case's trials."""
+
+
+class Reliability(BaseModel):
+    """pass@k and pass^k for k = 1..trials, per scorer and for "the trial passes" (`TRIAL`),
+    and the flaky cases.
+
+    A case counts towards k only when at least k of its trials were judged (a scorer that did
+    not apply, errored, or a trial no scorer judged, is not a judged trial), so `cases` may
+    shrink as k grows.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    trials: int
+    """The most trials any case had."""
+    passing: list[str] | None
+    """The scorers that define "the trial passes"; None: every scorer that applied."""
+    trial: list[PassAtK]
+    """For "the trial passes", k = 1..trials."""
+    scorers: dict[str, list[PassAtK]]
+    """Per scorer, k = 1..trials (a k no case reached is left out)."""
+    flaky: list[FlakyCase]
+
+
+def _per_k(counts: Iterable[tuple[int, int]], trials: int) -> list[PassAtK]:
+    pairs = [(n, c) for n, c in counts if n > 0]
+    out: list[PassAtK] = []
+    for k in range(1, trials + 1):
+        eligible = [(n, c) for n, c in pairs if n >= k]
+        if not eligible:
+            break
+        out.append(
+            PassAtK(
+                k=k,
+                pass_at_k=math.fsum(pass_at_k(n, c, k) for n, c in eligible) / len(eligible),
+                pass_hat_k=math.fsum(pass_hat_k(n, c, k) for n, c in eligible) / len(eligible),
+                cases=len(eligible),
+            )
+        )
+    return out
+
+
+@dataclass
+class _CaseTally:
+    passed: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+    scorers: dict[str, list[int]] = field(default_factory=dict)
+    """Per scorer: [judged, passed]."""
+
+
+class ReliabilityBuilder:
+    """Accumulates `Reliability` one result at a time (memory grows with cases × scorers,
+    not with trials)."""
+
+    def __init__(self, passing: Collection[str] | None = None) -> None:
+        self._passing = None if passing is None else frozenset(passing)
+        self._cases: dict[str, _CaseTally] = {}
+        self._trials: dict[str, int] = {}
+
+    def add(self, result: TrialResult) -> None:
+        """Count one (case, trial) result."""
+        case_id = result.case.id
+        tally = self._cases.setdefault(case_id, _CaseTally())
+        self._trials[case_id] = self._trials.get(case_id, 0) + 1
+        verdict = trial_passed(result, self._passing)
+        if verdict is True:
+            tally.passed.append(result.trial.trial)
+        elif verdict is False:
+            tally.failed.append(result.trial.trial)
+        for name, score in result.scores.items():
+            if score.applied:
+                counts = tally.scorers.setdefault(name, [0, 0])
+                counts[0] += 1
+                counts[1] += bool(score.passed)
+
+    def build(self) -> Reliability:
+        """The reliability of everything added so far."""
+        trials = max(self._trials.values(), default=0)
+        names: list[str] = []
+        for tally in self._cases.values():
+            names.extend(name for name in tally.scorers if name not in names)
+        flaky = [
+            FlakyCase(
+                case_id=case_id,
+                passed_trials=sorted(tally.passed),
+                failed_trials=sorted(tally.failed),
+                scorers=[name for name, (judged, ok) in tally.scorers.items() if 0 < ok < judged],
+            )
+            for case_id, tally in self._cases.items()
+            if tally.passed and tally.failed
+        ]
+        return Reliability(
+            trials=trials,
+            passing=None if self._passing is None else sorted(self._passing),
+            trial=_per_k(
+                ((len(t.passed) + len(t.failed), len(t.passed)) for t in self._cases.values()),
+                trials,
+            ),
+            scorers={
+                name: _per_k(
+                    (
+                        (t.scorers[name][0], t.scorers[name][1])
+                        for t in self._cases.values()
+                        if name in t.scorers
+                    ),
+                    trials,
+                )
+                for name in names
+            },
+            flaky=flaky,
+        )
+
+
+def reliability(
+    results: Iterable[TrialResult], passing: Collection[str] | None = None
+) -> Reliability:
+    """pass@k, pass^k and flaky cases of a run's results; `passing` names the scorers that
+    define "the trial passes" (default: every scorer that applied)."""
+    builder = ReliabilityBuilder(passing)
+    for result in results:
+        builder.add(result)
+    return builder.build()
+
+
+# -- paired tests ----------------------------------------------------------------------------
+
+
+def mcnemar(regressed: int, improved: int) -> float:
+    """The exact two-sided McNemar p-value for paired pass/fail outcomes.
+
+    Only the discordant pairs carry evidence: `regressed` passed in the base and failed in the
+    candidate, `improved` the other way. Under no change each discordant pair goes either way
+    with probability ½, so the p-value is the two-sided binomial tail
+    `min(1, 2 · Σ_{i ≤ min(b, c)} C(b + c, i) / 2^(b + c))`, computed in exact integers.
+    No discordant pair: 1.0. Applied to counts of cases that got better or worse, this is the
+    exact sign test.
+    """
+    if regressed < 0 or improved < 0:
+        raise ValueError("counts of discordant pairs cannot be negative")
+    n = regressed + improved
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(regressed, improved) + 1))
+    return min(1.0, 2 * tail / (1 << n))
+
+
+def _doubled_midranks(magnitudes: Sequence[float]) -> list[int]:
+    """Twice the midranks of `magnitudes` (ties share the mean of their ranks), as integers."""
+    order = sorted(range(len(magnitudes)), key=magnitudes.__getitem__)
+    ranks = [0] * len(magnitudes)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and magnitudes[order[end + 1]] == magnitudes[order[start]]:
+            end += 1
+        doubled = (start + 1) + (end + 1)  # 2 × the mean of ranks start+1 .. end+1
+        for i in range(start, end + 1):
+            ranks[order[i]] = doubled
+        start = end + 1
+    return ranks
+
+
+def _exact_lower_tail(ranks: Sequence[int], limit: int) -> int:
+    """How many of the 2^m sign assignments give a (doubled) W+ of at most `limit`.
+
+    The null distribution's generating function is Π (1 + x^r); each coefficient is packed in a
+    fixed-width field of one big integer, so multiplying by (1 + x^r) is one shift and one add,
+    and fields above `limit` are masked off as they appear.
+    """
+    width = 8 * ((len(ranks) + 8) // 8)  # bits per count: counts reach 2^m
+    mask = (1 << ((limit + 1) * width)) - 1
+    poly = 1
+    for rank in ranks:
+        poly = (poly + (poly << (rank * width))) & mask
+    data = poly.to_bytes((limit + 1) * width // 8, "little")
+    step = width // 8
+    return sum(int.from_bytes(data[i : i + step], "little") for i in range(0, len(data), step))
+
+
+def wilcoxon_signed_rank(differences: Sequence[float]) -> float:
+    """The two-sided p-value of the Wilcoxon signed-rank test on paired differences
+    (candidate − base).
+
+    Why this test: scores are bounded (0..1), pile up at 0 and 1, and are far from normal, so a
+    paired t-test's assumptions fail exactly where regressions hide; the sign test is exact
+    but ignores how large each change was. The signed-rank test uses both the direction and the
+    size (through ranks) of each change, and needs only that, under no change, base and
+    candidate are exchangeable within a pair. Zero differences are dropped (Wilcoxon's
+    method), tied magnitudes share their midrank, and the p-value comes from the exact
+    conditional null distribution of W+ given those ranks (no normal approximation) up to
+    250 non-zero differences; above that, the normal approximation with the exact
+    tie-corrected variance. With differences of ±1 only it equals `mcnemar`.
+    Values are rounded to 12 decimals first, so that float noise does not break ties.
+    """
+    rounded = [round(d, 12) for d in differences]
+    nonzero = [d for d in rounded if d != 0.0]
+    m = len(nonzero)
+    if m == 0:
+        return 1.0
+    ranks = _doubled_midranks([abs(d) for d in nonzero])
+    w_plus = sum(r for r, d in zip(ranks, nonzero, strict=True) if d > 0)
+    total = sum(ranks)
+    if m <= _EXACT_WILCOXON_LIMIT:
+        # The null distribution is symmetric about total/2: use the smaller tail.
+        smaller = min(w_plus, total - w_plus)
+        return min(1.0, 2 * _exact_lower_tail(ranks, smaller) / (1 << m))
+    mean = total / 2.0
+    sd = math.sqrt(sum(r * r for r in ranks) / 4.0)
+    z = max(abs(w_plus - mean) - 0.5, 0.0) / sd
+    return min(1.0, 2.0 * (1.0 - statistics.NormalDist().cdf(z)))
+
+
+def _pearson(xs: Sequence[float], ys: Sequence[float]) -> float:
+    mx = math.fsum(xs) / len(xs)
+    my = math.fsum(ys) / len(ys)
+    sxy = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx = math.fsum((x - mx) ** 2 for x in xs)
+    syy = math.fsum((y - my) ** 2 for y in ys)
+    if sxx <= 0.0 or syy <= 0.0:
+        return 0.0
+    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+
+
+def paired_difference(
+    base: Sequence[float], candidate: Sequence[float], confidence: float = 0.95
+) -> Interval:
+    """The change `mean(candidate) − mean(base)` over paired values in 0..1, with its interval.
+
+    The interval is Newcombe's hybrid score interval for paired data (method 10 of Newcombe,
+    Statistics in Medicine 1998): the Wilson interval of each side's mean over the n pairs,
+    combined with the correlation between the sides (MOVER). For pass/fail values (0 or 1)
+    it is exactly Newcombe's interval, with the phi coefficient of the 2×2 table. For values
+    strictly between 0 and 1 (per-case pass rates over several trials, mean scores) it is
+    conservative: a value in 0..1 with mean p has a variance of at most p(1 − p), the variance
+    the Wilson interval assumes.
+    """
+    if len(base) != len(candidate):
+        raise ValueError("base and candidate must be paired: the same number of values")
+    n = len(base)
+    if n == 0:
+        raise ValueError("a difference needs at least one pair")
+    if any(not 0.0 <= v <= 1.0 for v in (*base, *candidate)):
+        raise ValueError("paired values must lie in 0..1")
+    z = _z(confidence)
+    p1 = math.fsum(candidate) / n
+    p2 = math.fsum(base) / n
+    l1, u1 = _wilson_bounds(p1, n, z)
+    l2, u2 = _wilson_bounds(p2, n, z)
+    phi = _pearson(candidate, base)
+    estimate = p1 - p2
+    below = math.sqrt(max((p1 - l1) ** 2 - 2.0 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2, 0.0))
+    above = math.sqrt(max((u1 - p1) ** 2 - 2.0 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2, 0.0))
+    return Interval(
+        estimate=estimate,
+        low=max(-1.0, estimate - below),
+        high=min(1.0, estimate + above),
+        confidence=confidence,
+    )
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    Testing several scorers at once, some p-value falls below 0.05 by chance alone; comparing
+    the adjusted values with the level keeps the chance of any false alarm at that level
+    (family-wise), with more power than Bonferroni and no assumption about how the tests
+    depend on each other.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=p_values.__getitem__)
+    adjusted = [0.0] * m
+    running = 0.0
+    for position, index in enumerate(order):
+        running = max(running, min(1.0, (m - position) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
