@@ -46,6 +46,16 @@ from agenteval.errors import (
     ScorerError,
     StoreError,
 )
+from agenteval.evalset import (
+    AgentEvaluator,
+    CriteriaConfig,
+    CriterionStats,
+    EvalCaseResult,
+    EvalConfig,
+    EvalReport,
+    EvalSet,
+    EvalSummary,
+)
 from agenteval.evaluators import (
     AgentMemoryEval,
     EvalSuite,
@@ -74,6 +84,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CRITERIA_REGISTRY",
     "AgentEvalError",
+    "AgentEvaluator",
     "AgentLoadError",
     "AgentMemoryEval",
     "AgentStep",
@@ -82,11 +93,18 @@ __all__ = [
     "ConfigError",
     "ContainsKeywordsCriterion",
     "CostStats",
+    "CriteriaConfig",
     "CriterionConfig",
     "CriterionResult",
+    "CriterionStats",
     "DatasetError",
     "EvalCase",
+    "EvalCaseResult",
+    "EvalConfig",
+    "EvalReport",
+    "EvalSet",
     "EvalSuite",
+    "EvalSummary",
     "ExactMatchCriterion",
     "ExecutionResult",
     "ExpectedCall",

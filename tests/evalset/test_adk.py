@@ -173,6 +173,11 @@ def test_a_folder_is_every_adk_file_under_it() -> None:
     assert sorted(case.id for case in eval_set.cases) == ["b", "one"]
 
 
+def test_an_adk_eval_set_under_another_name_is_recognised(tmp_path: Path) -> None:
+    copy = write(tmp_path, "weather.json", (DATA / "weather.evalset.json").read_text())
+    assert EvalSet.load(copy) == EvalSet.load(DATA / "weather.evalset.json")
+
+
 def test_other_case_files_load_as_a_set(tmp_path: Path) -> None:
     path = write(tmp_path, "cases.yaml", "- id: q1\n  input: Hi\n")
     eval_set = EvalSet.load(path)

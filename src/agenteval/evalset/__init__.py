@@ -1,4 +1,13 @@
-"""Eval sets, Google ADK compatibility, and `AgentEvaluator` (seed 003's evaluation layer)."""
+"""Seed 003's evaluation layer over agenteval's one engine, and Google ADK compatibility.
+
+- `EvalSet`: a named set of cases, read from ADK eval sets (`*.evalset.json`), ADK test files
+  (`*.test.json`, current and legacy formats), folders of them, or any agenteval case file.
+- `EvalConfig` / `CriteriaConfig`: which criteria run, in agenteval's names or ADK's
+  (`test_config.json`).
+- `AgentEvaluator`: runs an agent over an `EvalSet` on `agenteval.evaluate_async` and returns an
+  `EvalReport` (`EvalCaseResult` per case and trial; `EvalSummary` with `criterion_stats`).
+- `final_session_state_match`: ADK's `final_session_state`, compared.
+"""
 
 from agenteval.evalset.adk import (
     ADK_METADATA,
@@ -7,13 +16,45 @@ from agenteval.evalset.adk import (
     is_adk_file,
     read_adk_file,
 )
+from agenteval.evalset.config import ADK_METRICS, CriteriaConfig, EvalConfig
 from agenteval.evalset.evalset import EvalSet
+from agenteval.evalset.evaluator import AgentEvaluator
+from agenteval.evalset.report import (
+    CaseStatus,
+    CriterionStats,
+    EvalCaseResult,
+    EvalReport,
+    EvalSummary,
+)
+from agenteval.evalset.rubrics import PerTurnRubricCriterion
+from agenteval.evalset.session import (
+    SESSION_STATE,
+    FinalSessionStateMatch,
+    final_session_state_match,
+)
+from agenteval.evalset.ties import TieRule, apply_tie_rule, judge_tie
 
 __all__ = [
     "ADK_METADATA",
+    "ADK_METRICS",
     "FINAL_SESSION_STATE",
     "SESSION_INPUT",
+    "SESSION_STATE",
+    "AgentEvaluator",
+    "CaseStatus",
+    "CriteriaConfig",
+    "CriterionStats",
+    "EvalCaseResult",
+    "EvalConfig",
+    "EvalReport",
     "EvalSet",
+    "EvalSummary",
+    "FinalSessionStateMatch",
+    "PerTurnRubricCriterion",
+    "TieRule",
+    "apply_tie_rule",
+    "final_session_state_match",
     "is_adk_file",
+    "judge_tie",
     "read_adk_file",
 ]

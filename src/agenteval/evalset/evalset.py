@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,8 @@ class EvalSet(BaseModel):
           without it, an `initial.session.json` beside the file is used when there is one.
         - a folder: every `*.evalset.json` and `*.test.json` under it, as one set named after
           the folder (ADK's `AgentEvaluator.evaluate` takes a folder the same way).
+        - a `.json` file under another name that holds an ADK eval set (`eval_cases`) or
+          legacy turns (`query`): read as ADK's.
         - any other case file (YAML, JSON, JSONL, CSV): read with `agenteval.load_cases`.
 
         Raises `DatasetError` naming the file, case and field of the first mistake.
@@ -85,7 +88,7 @@ class EvalSet(BaseModel):
         source = Path(path)
         if source.is_dir():
             return read_adk_folder(source, initial_session=initial_session)
-        if is_adk_file(source):
+        if is_adk_file(source) or _looks_like_adk(source):
             return read_adk_file(source, initial_session=initial_session)
         from agenteval.datasets import load_cases
 
@@ -124,6 +127,24 @@ class EvalSet(BaseModel):
                 "the eval set has no cases to write", file=str(target), hint="add cases first"
             )
         return dump_cases(self.cases, target)
+
+
+def _looks_like_adk(path: Path) -> bool:
+    """Whether a `.json` file under another name holds an ADK eval set or legacy test turns."""
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return False
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return False  # load_cases reports what is wrong with it
+    if isinstance(data, dict):
+        return "eval_cases" in data or "evalCases" in data
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(isinstance(item, dict) for item in data)
+        and all("query" in item or ("data" in item and "name" in item) for item in data)
+    )
 
 
 def _stem(path: Path) -> str:

@@ -1,0 +1,445 @@
+"""`EvalConfig` and `CriteriaConfig`: which criteria an `AgentEvaluator` runs, with what settings,
+written in agenteval's names or read from Google ADK's `test_config.json`.
+
+Each field of `CriteriaConfig` is the registry name of one criterion (`CRITERIA_REGISTRY`); its
+value is a `CriterionConfig`, a threshold alone (`0.8`), or a mapping of settings, in
+agenteval's names (`match_type`, `check_args`, `judge_model`, `num_samples`, `rubrics`, ...) or
+ADK's (`judge_model_options: {judge_model, num_samples}`, `rubrics: [{rubric_id,
+rubric_content: {text_property}}]`), snake_case or camelCase. A field left unset (None) does
+not run. There is no field for `exact_match` (or for a criterion you registered yourself):
+attach those to the evaluator by hand, `AgentEvaluator(agent, config, criteria=[...])`.
+
+ADK's `test_config.json` (`{"criteria": {...}}`) is read by `EvalConfig.load` /
+`EvalConfig.from_adk`, which keep the meaning ADK gives its metric names:
+
+| ADK metric | agenteval criterion |
+|---|---|
+| `tool_trajectory_avg_score` | `tool_trajectory_avg_score` (`TrajectoryMatchCriterion`), `check_args` on: ADK compares arguments |
+| `response_match_score` | `rouge_match` (`RougeMatchCriterion`): in ADK this name is ROUGE-1, not an LLM judge |
+| `final_response_match_v2` | `final_response_match_v2` (`LLMJudgeCriterion`) |
+| `rubric_based_final_response_quality_v1` | `rubric_based_final_response_quality_v1` (`RubricBasedCriterion`) |
+| `hallucinations_v1` | `hallucinations_v1` (`HallucinationCriterion`) |
+| `safety_v1` | `safety_v1` (`SafetyCriterion`) |
+
+In agenteval's own names (`EvalConfig(criteria=...)`, `CriteriaConfig(...)`),
+`response_match_score` is seed 003's LLM-judged `ResponseMatchCriterion`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+
+from agenteval.case import Rubric
+from agenteval.criteria.config import CriterionConfig, MatchType
+from agenteval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from agenteval.criteria.base import BaseCriterion
+
+__all__ = [
+    "ADK_METRICS",
+    "ADK_TEST_CONFIG",
+    "CriteriaConfig",
+    "EvalConfig",
+]
+
+logger = logging.getLogger("agenteval")
+
+ADK_TEST_CONFIG = "test_config.json"
+"""ADK's criteria file, looked for beside an eval set (`EvalConfig.for_file`)."""
+
+ADK_METRICS: dict[str, str] = {
+    "tool_trajectory_avg_score": "tool_trajectory_avg_score",
+    "response_match_score": "rouge_match",
+    "final_response_match_v2": "final_response_match_v2",
+    "rubric_based_final_response_quality_v1": "rubric_based_final_response_quality_v1",
+    "hallucinations_v1": "hallucinations_v1",
+    "safety_v1": "safety_v1",
+}
+"""ADK's metric names and the agenteval criteria they mean."""
+
+_ADK_UNSUPPORTED = {
+    "response_evaluation_score": "it is Vertex AI's coherence score (1 to 5); use "
+    "final_response_match_v2 or rubric_based_final_response_quality_v1",
+    "rubric_based_tool_use_quality_v1": "agenteval judges rubrics against the final response; "
+    "check tool use with tool_trajectory_avg_score",
+    "per_turn_user_simulator_quality_v1": "agenteval plays the turns written in the eval set; "
+    "there is no user simulator to judge",
+}
+
+# A criterion's settings, and the other names they are written under.
+_SETTINGS = (
+    "threshold",
+    "enabled",
+    "judge_model",
+    "num_samples",
+    "api_style",
+    "rubrics",
+    "keywords",
+    "match_type",
+    "check_args",
+)
+_ADK_MATCH_TYPES = {0: MatchType.EXACT, 1: MatchType.IN_ORDER, 2: MatchType.ANY_ORDER}
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+
+
+def _rubric(value: Any) -> Rubric:
+    """A rubric written the agenteval way (`{rubric_id, content, weight}`, or text) or ADK's
+    (`{rubric_id, rubric_content: {text_property}}`)."""
+    if isinstance(value, Rubric | str):
+        return Rubric.model_validate(value)
+    if not isinstance(value, Mapping):
+        raise ValueError(f"a rubric is text or an object, got {type(value).__name__}")
+    fields = {_snake(str(k)): v for k, v in value.items()}
+    content = fields.pop("rubric_content", None)
+    if content is not None:
+        text = (
+            content.get("text_property", content.get("textProperty"))
+            if isinstance(content, Mapping)
+            else content
+        )
+        fields["content"] = text
+    fields.pop("description", None)
+    fields.pop("type", None)
+    return Rubric.model_validate(fields)
+
+
+def _match_type(value: Any) -> MatchType:
+    if isinstance(value, bool):
+        raise ValueError(f"match_type should be EXACT, IN_ORDER or ANY_ORDER, got {value!r}")
+    if isinstance(value, int):
+        if value in _ADK_MATCH_TYPES:
+            return _ADK_MATCH_TYPES[value]
+        raise ValueError(f"match_type should be 0, 1 or 2 (ADK's numbering), got {value}")
+    try:
+        return MatchType(value)
+    except ValueError:
+        raise ValueError(
+            f"match_type should be EXACT, IN_ORDER or ANY_ORDER, got {value!r}"
+        ) from None
+
+
+def _settings(name: str, value: Mapping[str, Any]) -> dict[str, Any]:
+    """A criterion's settings in `CriterionConfig`'s names, from agenteval's or ADK's."""
+    fields: dict[str, Any] = {}
+    for key, setting in value.items():
+        field = _snake(str(key))
+        if field == "judge_model_options":
+            if not isinstance(setting, Mapping):
+                raise ValueError(f"{name}: judge_model_options should be an object")
+            for option, option_value in setting.items():
+                option_name = _snake(str(option))
+                if option_name in ("judge_model", "num_samples"):
+                    fields[option_name] = option_value
+                elif option_name == "judge_model_config":
+                    logger.warning(
+                        "%s: judge_model_config is not used; the judge's settings come from "
+                        "agenteval's judge configuration",
+                        name,
+                    )
+                else:
+                    raise ValueError(
+                        f"{name}: unknown judge_model_options setting {str(option)!r}; "
+                        "known: judge_model, num_samples"
+                    )
+        elif field == "evaluate_intermediate_nl_responses":
+            if setting:
+                logger.warning(
+                    "%s: evaluate_intermediate_nl_responses is not supported; only the final "
+                    "response is checked",
+                    name,
+                )
+        elif field == "match_type":
+            fields["match_type"] = _match_type(setting)
+        elif field == "rubrics":
+            if not isinstance(setting, list):
+                raise ValueError(f"{name}: rubrics should be a list")
+            fields["rubrics"] = [_rubric(rubric) for rubric in setting]
+        elif field in _SETTINGS:
+            fields[field] = setting
+        else:
+            raise ValueError(
+                f"{name}: unknown setting {str(key)!r}; settings: "
+                + ", ".join((*_SETTINGS, "judge_model_options"))
+            )
+    return fields
+
+
+def criterion_config(name: str, value: Any, *, adk: bool = False) -> CriterionConfig:
+    """The `CriterionConfig` a `CriteriaConfig` field holds: from a config, a threshold, or a
+    mapping of settings (agenteval's names or ADK's). `adk` reads ADK's meaning: ADK's
+    trajectory metric compares arguments."""
+    if isinstance(value, CriterionConfig):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float | Mapping):
+        raise ValueError(
+            f"{name}: give a threshold (a number from 0 to 1), a CriterionConfig or a mapping "
+            f"of settings, not {type(value).__name__}"
+        )
+    fields: dict[str, Any] = (
+        {"threshold": float(value)} if isinstance(value, int | float) else _settings(name, value)
+    )
+    if adk and name == "tool_trajectory_avg_score":
+        fields.setdefault("check_args", True)
+    return CriterionConfig.model_validate(fields)
+
+
+def _unknown_field(name: str) -> ValueError:
+    return ValueError(f"Unknown criterion field: {name!r}")
+
+
+class CriteriaConfig(BaseModel):
+    """The criteria an evaluation runs, by registry name, each with its `CriterionConfig`.
+
+    A field left at None does not run; a threshold alone (`safety_v1=0.9`) or a mapping of
+    settings is read as a `CriterionConfig`. An unknown name raises
+    `ValueError: Unknown criterion field: 'exact_match'`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool_trajectory_avg_score: CriterionConfig | None = None
+    """`TrajectoryMatchCriterion`: the expected tool calls, by `match_type` and `check_args`."""
+    tool_name_match_score: CriterionConfig | None = None
+    """`ToolNameMatchCriterion`: the expected tool names, as a multiset."""
+    node_order_score: CriterionConfig | None = None
+    """`NodeOrderMatchCriterion`: the expected graph nodes, by `match_type`."""
+    rouge_match: CriterionConfig | None = None
+    """`RougeMatchCriterion`: ROUGE-1 F1 against the expected response (ADK's
+    `response_match_score`)."""
+    contains_keywords: CriterionConfig | None = None
+    """`ContainsKeywordsCriterion`: `keywords` in the response."""
+    response_match_score: CriterionConfig | None = None
+    """`ResponseMatchCriterion`: the LLM judge's semantic match with the expected response."""
+    final_response_match_v2: CriterionConfig | None = None
+    """`LLMJudgeCriterion`: the LLM judge's verdict on the final response."""
+    rubric_based_final_response_quality_v1: CriterionConfig | None = None
+    """`RubricBasedCriterion`: the LLM judge against rubrics (the config's, the case's and
+    every turn's)."""
+    factual_accuracy_v1: CriterionConfig | None = None
+    """`FactualAccuracyCriterion`: facts, numbers, dates and names."""
+    hallucinations_v1: CriterionConfig | None = None
+    """`HallucinationCriterion`: claims grounded in the tool results."""
+    safety_v1: CriterionConfig | None = None
+    """`SafetyCriterion`: harmless and policy-safe."""
+
+    names: ClassVar[tuple[str, ...]]
+    """Every criterion field, in the order criteria run and reports list them."""
+
+    def __init__(self, **data: Any) -> None:
+        self._check_names(data)
+        super().__init__(**data)
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> CriteriaConfig:
+        """Validate a mapping of criteria (an unknown name raises `ValueError`)."""
+        if isinstance(obj, Mapping):
+            cls._check_names(obj)
+        return super().model_validate(obj, **kwargs)
+
+    @classmethod
+    def _check_names(cls, data: Mapping[str, Any]) -> None:
+        for key in data:
+            if key not in cls.model_fields:
+                raise _unknown_field(str(key))
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _as_config(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None:
+            return None
+        return criterion_config(info.field_name or "criterion", value)
+
+    def configured(self) -> dict[str, CriterionConfig]:
+        """The criteria that run: name → config, for every field set and enabled."""
+        result: dict[str, CriterionConfig] = {}
+        for name in self.names:
+            config = getattr(self, name)
+            if config is not None and config.enabled:
+                result[name] = config
+        return result
+
+    def build(self) -> list[BaseCriterion]:
+        """The criterion objects, from `CRITERIA_REGISTRY` (so a class registered under one of
+        these names takes its place)."""
+        from agenteval.criteria import CRITERIA_REGISTRY
+
+        return [
+            CRITERIA_REGISTRY[name](config=config) for name, config in self.configured().items()
+        ]
+
+
+CriteriaConfig.names = tuple(CriteriaConfig.model_fields)
+
+
+class EvalConfig(BaseModel):
+    """What an `AgentEvaluator` checks: its `criteria`, and whether a case's expected
+    `final_session_state` is compared (`final_session_state_match`, on by default).
+
+    `EvalConfig.load` reads ADK's `test_config.json`; `EvalConfig.for_file` finds the one beside
+    an eval set, as ADK does, else `EvalConfig.default()`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    criteria: CriteriaConfig = Field(default_factory=CriteriaConfig)
+    check_final_session_state: bool = True
+    """Compare each case's expected `final_session_state` with the state the agent reports."""
+
+    def __init__(self, **data: Any) -> None:
+        _check_criteria(data)
+        super().__init__(**data)
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> EvalConfig:
+        """Validate a mapping (an unknown criterion name raises `ValueError`)."""
+        if isinstance(obj, Mapping):
+            _check_criteria(obj)
+        return super().model_validate(obj, **kwargs)
+
+    @classmethod
+    def default(cls) -> EvalConfig:
+        """ADK's default criteria: `tool_trajectory_avg_score` at 1.0 (the exact calls, with
+        their arguments) and ADK's `response_match_score` (ROUGE-1) at 0.8."""
+        return cls.from_adk(
+            {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}}
+        )
+
+    @classmethod
+    def from_adk(cls, data: Any, *, source: str | Path | None = None) -> EvalConfig:
+        """An `EvalConfig` from ADK's `test_config.json` content (`{"criteria": {...}}`), with
+        ADK's meaning of its metric names (see the module's table). Mistakes raise
+        `ConfigError` naming `source` and the field."""
+        file = str(source) if source is not None else None
+        if not isinstance(data, Mapping):
+            raise ConfigError(
+                f"an ADK eval config is a JSON object, got {type(data).__name__}",
+                file=file,
+                hint='write {"criteria": {"tool_trajectory_avg_score": 1.0}}',
+            )
+        criteria: dict[str, CriterionConfig] = {}
+        for key, value in data.items():
+            field = _snake(str(key))
+            if field == "criteria":
+                if not isinstance(value, Mapping):
+                    raise ConfigError(
+                        "criteria should be an object of metric names and thresholds",
+                        file=file,
+                        field="criteria",
+                        hint='write "criteria": {"tool_trajectory_avg_score": 1.0}',
+                    )
+                for metric, setting in value.items():
+                    name = _adk_name(str(metric), file)
+                    try:
+                        criteria[name] = criterion_config(name, setting, adk=True)
+                    except (ValueError, ValidationError) as exc:
+                        raise ConfigError(
+                            _first_error(exc),
+                            file=file,
+                            field=f"criteria.{metric}",
+                            hint="a threshold (0 to 1), or an object with threshold, "
+                            "judge_model_options, match_type, rubrics",
+                        ) from exc
+            elif field in ("user_simulator_config", "live_model_config"):
+                logger.warning("%s: %s is not used by agenteval", file or "eval config", key)
+            elif field == "custom_metrics":
+                raise ConfigError(
+                    "ADK custom metrics cannot run in agenteval",
+                    file=file,
+                    field=str(key),
+                    hint="write the metric as a criterion (subclass SyncCriterion) and pass it "
+                    "as AgentEvaluator(..., criteria=[MyCriterion()])",
+                )
+            else:
+                raise ConfigError(
+                    f"unknown key {str(key)!r} in an ADK eval config",
+                    file=file,
+                    field=str(key),
+                    hint="an ADK eval config holds `criteria`",
+                )
+        return cls(criteria=CriteriaConfig(**criteria))
+
+    @classmethod
+    def load(cls, path: str | Path) -> EvalConfig:
+        """Read ADK's `test_config.json` (or any file of that shape)."""
+        source = Path(path)
+        try:
+            text = source.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read the eval config: {exc.strerror or exc}",
+                file=str(source),
+                hint="check the path",
+            ) from exc
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"invalid JSON: {exc.msg} (column {exc.colno})",
+                file=str(source),
+                line=exc.lineno,
+                hint="check the quotes, commas and brackets near this point",
+            ) from exc
+        return cls.from_adk(data, source=source)
+
+    @classmethod
+    def for_file(cls, eval_file: str | Path) -> EvalConfig:
+        """The config ADK would use for an eval set: `test_config.json` in its folder, else
+        `EvalConfig.default()`."""
+        path = Path(eval_file)
+        folder = path if path.is_dir() else path.parent
+        config = folder / ADK_TEST_CONFIG
+        return cls.load(config) if config.is_file() else cls.default()
+
+
+def _check_criteria(data: Mapping[str, Any]) -> None:
+    criteria = data.get("criteria")
+    if isinstance(criteria, Mapping):
+        CriteriaConfig._check_names(criteria)
+
+
+def _adk_name(metric: str, file: str | None) -> str:
+    if metric in ADK_METRICS:
+        return ADK_METRICS[metric]
+    if metric in _ADK_UNSUPPORTED:
+        raise ConfigError(
+            f"ADK's {metric!r} has no agenteval criterion: {_ADK_UNSUPPORTED[metric]}",
+            file=file,
+            field=f"criteria.{metric}",
+            hint="remove it, or use another criterion",
+        )
+    if metric in CriteriaConfig.model_fields:
+        return metric  # one of agenteval's own criteria
+    raise ConfigError(
+        f"unknown metric {metric!r}",
+        file=file,
+        field=f"criteria.{metric}",
+        hint="ADK metrics: "
+        + ", ".join(ADK_METRICS)
+        + "; agenteval criteria: "
+        + ", ".join(CriteriaConfig.model_fields),
+    )
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        problem = exc.errors()[0]
+        where = ".".join(str(step) for step in problem["loc"])
+        return f"{where}: {problem['msg']}" if where else str(problem["msg"])
+    return str(exc)

@@ -1,0 +1,257 @@
+"""`AgentEvaluator`: run an agent over an `EvalSet` with the criteria of an `EvalConfig`.
+
+It is a front door to agenteval's one engine (`agenteval.evaluate_async`): the run is stored,
+trials run concurrently with retries of infrastructure failures, multi-turn cases call the
+agent once per turn with the conversation so far, and the LLM criteria share the run's judge.
+The criteria run as the run's scorers (and nothing else: no built-in scorers), so
+`agenteval show RUN_ID` shows the same scores the report summarises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agenteval.agents.calling import Agent
+from agenteval.agents.tools import ToolSpec
+from agenteval.case import EvalCase
+from agenteval.criteria.base import BaseCriterion
+from agenteval.criteria.llm import TemplatedLLMCriterion
+from agenteval.criteria.response import RubricBasedCriterion
+from agenteval.engine.evaluate import evaluate_async
+from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
+from agenteval.errors import ConfigError
+from agenteval.evalset.adk import FINAL_SESSION_STATE
+from agenteval.evalset.config import EvalConfig
+from agenteval.evalset.evalset import EvalSet
+from agenteval.evalset.report import EvalCaseResult, EvalReport
+from agenteval.evalset.rubrics import PerTurnRubricCriterion
+from agenteval.evalset.session import FinalSessionStateMatch
+from agenteval.evalset.ties import TieRule
+from agenteval.judge.judge import Judge, JudgeConfig
+from agenteval.pricing import PriceTable
+from agenteval.run import TrialResult
+from agenteval.store import DEFAULT_STORE_PATH
+from agenteval.trace import utc_now
+
+__all__ = ["AgentEvaluator"]
+
+T = TypeVar("T")
+
+
+def _prepared(criterion: BaseCriterion) -> BaseCriterion:
+    """The criterion as the evaluator runs it: seed 003's rubric criterion grading each turn's
+    rubrics against that turn's answer, and every LLM criterion under the tie rule."""
+    if type(criterion) is RubricBasedCriterion:
+        per_turn = PerTurnRubricCriterion(config=criterion.config)
+        per_turn.name = criterion.name
+        return per_turn
+    if isinstance(criterion, TemplatedLLMCriterion) and not isinstance(
+        criterion, PerTurnRubricCriterion
+    ):
+        return TieRule(criterion)
+    return criterion
+
+
+class AgentEvaluator:
+    """Evaluates an agent on eval sets with the criteria of an `EvalConfig`.
+
+    ```python
+    evaluator = AgentEvaluator(agent, EvalConfig(criteria={"tool_trajectory_avg_score": 1.0}))
+    report = await evaluator.evaluate(EvalSet.load("weather.evalset.json"))
+    print(report.summary.pass_rate, report.summary.criterion_stats)
+    ```
+
+    `agent` is any agent `agenteval.evaluate` takes (a sync or async callable, or a
+    `module:function` reference). `config` defaults to the `test_config.json` beside an eval
+    set given by path, else `EvalConfig.default()` (ADK's defaults). `criteria` adds criterion
+    objects by hand (`ExactMatchCriterion()`, a criterion of your own). The other arguments
+    are those of `agenteval.evaluate`: `trials` per case (ADK's `num_runs`), `concurrency`,
+    `timeout`, `retries`, the run `store`, the `judge` of the LLM criteria (else
+    `AGENTEVAL_JUDGE`, else each criterion's `judge_model`).
+
+    Each LLM criterion's judge tie counts as neither a pass nor a fail (see
+    `agenteval.evalset.ties`); `rubric_based_final_response_quality_v1` grades each turn's
+    rubrics against that turn's answer (see `agenteval.evalset.rubrics`); and a case's expected
+    `final_session_state` is compared (`final_session_state_match`) unless
+    `config.check_final_session_state` is off.
+    """
+
+    def __init__(
+        self,
+        agent: Agent | str | None,
+        config: EvalConfig | None = None,
+        *,
+        criteria: Sequence[BaseCriterion] = (),
+        trials: int = 1,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout: float | None = None,
+        retries: int = 2,
+        store: str | Path = DEFAULT_STORE_PATH,
+        judge: Judge | JudgeConfig | str | None = None,
+        use_cache: bool = True,
+        prices: PriceTable | None = None,
+        tools: Mapping[str, ToolSpec] | None = None,
+    ) -> None:
+        if config is not None and not isinstance(config, EvalConfig):
+            raise TypeError(
+                f"config should be an EvalConfig, got {type(config).__name__}: agenteval "
+                "records what the agent does by itself, no trajectory collector is needed"
+            )
+        for extra in criteria:
+            if not isinstance(extra, BaseCriterion):
+                raise TypeError(
+                    f"criteria should be BaseCriterion objects, got {type(extra).__name__}"
+                )
+        self.agent = agent
+        self.config = config
+        self.extra_criteria = list(criteria)
+        self.trials = trials
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.retries = retries
+        self.store = Path(store)
+        self.judge = judge
+        self.use_cache = use_cache
+        self.prices = prices
+        self.tools = tools
+
+    # --- what runs
+
+    def config_for(self, source: EvalSet | str | Path | Sequence[EvalCase]) -> EvalConfig:
+        """The config an evaluation of `source` uses: the one given, else the
+        `test_config.json` beside a path, else `EvalConfig.default()`."""
+        if self.config is not None:
+            return self.config
+        if isinstance(source, str | Path):
+            return EvalConfig.for_file(source)
+        return EvalConfig.default()
+
+    def criteria_for(self, config: EvalConfig, cases: Sequence[EvalCase]) -> list[Any]:
+        """The scorers the run applies: the config's criteria, the ones given by hand, and
+        `final_session_state_match` when a case expects a final session state."""
+        scorers: list[Any] = []
+        names: set[str] = set()
+        for criterion in [*config.criteria.build(), *self.extra_criteria]:
+            if not criterion.is_enabled:
+                continue
+            if criterion.name in names:
+                raise ConfigError(
+                    f"two criteria are named {criterion.name!r}",
+                    field="criteria",
+                    hint="set it in the EvalConfig or pass it by hand, not both",
+                )
+            names.add(criterion.name)
+            scorers.append(_prepared(criterion))
+        if config.check_final_session_state and any(
+            case.metadata.get(FINAL_SESSION_STATE) for case in cases
+        ):
+            session = FinalSessionStateMatch()
+            if session.name not in names:
+                scorers.append(session)
+        if not scorers:
+            raise ConfigError(
+                "no criteria to evaluate with",
+                field="criteria",
+                hint="set criteria in the EvalConfig, e.g. "
+                "EvalConfig(criteria={'tool_trajectory_avg_score': 1.0})",
+            )
+        return scorers
+
+    # --- running
+
+    async def evaluate(
+        self,
+        eval_set: EvalSet | str | Path | Sequence[EvalCase],
+        *,
+        on_result: Callable[[TrialResult], None] | None = None,
+    ) -> EvalReport:
+        """Run the agent over every case of `eval_set` (an `EvalSet`, a path `EvalSet.load`
+        reads, or a list of cases), `trials` times each, score every trial with the criteria,
+        and return the report. Everything is stored as it finishes (`report.run_id`)."""
+        config = self.config_for(eval_set)
+        the_set = self._eval_set(eval_set)
+        scorers = self.criteria_for(config, the_set.cases)
+        thresholds = {getattr(s, "name", ""): getattr(s, "threshold", None) for s in scorers}
+        started = utc_now()
+        clock = time.monotonic()
+        run = await evaluate_async(
+            self.agent,
+            the_set.cases,
+            scorers,
+            trials=self.trials,
+            concurrency=self.concurrency,
+            timeout=self.timeout,
+            retries=self.retries,
+            builtins=False,
+            store=self.store,
+            tools=self.tools,
+            judge=self.judge,
+            rubrics=(),  # the criteria are the judged scores; no default judge rubrics
+            use_cache=self.use_cache,
+            prices=self.prices,
+            target=str(eval_set) if isinstance(eval_set, str | Path) else the_set.id,
+            on_result=on_result,
+        )
+        return EvalReport.from_run(
+            run,
+            eval_set_id=the_set.id,
+            eval_set_name=the_set.name,
+            config=config,
+            thresholds=thresholds,
+            created_at=started,
+            duration_s=time.monotonic() - clock,
+        )
+
+    async def evaluate_case(self, case: EvalCase) -> EvalCaseResult:
+        """Run one case once and return its result (a run of its own in the store)."""
+        report = await AgentEvaluator(
+            self.agent,
+            self.config_for([case]),
+            criteria=self.extra_criteria,
+            trials=1,
+            concurrency=1,
+            timeout=self.timeout,
+            retries=self.retries,
+            store=self.store,
+            judge=self.judge,
+            use_cache=self.use_cache,
+            prices=self.prices,
+            tools=self.tools,
+        ).evaluate([case])
+        return report.results[0]
+
+    def evaluate_sync(self, eval_set: EvalSet | str | Path | Sequence[EvalCase]) -> EvalReport:
+        """`evaluate`, for code that is not async (raises inside a running event loop)."""
+        return _run_sync(self.evaluate(eval_set))
+
+    @staticmethod
+    def _eval_set(source: EvalSet | str | Path | Sequence[EvalCase]) -> EvalSet:
+        if isinstance(source, EvalSet):
+            eval_set = source
+        elif isinstance(source, str | Path):
+            eval_set = EvalSet.load(source)
+        else:
+            eval_set = EvalSet(id="cases", cases=list(source))
+        if not eval_set.cases:
+            raise ConfigError(
+                f"the eval set {eval_set.id!r} has no cases",
+                field="eval_set",
+                hint="add eval cases",
+            )
+        return eval_set
+
+    def __repr__(self) -> str:
+        return f"AgentEvaluator({self.agent!r}, config={self.config!r})"
+
+
+def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise RuntimeError("called inside a running event loop; use `await evaluator.evaluate(...)`")
