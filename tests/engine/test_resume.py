@@ -21,7 +21,7 @@ def answer(question: str) -> str:
     with open(os.environ["CALL_LOG"], "a") as log:
         log.write(question + "\\n")
         log.flush()
-    time.sleep(0.02)
+    time.sleep(0.03)
     return question.upper()
 """
 
@@ -35,7 +35,7 @@ def test_a_run_killed_mid_way_resumes_without_losing_or_repeating_a_trial(tmp_pa
     (tmp_path / "agent.py").write_text(AGENT)
     cases = [
         {"id": f"c{i:03d}", "input": f"question {i}", "expected_output": f"QUESTION {i}"}
-        for i in range(60)
+        for i in range(200)
     ]
     (tmp_path / "cases.json").write_text(json.dumps(cases))
     store = tmp_path / "runs.db"
@@ -70,7 +70,7 @@ def test_a_run_killed_mid_way_resumes_without_losing_or_repeating_a_trial(tmp_pa
                     rows = runs.list_runs()
                     if rows and rows[0].trials_done >= 30:
                         break
-            time.sleep(0.02)
+            time.sleep(0.03)
         process.send_signal(signal.SIGKILL)
         process.wait()
     finally:
@@ -80,7 +80,7 @@ def test_a_run_killed_mid_way_resumes_without_losing_or_repeating_a_trial(tmp_pa
 
     with RunStore(store) as runs:
         (row,) = runs.list_runs()
-        assert 30 <= row.trials_done < 120
+        assert 30 <= row.trials_done < 400
         for result in runs.iter_results(row.run_id):
             stored_before[result.key] = result.trial.model_dump_json()
 
@@ -98,8 +98,8 @@ def test_a_run_killed_mid_way_resumes_without_losing_or_repeating_a_trial(tmp_pa
         (row,) = runs.list_runs()
         results = list(runs.iter_results(row.run_id))
     assert row.status.value == "finished"
-    assert len(results) == 120
-    assert len({r.key for r in results}) == 120
+    assert len(results) == 400
+    assert len({r.key for r in results}) == 400
     # Trials stored before the kill are kept as they were...
     for result in results:
         if result.key in stored_before:
@@ -107,7 +107,7 @@ def test_a_run_killed_mid_way_resumes_without_losing_or_repeating_a_trial(tmp_pa
     # ...and the resumed run called the agent only for the pairs that were not stored.
     second_calls = second_log.read_text().splitlines()
     stored_cases = [case_id for case_id, _ in stored_before]
-    assert len(second_calls) == 120 - len(stored_before)
+    assert len(second_calls) == 400 - len(stored_before)
     for case_number in {int(q.split()[-1]) for q in second_calls}:
         case_id = f"c{case_number:03d}"
         assert stored_cases.count(case_id) < 2, f"{case_id} had both trials stored, yet ran again"
