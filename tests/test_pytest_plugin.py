@@ -154,7 +154,7 @@ def test_thresholds_required_scorers_and_agent_failures(project: pytest.Pytester
     result.assert_outcomes(passed=4, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "case 'crash': 0 of 1 trials passed; pass^1 = 0.00, needs 1.00",
+            "case 'crash': 0 of 1 trial passed; pass^1 = 0.00, needs 1.00",
             "  trial 0:",
             "    failed (agent_error): the agent fell over",
             "    exact_match failed (0.00)*",
@@ -308,3 +308,29 @@ def test_under_xdist_the_workers_write_one_run(project: pytest.Pytester) -> None
     ((run_id, status, done, total),) = _runs(project.path / "evals" / "runs.db")
     assert (status, done, total) == (RunStatus.FINISHED, 9, 9)
     assert run_id in result.stdout.str()
+
+
+def test_the_pytest_example_passes_alone_and_under_xdist(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    for extra in ([], ["-n", "2"]):
+        if extra and importlib.util.find_spec("xdist") is None:
+            continue
+        store = tmp_path / f"runs{len(extra)}.db"
+        args = ["examples/pytest", "-q", "-p", "no:cacheprovider", "--agenteval-store", str(store)]
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", *args, *extra],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "6 passed" in done.stdout
+        runs = _runs(store)
+        assert sorted((status, n, total) for _, status, n, total in runs) == [
+            (RunStatus.FINISHED, 3, 3),
+            (RunStatus.FINISHED, 9, 9),
+        ]

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import math
 import os
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -262,10 +261,12 @@ class CaseResult:
     @property
     def pass_k_value(self) -> float:
         """pass^k over the case's trials: C(c, k) / C(n, k) for c of n trials passing."""
+        from agenteval.report.statistics import pass_hat_k
+
         n, c, k = len(self.results), sum(self.passes), self.spec.pass_k
         if n < k:
             return 0.0
-        return math.comb(c, k) / math.comb(n, k)
+        return pass_hat_k(n, c, k)
 
     @property
     def passed(self) -> bool:
@@ -276,7 +277,7 @@ class CaseResult:
         """What the case did against its requirement, failing trials first-hand."""
         n, c, k = len(self.results), sum(self.passes), self.spec.pass_k
         lines = [
-            f"case {self.case.id!r}: {c} of {n} trials passed; "
+            f"case {self.case.id!r}: {c} of {_count(n, 'trial')} passed; "
             f"pass^{k} = {self.pass_k_value:.2f}, needs {self.spec.pass_k_min:.2f}"
         ]
         for result in self.results:
@@ -426,9 +427,14 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     terminalreporter.section("agenteval")
     for record in state.runs.values():
         terminalreporter.write_line(
-            f"run {record.run_id}: {record.test} ({record.cases} cases × {record.trials} "
-            f"trials) in {state.store} · agenteval show {record.run_id} --store {state.store}"
+            f"run {record.run_id}: {record.test} ({_count(record.cases, 'case')} × "
+            f"{_count(record.trials, 'trial')}) in {state.store} · "
+            f"agenteval show {record.run_id} --store {state.store}"
         )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -434,12 +434,15 @@ def test_invalid_settings_are_refused(spec: dict[str, Any], message: str) -> Non
         BuiltinAgentConfig.model_validate(spec)
 
 
-async def test_reserved_params_are_refused(openai_fake: ToolCallingOpenAI) -> None:
-    agent = builtin_agent(
-        {"model": "openai:m", "base_url": openai_fake.base_url, "params": {"messages": []}}
-    )
+def test_reserved_params_are_refused_up_front(clean_env: None) -> None:
     with pytest.raises(ConfigError, match="messages cannot be set"):
-        await agent("hi")
+        builtin_agent(
+            {"model": "openai:m", "base_url": "http://127.0.0.1:9/v1", "params": {"messages": []}}
+        )
+    with pytest.raises(ConfigError, match="not google-genai GenerateContentConfig fields"):
+        builtin_agent(
+            {"model": "google:m", "base_url": "http://127.0.0.1:9", "params": {"top_q": 1}}
+        )
 
 
 def test_tools_from_modules_files_and_single_functions(tools_dir: Path) -> None:

@@ -696,6 +696,7 @@ class BuiltinAgent:
         }
         self._retry = retry_policy or RetryPolicy(max_retries=config.retries)
         self._chat = _CHATS[config.provider]
+        _check_params(config)
 
     @property
     def reference(self) -> str:
@@ -808,6 +809,24 @@ class BuiltinAgent:
         except Exception as exc:  # the model sees the error, as it would in production
             return _Outcome(call, error=f"{type(exc).__name__}: {exc}")
         return _Outcome(call, value=to_jsonable_python(value, fallback=repr))
+
+
+def _check_params(config: BuiltinAgentConfig) -> None:
+    """Refuse, before any call, the params the agent sets itself (and, for google, names that
+    are no `GenerateContentConfig` field)."""
+    params = dict(config.params)
+    _split(params, config.provider)
+    if config.provider == "google":
+        from google.genai import types
+
+        names = {"max_output_tokens" if k == "max_tokens" else k for k in params}
+        unknown = sorted(names - set(types.GenerateContentConfig.model_fields))
+        if unknown:
+            raise ConfigError(
+                f"agent parameter(s) {', '.join(unknown)} are not google-genai "
+                "GenerateContentConfig fields",
+                field="agent.params",
+            )
 
 
 def _refused(

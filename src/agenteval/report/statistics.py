@@ -31,6 +31,7 @@ from agenteval.run import TrialResult
 
 __all__ = [
     "TRIAL",
+    "WILCOXON_EXACT_LIMIT",
     "FlakyCase",
     "Interval",
     "PassAtK",
@@ -51,7 +52,7 @@ __all__ = [
 TRIAL = "trial"
 """The name under which `Reliability` reports "the trial passes" (see `trial_passed`)."""
 
-_EXACT_WILCOXON_LIMIT = 250
+WILCOXON_EXACT_LIMIT = 250
 """Up to this many non-zero differences the Wilcoxon p-value is exact (a quarter of a second at
 worst); above, the normal approximation with the exact tie-corrected variance is within a few
 percent of it."""
@@ -380,7 +381,7 @@ def wilcoxon_signed_rank(differences: Sequence[float]) -> float:
     ranks = _doubled_midranks([abs(d) for d in nonzero])
     w_plus = sum(r for r, d in zip(ranks, nonzero, strict=True) if d > 0)
     total = sum(ranks)
-    if m <= _EXACT_WILCOXON_LIMIT:
+    if m <= WILCOXON_EXACT_LIMIT:
         # The null distribution is symmetric about total/2: use the smaller tail.
         smaller = min(w_plus, total - w_plus)
         return min(1.0, 2 * _exact_lower_tail(ranks, smaller) / (1 << m))
