@@ -4,12 +4,12 @@ arguments (`ToolArgumentAccuracy`), and whether each call was needed (`ToolCallN
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Sequence
+import operator
 from dataclasses import dataclass
 from typing import Any
 
 from agenteval.case import EvalCase
+from agenteval.criteria.matching import align_any_order, align_in_order
 from agenteval.evaluators.agent_trace import (
     MAX_JUDGED,
     AgentTrace,
@@ -24,41 +24,6 @@ from agenteval.score import Score
 from agenteval.trace import Trial
 
 __all__ = ["ToolArgumentAccuracy", "ToolCallAccuracy", "ToolCallNecessity"]
-
-
-def _in_order(expected: Sequence[str], actual: Sequence[str]) -> list[tuple[int, int]]:
-    """The longest common subsequence of two name lists, as (expected, actual) index pairs."""
-    n, m = len(expected), len(actual)
-    best = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            best[i][j] = (
-                best[i + 1][j + 1] + 1
-                if expected[i] == actual[j]
-                else max(best[i + 1][j], best[i][j + 1])
-            )
-    pairs: list[tuple[int, int]] = []
-    i = j = 0
-    while i < n and j < m:
-        if expected[i] == actual[j]:
-            pairs.append((i, j))
-            i, j = i + 1, j + 1
-        elif best[i + 1][j] >= best[i][j + 1]:
-            i += 1
-        else:
-            j += 1
-    return pairs
-
-
-def _any_order(expected: Sequence[str], actual: Sequence[str]) -> list[int]:
-    """The indexes of the expected names matched by a call, each call matching one name."""
-    left = Counter(actual)
-    matched: list[int] = []
-    for index, tool in enumerate(expected):
-        if left[tool] > 0:
-            left[tool] -= 1
-            matched.append(index)
-    return matched
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,25 +52,23 @@ class ToolCallAccuracy(Evaluator):
         if isinstance(found, Score):
             return found
         called = [call.name for call in found.calls]
-        if self.require_order:
-            matched = [e for e, _ in _in_order(expected, called)]
-        else:
-            matched = _any_order(expected, called)
-        missing = [tool for i, tool in enumerate(expected) if i not in set(matched)]
+        align = align_in_order if self.require_order else align_any_order
+        alignment = align(expected, called, operator.eq)
+        missing = [expected[i] for i in alignment.missing]
         details: dict[str, Any] = {
             "expected": list(expected),
             "called": called,
-            "matched": len(matched),
+            "matched": alignment.matched,
             "missing": missing,
             "require_order": self.require_order,
             "trace_source": found.source,
         }
         how = " in the expected order" if self.require_order else ""
-        reason = f"called {len(matched)} of {len(expected)} expected tools{how}"
+        reason = f"called {alignment.matched} of {len(expected)} expected tools{how}"
         if missing:
             left = "missing or out of order" if self.require_order else "missing"
             reason += f"; {left}: {', '.join(missing)}"
-        return self.scored(len(matched) / len(expected), reason, **details)
+        return self.scored(alignment.recall, reason, **details)
 
 
 def _prior_calls(trace: AgentTrace, index: int) -> str:
