@@ -194,13 +194,13 @@ def test_control_characters_are_escaped_not_dropped(tmp_path: Path) -> None:
 
 
 @agenteval.tool
-def lookup(city: str) -> dict[str, object]:
+def population_of(city: str) -> dict[str, object]:
     """Look a city up."""
     return {"city": city, "population": 2_100_000}
 
 
 def population_agent(question: str) -> str:
-    lookup(question.split()[-1])
+    population_of(question.split()[-1])
     return "2,100,000" if "Paris" in question else "unknown"
 
 
@@ -211,13 +211,13 @@ def test_a_stored_run_as_junit(tmp_path: Path) -> None:
             id="paris",
             input="Population of Paris",
             expected_output="2100000",
-            expected_tools=["lookup"],
+            expected_tools=["population_of"],
         ),
         EvalCase(
             id="rome",
             input="Population of Rome",
             expected_output="2800000",
-            expected_tools=["lookup"],
+            expected_tools=["population_of"],
         ),
     ]
     run = agenteval.evaluate(population_agent, cases, trials=2, store=store)
