@@ -91,13 +91,16 @@ async def call_agent(agent: Agent, case: EvalCase) -> Trial:
     messages: list[dict[str, str]] = []
     steps: list[AgentStep] = []
     outputs: list[str | None] = []
+    metadata: dict[str, Any] = {}
     for turn in case.turns:
         messages.append({"role": "user", "content": turn})
         trial = read_agent_output(await _call_once(agent, list(messages)))
         outputs.append(trial.output)
+        # What a turn reports (its session state, say) is kept, the later turn's winning.
+        metadata.update(trial.metadata)
         steps.append(AgentStep(tool_calls=trial.tool_calls, output=trial.output))
         messages.append({"role": "assistant", "content": trial.output or ""})
-    return Trial(steps=steps, output=outputs[-1], metadata={"turn_outputs": outputs})
+    return Trial(steps=steps, output=outputs[-1], metadata={**metadata, "turn_outputs": outputs})
 
 
 def read_agent_output(value: Any) -> Trial:
