@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from agenteval.run import TrialResult
     from agenteval.trace import Trial
 
-__all__ = ["CaseResult", "agenteval_cases"]
+__all__ = ["CaseResult", "EvalSpec", "agenteval_cases"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
