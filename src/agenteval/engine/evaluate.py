@@ -118,6 +118,7 @@ async def evaluate_async(
     rubrics: Sequence[str] | None = None,
     use_cache: bool = True,
     prices: PriceTable | None = None,
+    passing: Sequence[str] | None = None,
     resume: str | None = None,
     target: str | None = None,
     agent_ref: str | None = None,
@@ -152,6 +153,7 @@ async def evaluate_async(
             scorer_refs: list[Any] = [*info.scorers, *scorers]
             builtins = info.builtins
             stored_judge = info.settings.get("judge")
+            passing = info.settings.get("passing")
         else:
             case_list = load_cases(cases) if isinstance(cases, str | Path) else list(cases)
             if not case_list:
@@ -176,7 +178,7 @@ async def evaluate_async(
             )
             resolved = resolve_scorers(scorer_refs, builtins=builtins, context=context)
             _warn_without_judge(resolved, choice, on_warning)
-            builder = SummaryBuilder((scorer_name(s) for s in resolved), prices)
+            builder = SummaryBuilder((scorer_name(s) for s in resolved), prices, passing)
             if resume is not None:
                 done = run_store.finished_keys(info.run_id)
                 for result in run_store.iter_results(info.run_id):
@@ -197,6 +199,7 @@ async def evaluate_async(
                     tools=dict(run_tools) if agent is None else known_tools(),
                     settings={
                         "owner": current_owner(),
+                        **({"passing": list(passing)} if passing is not None else {}),
                         **({"judge": judge_record} if judge_record else {}),
                         **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
                     },
@@ -258,6 +261,7 @@ def evaluate(
     rubrics: Sequence[str] | None = None,
     use_cache: bool = True,
     prices: PriceTable | None = None,
+    passing: Sequence[str] | None = None,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -271,6 +275,10 @@ def evaluate(
 
     `judge` (`"openai:gpt-4o-mini"`, a `JudgeConfig` or a `Judge`; else `AGENTEVAL_JUDGE`) adds
     the LLM judge rubrics, all four unless `rubrics` names some.
+
+    `passing` names the scorers that decide whether a trial passes (for the summary's passing
+    trials, pass@k and pass^k, and flaky cases); by default every scorer that applied. It is
+    kept with the run.
     """
     return _run_sync(
         evaluate_async(
@@ -288,6 +296,7 @@ def evaluate(
             rubrics=rubrics,
             use_cache=use_cache,
             prices=prices,
+            passing=passing,
         )
     )
 
@@ -355,7 +364,12 @@ async def rescore_async(
             }
         )
         run_store.update_info(info)
-        summary = summarize(run_store.iter_results(info.run_id), map(scorer_name, resolved), prices)
+        summary = summarize(
+            run_store.iter_results(info.run_id),
+            map(scorer_name, resolved),
+            prices,
+            info.settings.get("passing"),
+        )
     return Run(info, summary, store_path)
 
 
@@ -438,7 +452,9 @@ async def judge_run_async(
             }
         )
         run_store.update_info(info)
-        summary = summarize(run_store.iter_results(info.run_id), prices=prices)
+        summary = summarize(
+            run_store.iter_results(info.run_id), prices=prices, passing=info.settings.get("passing")
+        )
     return Run(info, summary, store_path)
 
 

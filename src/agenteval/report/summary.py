@@ -1,23 +1,100 @@
-"""The numbers of a run: per scorer mean and pass rate, failures, retries, latency and usage.
+"""The numbers of a run, in the sections of "What gets measured".
+
+Correctness; tool use step by step; faithfulness and retrieval (with `retrieval_recall` crossed
+with `exact_match`); safety; latency; cost; retries; failures; LLM judge rubrics; other scores;
+and, with several trials per case, reliability (pass@k, pass^k, flaky cases). Every rate carries
+how many trials it is over and its 95% Wilson interval.
 
 Built incrementally (`SummaryBuilder.add` per trial), so a run of any size is summarised
-without holding its trials in memory.
+without holding its trials in memory (per case, only pass counts are kept).
 """
 
 from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
+from agenteval.report import statistics as stats
+from agenteval.report.statistics import Interval, Reliability, ReliabilityBuilder
 from agenteval.run import TrialResult
 from agenteval.score import Score
 from agenteval.trace import Usage
 
-__all__ = ["CostStats", "LatencyStats", "ScorerStats", "Summary", "SummaryBuilder", "summarize"]
+__all__ = [
+    "SECTION_SCORERS",
+    "SECTION_TITLES",
+    "CostStats",
+    "LatencyStats",
+    "Rate",
+    "RetrievalAttribution",
+    "ScorerStats",
+    "Section",
+    "Summary",
+    "SummaryBuilder",
+    "summarize",
+]
+
+SECTION_SCORERS: dict[str, tuple[str, ...]] = {
+    "correctness": ("exact_match",),
+    "tool_use": (
+        "tool_selection",
+        "tool_arguments_valid",
+        "tool_execution",
+        "trajectory_order",
+        "step_efficiency",
+        "redundant_calls",
+    ),
+    "faithfulness": ("tool_faithfulness", "retrieval_recall"),
+    "safety": ("avoids_forbidden_text",),
+}
+"""The built-in scorers of each scoring section, in the order they are shown (seed 000)."""
+
+SECTION_TITLES: dict[str, str] = {
+    "correctness": "Correctness",
+    "tool_use": "Tool use, step by step",
+    "faithfulness": "Faithfulness and retrieval",
+    "safety": "Safety",
+    "latency": "Latency",
+    "cost": "Cost",
+    "retries": "Retries by reason",
+    "failures": "Failures by cause",
+    "judge": "LLM judge rubrics",
+    "other": "Other scores",
+    "reliability": "Reliability over trials",
+}
+"""Every section's title, in the order sections come."""
+
+CONFIDENCE = 0.95
+
+
+def _interval(count: int, total: int) -> Interval | None:
+    return stats.wilson(count, total, confidence=CONFIDENCE) if total > 0 else None
+
+
+class Rate(BaseModel):
+    """`count` of `total` trials, with the share and its 95% Wilson interval."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count: int = 0
+    total: int = 0
+    rate: float | None = None
+    interval: Interval | None = None
+
+    @classmethod
+    def of(cls, count: int, total: int) -> Rate:
+        """`count` out of `total`; no rate when `total` is 0."""
+        return cls(
+            count=count,
+            total=total,
+            rate=count / total if total else None,
+            interval=_interval(count, total),
+        )
 
 
 class ScorerStats(BaseModel):
@@ -27,6 +104,8 @@ class ScorerStats(BaseModel):
 
     mean: float | None = None
     pass_rate: float | None = None
+    interval: Interval | None = None
+    """The pass rate's 95% Wilson interval, over the `scored` trials."""
     scored: int = 0
     passed: int = 0
     skipped: int = 0
@@ -65,7 +144,11 @@ class LatencyStats(BaseModel):
 
 
 class CostStats(BaseModel):
-    """Money spent, in USD, from the price table, with the agent and the judge kept apart."""
+    """Money spent, in USD, from the price table, with the agent and the judge kept apart.
+
+    Per correct answer is the cost over the trials whose answer was right: those passing
+    `correct_by` (`exact_match` where it scored, else the judge's `correctness` rubric).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -73,22 +156,79 @@ class CostStats(BaseModel):
     """The agent's model calls; None when none of them had a price."""
     judge_usd: float | None = None
     """The judge's calls (cache hits cost nothing); None when no judge call had a price."""
+    total_usd: float | None = None
+    """Agent and judge together; None when neither had a price."""
+    correct_by: str | None = None
+    """The scorer whose passing trials count as correct answers; None when none scored."""
+    correct_answers: int = 0
+    agent_per_correct_usd: float | None = None
+    judge_per_correct_usd: float | None = None
+    total_per_correct_usd: float | None = None
     unpriced_models: list[str] = Field(default_factory=list)
     """Models that were called but have no price: add them under `prices:` in agenteval.yaml."""
 
 
+class RetrievalAttribution(BaseModel):
+    """`retrieval_recall` crossed with `exact_match`, over the trials both scored: was a wrong
+    answer the search's fault (a relevant document was missed) or the model's (it had them all)?
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    trials: int = 0
+    """Trials that both scorers scored."""
+    correct_all_found: int = 0
+    correct_missed: int = 0
+    wrong_all_found: int = 0
+    wrong_missed: int = 0
+    search_missed: Rate = Field(default_factory=Rate)
+    """Wrong answers where the search missed a relevant document, over the wrong answers."""
+    model_had_all: Rate = Field(default_factory=Rate)
+    """Wrong answers where the model had every relevant document, over the wrong answers."""
+    wrong_unchecked: int = 0
+    """Wrong answers on cases without `relevant_docs` (no retrieval score to split them)."""
+
+
+class Section(BaseModel):
+    """One section of the summary, present only where it applies."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str
+    title: str
+    scorers: list[str] = Field(default_factory=list)
+    """The scorers shown in it (scoring sections only), in order."""
+
+
 class Summary(BaseModel):
-    """What a run measured, as the terminal and the JSON document show it."""
+    """What a run measured, as the terminal, the HTML report and the JSON document show it.
+
+    `sections` lists the sections that apply, in order; `scorers` holds every scorer's numbers.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     trials: int = 0
     failed_trials: int = 0
+    failed: Rate = Field(default_factory=Rate)
+    """Failed trials over all trials."""
+    passed: Rate = Field(default_factory=Rate)
+    """Passing trials (see `passing`) over the trials with a verdict."""
+    passing: list[str] | None = None
+    """The scorers that decide whether a trial passes; None: every scorer that applied."""
+    sections: list[Section] = Field(default_factory=list)
     scorers: dict[str, ScorerStats] = Field(default_factory=dict)
+    attribution: RetrievalAttribution | None = None
+    """Wrong answers split by whether the search missed a document; None where no trial has
+    both an `exact_match` and a `retrieval_recall` score."""
     failures: dict[str, int] = Field(default_factory=dict)
     """Failed trials by cause."""
+    failure_rates: dict[str, Rate] = Field(default_factory=dict)
+    """Failed trials by cause, over all trials."""
     retries: dict[str, int] = Field(default_factory=dict)
     """Retries by reason, over all trials."""
+    retried_trials: Rate = Field(default_factory=Rate)
+    """Trials retried at least once, over all trials."""
     latency: LatencyStats = Field(default_factory=LatencyStats)
     """Total latency: what a user waits, retries and backoff included."""
     working_latency: LatencyStats = Field(default_factory=LatencyStats)
@@ -100,21 +240,38 @@ class Summary(BaseModel):
     judge_retries: dict[str, int] = Field(default_factory=dict)
     """The judge's retries by reason, apart from the agent's."""
     cost: CostStats = Field(default_factory=CostStats)
+    reliability: Reliability | None = None
+    """pass@k, pass^k and flaky cases; None unless some case ran more than one trial."""
+
+    def section(self, key: str) -> Section | None:
+        """The section called `key`, if it applies."""
+        return next((s for s in self.sections if s.key == key), None)
 
 
 class SummaryBuilder:
     """Accumulates a Summary one trial at a time."""
 
-    def __init__(self, scorer_order: Iterable[str] = (), prices: PriceTable | None = None) -> None:
+    def __init__(
+        self,
+        scorer_order: Iterable[str] = (),
+        prices: PriceTable | None = None,
+        passing: Collection[str] | None = None,
+    ) -> None:
         self._order = list(scorer_order)
         self._prices = PriceTable.default() if prices is None else prices
+        self._passing = None if passing is None else sorted(passing)
+        self._reliability = ReliabilityBuilder(passing)
         self._agent_usd: float | None = None
         self._judge_usd: float | None = None
         self._unpriced: set[str] = set()
         self._judge_usage = Usage()
         self._judge_retries: Counter[str] = Counter()
+        self._judged: set[str] = set()
         self._trials = 0
         self._failed = 0
+        self._retried = 0
+        self._verdicts = 0
+        self._passes = 0
         self._sums: dict[str, float] = {}
         self._stats: dict[str, ScorerStats] = {name: ScorerStats() for name in self._order}
         self._failures: Counter[str] = Counter()
@@ -122,6 +279,8 @@ class SummaryBuilder:
         self._latency: list[float] = []
         self._working: list[float] = []
         self._usage = Usage()
+        self._cross: Counter[tuple[bool, bool]] = Counter()
+        self._wrong_unchecked = 0
 
     def add(self, result: TrialResult) -> None:
         """Count one (case, trial) result."""
@@ -130,6 +289,8 @@ class SummaryBuilder:
         if trial.failure is not None:
             self._failed += 1
             self._failures[trial.failure.cause.value] += 1
+        if trial.retries:
+            self._retried += 1
         self._retries.update(trial.retries)
         if trial.latency_s is not None:
             self._latency.append(trial.latency_s)
@@ -144,17 +305,35 @@ class SummaryBuilder:
                 self._agent_usd = (self._agent_usd or 0.0) + cost
         for name, score in result.scores.items():
             if score.judge is not None:
+                self._judged.add(name)
                 self._add_judge(score)
-            stats = self._stats.setdefault(name, ScorerStats())
+            entry = self._stats.setdefault(name, ScorerStats())
             if score.error is not None:
-                stats.errors += 1
+                entry.errors += 1
             elif score.value is None:
-                stats.skipped += 1
+                entry.skipped += 1
             else:
-                stats.scored += 1
+                entry.scored += 1
                 self._sums[name] = self._sums.get(name, 0.0) + score.value
                 if score.passed:
-                    stats.passed += 1
+                    entry.passed += 1
+        self._add_cross(result)
+        verdict = stats.trial_passed(result, self._passing)
+        if verdict is not None:
+            self._verdicts += 1
+            self._passes += verdict
+        self._reliability.add(result)
+
+    def _add_cross(self, result: TrialResult) -> None:
+        answer = result.scores.get("exact_match")
+        if answer is None or not answer.applied:
+            return
+        recall = result.scores.get("retrieval_recall")
+        if recall is None or not recall.applied:
+            if not answer.passed:
+                self._wrong_unchecked += 1
+            return
+        self._cross[(bool(answer.passed), recall.value == 1.0)] += 1
 
     def _add_judge(self, score: Score) -> None:
         assert score.judge is not None
@@ -166,43 +345,132 @@ class SummaryBuilder:
         elif score.usage is not None and score.usage.total_tokens:
             self._unpriced.add(score.judge.judge.partition(":")[2])
 
-    def build(self) -> Summary:
-        """The summary of everything added so far."""
+    def _scorer_stats(self) -> dict[str, ScorerStats]:
         scorers: dict[str, ScorerStats] = {}
-        for name, stats in self._stats.items():
-            scored = stats.scored
-            scorers[name] = stats.model_copy(
+        for name, entry in self._stats.items():
+            scored = entry.scored
+            scorers[name] = entry.model_copy(
                 update={
                     "mean": self._sums.get(name, 0.0) / scored if scored else None,
-                    "pass_rate": stats.passed / scored if scored else None,
+                    "pass_rate": entry.passed / scored if scored else None,
+                    "interval": _interval(entry.passed, scored),
                 }
             )
-        return Summary(
+        return scorers
+
+    def _attribution(self) -> RetrievalAttribution | None:
+        total = sum(self._cross.values())
+        if not total:
+            return None
+        wrong_all = self._cross[(False, True)]
+        wrong_missed = self._cross[(False, False)]
+        wrong = wrong_all + wrong_missed
+        return RetrievalAttribution(
+            trials=total,
+            correct_all_found=self._cross[(True, True)],
+            correct_missed=self._cross[(True, False)],
+            wrong_all_found=wrong_all,
+            wrong_missed=wrong_missed,
+            search_missed=Rate.of(wrong_missed, wrong),
+            model_had_all=Rate.of(wrong_all, wrong),
+            wrong_unchecked=self._wrong_unchecked,
+        )
+
+    def _cost(self, scorers: dict[str, ScorerStats]) -> CostStats:
+        agent, judge = self._agent_usd, self._judge_usd
+        total = None if agent is None and judge is None else (agent or 0.0) + (judge or 0.0)
+        correct_by = next(
+            (
+                name
+                for name in ("exact_match", "correctness")
+                if scorers.get(name, ScorerStats()).scored
+            ),
+            None,
+        )
+        correct = scorers[correct_by].passed if correct_by else 0
+
+        def per(value: float | None) -> float | None:
+            return value / correct if value is not None and correct else None
+
+        return CostStats(
+            agent_usd=agent,
+            judge_usd=judge,
+            total_usd=total,
+            correct_by=correct_by,
+            correct_answers=correct,
+            agent_per_correct_usd=per(agent),
+            judge_per_correct_usd=per(judge),
+            total_per_correct_usd=per(total),
+            unpriced_models=sorted(self._unpriced),
+        )
+
+    def _sections(self, summary: Summary) -> list[Section]:
+        scored = [name for name, s in summary.scorers.items() if s.scored or s.errors]
+        builtin = {name for names in SECTION_SCORERS.values() for name in names}
+        judge = [n for n in scored if n not in builtin and (n in RUBRICS or n in self._judged)]
+        other = [n for n in scored if n not in builtin and n not in judge]
+        judge.sort(key=lambda n: (RUBRICS.index(n) if n in RUBRICS else len(RUBRICS), n))
+        cost = summary.cost
+        present = {
+            **{key: [n for n in names if n in scored] for key, names in SECTION_SCORERS.items()},
+            "latency": summary.latency.count > 0,
+            "cost": cost.total_usd is not None
+            or bool(cost.unpriced_models)
+            or summary.usage.total_tokens > 0
+            or summary.judge_usage.total_tokens > 0,
+            "retries": bool(summary.retries or summary.judge_retries),
+            "failures": bool(summary.failures),
+            "judge": judge,
+            "other": other,
+            "reliability": summary.reliability is not None,
+        }
+        sections = []
+        for key, title in SECTION_TITLES.items():
+            applies = present[key]
+            if applies:
+                names = applies if isinstance(applies, list) else []
+                sections.append(Section(key=key, title=title, scorers=names))
+        return sections
+
+    def build(self) -> Summary:
+        """The summary of everything added so far."""
+        scorers = self._scorer_stats()
+        reliability = self._reliability.build()
+        summary = Summary(
             trials=self._trials,
             failed_trials=self._failed,
+            failed=Rate.of(self._failed, self._trials),
+            passed=Rate.of(self._passes, self._verdicts),
+            passing=self._passing,
             scorers=scorers,
+            attribution=self._attribution(),
             failures=dict(self._failures.most_common()),
+            failure_rates={
+                cause: Rate.of(n, self._trials) for cause, n in self._failures.most_common()
+            },
             retries=dict(self._retries.most_common()),
+            retried_trials=Rate.of(self._retried, self._trials),
             latency=LatencyStats.of(self._latency),
             working_latency=LatencyStats.of(self._working),
             usage=self._usage,
             judge_usage=self._judge_usage,
             judge_retries=dict(self._judge_retries.most_common()),
-            cost=CostStats(
-                agent_usd=self._agent_usd,
-                judge_usd=self._judge_usd,
-                unpriced_models=sorted(self._unpriced),
-            ),
+            cost=self._cost(scorers),
+            reliability=reliability if reliability.trials > 1 else None,
         )
+        summary.sections = self._sections(summary)
+        return summary
 
 
 def summarize(
     results: Iterable[TrialResult],
     scorer_order: Iterable[str] = (),
     prices: PriceTable | None = None,
+    passing: Collection[str] | None = None,
 ) -> Summary:
-    """The summary of a sequence of results."""
-    builder = SummaryBuilder(scorer_order, prices)
+    """The summary of a sequence of results; `passing` names the scorers that decide whether
+    a trial passes (default: every scorer that applied)."""
+    builder = SummaryBuilder(scorer_order, prices, passing)
     for result in results:
         builder.add(result)
     return builder.build()

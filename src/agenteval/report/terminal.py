@@ -1,4 +1,4 @@
-"""The run summary in the terminal (rich): what each number is, and what went wrong."""
+"""The run summary in the terminal (rich), section by section, and the failing trials."""
 
 from __future__ import annotations
 
@@ -8,10 +8,27 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agenteval.report.summary import LatencyStats, ScorerStats, Summary
+from agenteval.report.statistics import Interval, PassAtK, Reliability
+from agenteval.report.summary import (
+    LatencyStats,
+    Rate,
+    RetrievalAttribution,
+    ScorerStats,
+    Section,
+    Summary,
+)
 from agenteval.run import RunInfo, TrialResult
 
-__all__ = ["SCORER_MEANINGS", "print_failing", "print_summary"]
+__all__ = [
+    "RUBRIC_MEANINGS",
+    "SCORER_MEANINGS",
+    "format_interval",
+    "format_rate",
+    "format_seconds",
+    "format_usd",
+    "print_failing",
+    "print_summary",
+]
 
 SCORER_MEANINGS = {
     "exact_match": "answer equals the expected one (case, accents, final period forgiven)",
@@ -33,8 +50,11 @@ RUBRIC_MEANINGS = {
     "context_relevance": "judge: do the retrieved sources contain what's needed?",
 }
 
+_RUNGS = {"tool_selection": "1. ", "tool_arguments_valid": "2. ", "tool_execution": "3. "}
 
-def _usd(value: float | None) -> str:
+
+def format_usd(value: float | None) -> str:
+    """Dollars: four decimals under $1, else cents; a dash for no price."""
     if value is None:
         return "—"
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
@@ -48,63 +68,237 @@ def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def _seconds(value: float | None) -> str:
+def format_seconds(value: float | None) -> str:
+    """Milliseconds under a second, else seconds; a dash for none."""
     if value is None:
         return "—"
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
 
 
-def _scorer_table(title: str, scorers: dict[str, ScorerStats], explain: bool) -> Table:
-    table = Table(title=title, title_justify="left", expand=False)
+def format_interval(interval: Interval | None) -> str:
+    """A 95% interval as `[lo–hi%]`."""
+    if interval is None:
+        return "—"
+    return f"[{interval.low:.0%}–{interval.high:.0%}]"
+
+
+def format_rate(rate: Rate) -> str:
+    """`count of total (share [interval])`."""
+    if not rate.total:
+        return "none"
+    return f"{rate.count} of {rate.total} ({_pct(rate.rate)} {format_interval(rate.interval)})"
+
+
+def _rate_style(rate: float | None) -> str:
+    if rate is None:
+        return ""
+    return "green" if rate == 1 else "yellow" if rate >= 0.5 else "red"
+
+
+def _scorer_table(
+    title: str, names: list[str], scorers: dict[str, ScorerStats], explain: bool
+) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold", expand=False)
     table.add_column("scorer", no_wrap=True)
     table.add_column("mean", justify="right")
     table.add_column("pass rate", justify="right")
-    table.add_column("scored", justify="right")
+    table.add_column("95% CI", justify="right", style="dim")
+    table.add_column("trials", justify="right")
     table.add_column("skipped", justify="right")
     table.add_column("errors", justify="right")
     if explain:
         table.add_column("what it measures", style="dim", no_wrap=True)
-    for name, stats in scorers.items():
-        rate = stats.pass_rate
-        style = "" if rate is None else "green" if rate == 1 else "yellow" if rate >= 0.5 else "red"
+    for name in names:
+        stats = scorers[name]
         cells: list[str | Text] = [
-            name,
+            _RUNGS.get(name, "") + name,
             _num(stats.mean),
-            Text(_pct(rate), style=style),
+            Text(_pct(stats.pass_rate), style=_rate_style(stats.pass_rate)),
+            format_interval(stats.interval),
             str(stats.scored),
             str(stats.skipped),
             Text(str(stats.errors), style="red" if stats.errors else ""),
         ]
         if explain:
-            cells.append(SCORER_MEANINGS.get(name, "your own scorer"))
+            cells.append({**SCORER_MEANINGS, **RUBRIC_MEANINGS}.get(name, "your own scorer"))
         table.add_row(*cells)
     return table
 
 
+def _attribution_lines(attribution: RetrievalAttribution) -> list[Text]:
+    wrong = attribution.wrong_all_found + attribution.wrong_missed
+    lines = [
+        Text.assemble(
+            ("Wrong answers, by retrieval: ", "bold"),
+            f"{wrong} of {attribution.trials} trials with both exact_match and retrieval_recall",
+        )
+    ]
+    if wrong:
+        lines.append(
+            Text(
+                f"  the search missed a relevant document: {format_rate(attribution.search_missed)}"
+            )
+        )
+        lines.append(
+            Text(
+                f"  the model had every document:         {format_rate(attribution.model_had_all)}"
+            )
+        )
+    if attribution.wrong_unchecked:
+        lines.append(
+            Text(
+                f"  {attribution.wrong_unchecked} more wrong answers on cases without "
+                "relevant_docs (not split)",
+                style="dim",
+            )
+        )
+    return lines
+
+
 def _latency_table(summary: Summary) -> Table:
-    table = Table(title="Latency per trial", title_justify="left")
+    table = Table(title="Latency per trial", title_justify="left", title_style="bold")
     table.add_column("")
     table.add_column("p50", justify="right")
     table.add_column("p95", justify="right")
     table.add_column("max", justify="right")
+    table.add_column("trials", justify="right")
     rows: list[tuple[str, LatencyStats]] = [
         ("total (what a user waits)", summary.latency),
         ("excluding waits (retries, backoff)", summary.working_latency),
     ]
     for label, stats in rows:
-        table.add_row(label, _seconds(stats.p50), _seconds(stats.p95), _seconds(stats.max))
+        table.add_row(
+            label,
+            format_seconds(stats.p50),
+            format_seconds(stats.p95),
+            format_seconds(stats.max),
+            str(stats.count),
+        )
     return table
 
 
-def _counts(title: str, counts: dict[str, int], empty: str) -> Text:
-    text = Text(f"{title}: ", style="bold")
-    if not counts:
-        return text.append(empty, style="dim")
-    return text.append(", ".join(f"{name} {n}" for name, n in counts.items()))
+def _cost_lines(summary: Summary) -> list[Text]:
+    cost = summary.cost
+    usage, judged = summary.usage, summary.judge_usage
+    lines = [
+        Text("Cost", style="bold"),
+        Text(
+            f"  agent {format_usd(cost.agent_usd)} · judge {format_usd(cost.judge_usd)} · "
+            f"total {format_usd(cost.total_usd)}"
+        ),
+    ]
+    if cost.correct_by is None:
+        lines.append(Text("  per correct answer: — (no exact_match or correctness score)", "dim"))
+    else:
+        lines.append(
+            Text(
+                f"  per correct answer: {format_usd(cost.total_per_correct_usd)} "
+                f"(agent {format_usd(cost.agent_per_correct_usd)}, judge "
+                f"{format_usd(cost.judge_per_correct_usd)}), over {cost.correct_answers} trials "
+                f"passing {cost.correct_by}"
+            )
+        )
+    lines.append(Text(f"  Agent tokens: {usage.input_tokens:,} in, {usage.output_tokens:,} out"))
+    if judged.total_tokens:
+        lines.append(
+            Text(f"  Judge tokens: {judged.input_tokens:,} in, {judged.output_tokens:,} out")
+        )
+    if cost.unpriced_models:
+        lines.append(
+            Text(
+                "  no price for " + ", ".join(cost.unpriced_models) + ": add them under "
+                "`prices:` in agenteval.yaml",
+                style="yellow",
+            )
+        )
+    return lines
+
+
+def _counts_line(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items())
+
+
+def _retry_lines(summary: Summary) -> list[Text]:
+    lines = [Text("Retries by reason", style="bold")]
+    if summary.retries:
+        lines.append(
+            Text(
+                f"  agent: {_counts_line(summary.retries)} · trials retried: "
+                f"{format_rate(summary.retried_trials)}"
+            )
+        )
+    if summary.judge_retries:
+        lines.append(Text(f"  judge: {_counts_line(summary.judge_retries)}"))
+    return lines
+
+
+def _failure_table(summary: Summary) -> Table:
+    table = Table(title="Failures by cause", title_justify="left", title_style="bold")
+    table.add_column("cause")
+    table.add_column("trials", justify="right")
+    table.add_column("share", justify="right")
+    table.add_column("95% CI", justify="right", style="dim")
+    for cause, rate in summary.failure_rates.items():
+        table.add_row(
+            Text(cause, style="red"),
+            f"{rate.count} of {rate.total}",
+            _pct(rate.rate),
+            format_interval(rate.interval),
+        )
+    return table
+
+
+def _pass_k_cell(rows: list[PassAtK], k: int) -> str:
+    row = next((r for r in rows if r.k == k), None)
+    if row is None:
+        return "—"
+    return f"{row.pass_at_k:.0%} / {row.pass_hat_k:.0%}"
+
+
+def _reliability_table(reliability: Reliability, order: list[str]) -> Table:
+    ks = range(1, reliability.trials + 1)
+    table = Table(
+        title=f"Reliability over {reliability.trials} trials per case: pass@k / pass^k",
+        title_justify="left",
+        title_style="bold",
+    )
+    table.add_column("scorer", no_wrap=True)
+    for k in ks:
+        table.add_column(f"k={k}", justify="right")
+    table.add_row(
+        Text("a trial passes", style="bold"), *(_pass_k_cell(reliability.trial, k) for k in ks)
+    )
+    for name in order:
+        if name in reliability.scorers:
+            table.add_row(name, *(_pass_k_cell(reliability.scorers[name], k) for k in ks))
+    return table
+
+
+def _flaky_lines(reliability: Reliability) -> list[Text]:
+    if not reliability.flaky:
+        return [Text("Flaky cases: none (every case's trials agree)", style="dim")]
+    lines = [Text(f"Flaky cases ({len(reliability.flaky)}):", style="bold")]
+    for case in reliability.flaky:
+        passed, failed = len(case.passed_trials), len(case.failed_trials)
+        varying = f"; differing: {', '.join(case.scorers)}" if case.scorers else ""
+        lines.append(
+            Text.assemble(
+                ("  ", ""),
+                (case.case_id, "yellow"),
+                f"  {passed} of {passed + failed} trials passed{varying}",
+            )
+        )
+    return lines
+
+
+def _passes_by(summary: Summary) -> str:
+    if summary.passing is not None:
+        return ", ".join(summary.passing) + " passed"
+    return "every scorer that applied passed"
 
 
 def print_summary(summary: Summary, info: RunInfo, console: Console | None = None) -> None:
-    """Print the run's summary: scores, failures by cause, retries by reason, latency, tokens."""
+    """Print the run's summary, section by section (only the sections that apply)."""
     console = console or Console()
     completed = summary.trials - summary.failed_trials
     console.print(
@@ -115,70 +309,72 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
             (f"{summary.failed_trials} failed", "red" if summary.failed_trials else ""),
         )
     )
-    # The meaning of each scorer fits beside it on a wide terminal, else goes below the table.
-    explain = console.width >= 130
-    builtin = {n: s for n, s in summary.scorers.items() if n in SCORER_MEANINGS}
-    rubrics = {n: s for n, s in summary.scorers.items() if n in RUBRIC_MEANINGS}
-    other = {
-        n: s
-        for n, s in summary.scorers.items()
-        if n not in SCORER_MEANINGS and n not in RUBRIC_MEANINGS
-    }
-    if builtin:
-        console.print(_scorer_table("Scores", builtin, explain))
-    if rubrics:
-        console.print(_scorer_table("LLM judge rubrics", rubrics, explain))
-    if other:
-        console.print(_scorer_table("Other scores", other, explain=False))
-    console.print(
-        Text(
-            "mean and pass rate are over the trials a scorer applied to; skipped = did not apply "
-            "(no score, never a misleading 0); errors = the scorer itself failed",
-            style="dim",
-        )
-    )
-    if not explain:
-        meanings = {**SCORER_MEANINGS, **RUBRIC_MEANINGS}
-        for name in [*builtin, *rubrics]:
-            console.print(Text.assemble((f"  {name}", "bold"), (f": {meanings[name]}", "dim")))
-    usage = summary.usage
-    console.print()
-    console.print(_counts("Failures by cause", summary.failures, "none"))
-    console.print(_counts("Retries by reason", summary.retries, "none"))
-    console.print(
-        Text.assemble(
-            ("Agent tokens: ", "bold"), f"{usage.input_tokens:,} in, {usage.output_tokens:,} out"
-        )
-    )
-    judged = summary.judge_usage
-    if rubrics or judged.total_tokens:
+    if summary.passed.total:
         console.print(
             Text.assemble(
-                ("Judge tokens: ", "bold"),
-                f"{judged.input_tokens:,} in, {judged.output_tokens:,} out",
+                ("Trials passing: ", "bold"),
+                format_rate(summary.passed),
+                (f"  (a trial passes when it did not fail and {_passes_by(summary)})", "dim"),
             )
         )
-        console.print(_counts("Judge retries by reason", summary.judge_retries, "none"))
-    cost = summary.cost
-    console.print(
-        Text.assemble(
-            ("Cost: ", "bold"), f"agent {_usd(cost.agent_usd)}, judge {_usd(cost.judge_usd)}"
-        )
-    )
-    if cost.unpriced_models:
+    # The meaning of each scorer fits beside it on a wide terminal, else goes below the table.
+    explain = console.width >= 150
+    explained: list[str] = []
+    for section in summary.sections:
+        _print_section(console, section, summary, explain)
+        if not explain and section.key in (
+            "correctness",
+            "tool_use",
+            "faithfulness",
+            "safety",
+            "judge",
+        ):
+            explained += section.scorers
+    meanings = {**SCORER_MEANINGS, **RUBRIC_MEANINGS}
+    if any(s.scorers for s in summary.sections):
         console.print(
             Text(
-                "no price for " + ", ".join(cost.unpriced_models) + ": add them under `prices:` "
-                "in agenteval.yaml",
-                style="yellow",
+                "pass rates are over the trials a scorer applied to, with their 95% Wilson "
+                "interval; skipped = did not apply (no score, never a misleading 0); errors = "
+                "the scorer itself failed",
+                style="dim",
             )
         )
-    console.print(_latency_table(summary))
+    for name in explained:
+        if name in meanings:
+            console.print(Text.assemble((f"  {name}", "bold"), (f": {meanings[name]}", "dim")))
+    idle = [n for n, s in summary.scorers.items() if not s.scored and not s.errors]
+    if idle:
+        console.print(Text("applied to no trial: " + ", ".join(idle), style="dim"))
+
+
+def _print_section(console: Console, section: Section, summary: Summary, explain: bool) -> None:
+    key = section.key
+    if section.scorers:
+        console.print(_scorer_table(section.title, section.scorers, summary.scorers, explain))
+        if key == "faithfulness" and summary.attribution is not None:
+            for line in _attribution_lines(summary.attribution):
+                console.print(line)
+    elif key == "latency":
+        console.print(_latency_table(summary))
+    elif key == "cost":
+        for line in _cost_lines(summary):
+            console.print(line)
+    elif key == "retries":
+        for line in _retry_lines(summary):
+            console.print(line)
+    elif key == "failures":
+        console.print(_failure_table(summary))
+    elif key == "reliability" and summary.reliability is not None:
+        console.print(_reliability_table(summary.reliability, list(summary.scorers)))
+        for line in _flaky_lines(summary.reliability):
+            console.print(line)
 
 
 def print_failing(results: Iterable[TrialResult], console: Console | None = None) -> None:
     """Print each trial that failed or has a failing score, with the reasons."""
     console = console or Console()
+    header = False
     for result in results:
         trial = result.trial
         failing = {
@@ -188,6 +384,9 @@ def print_failing(results: Iterable[TrialResult], console: Console | None = None
         }
         if trial.failure is None and not failing:
             continue
+        if not header:
+            console.print(Text("Failing trials", style="bold"))
+            header = True
         line = Text.assemble((result.case.id, "bold"), (f" #{trial.trial}", "dim"))
         if trial.failure is not None:
             line.append(f"  {trial.failure.cause.value}: {trial.failure.message}", style="red")
