@@ -39,7 +39,15 @@ from agenteval.datasets import case_file_schema
 from agenteval.engine.evaluate import evaluate_async, judge_run_async, rescore_async
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.judge.rubrics import RUBRICS
+from agenteval.report.compare import (
+    compare_runs,
+    comparison_markdown,
+    print_comparison,
+    write_comparison_json,
+)
+from agenteval.report.gate import GatePolicy, evaluate_gate, load_policy, print_verdict
 from agenteval.report.json_document import write_run_json
+from agenteval.report.junit import write_junit
 from agenteval.report.summary import summarize
 from agenteval.report.terminal import print_failing, print_summary
 from agenteval.run import Run, RunInfo, RunStatus, TrialResult
@@ -77,6 +85,12 @@ NoBuiltinsOption = Annotated[
     bool, typer.Option("--no-builtins", help="Leave out the built-in scorers.")
 ]
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Write the run as JSON to FILE.")]
+JunitOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--junit", help="Write the run as JUnit XML to FILE: one test case per eval case."
+    ),
+]
 VerboseOption = Annotated[
     bool, typer.Option("--verbose", "-v", help="Also list failing trials with their reasons.")
 ]
@@ -213,6 +227,7 @@ def run(
     no_builtins: NoBuiltinsOption = False,
     store: StoreOption = None,
     json_path: JsonOption = None,
+    junit_path: JunitOption = None,
     resume: Annotated[
         str | None,
         typer.Option(
@@ -226,6 +241,7 @@ def run(
     verbose: VerboseOption = False,
 ) -> None:
     """Run an agent over a dataset, score every trial, and store the run."""
+    _junit_target(junit_path)
     found = find_target(target)
     config = found.config
     settings = resolve_settings(
@@ -336,6 +352,7 @@ def run(
         f"[dim]stored in {escape(str(settings.store))} · `agenteval show {result.run_id}` shows it "
         "again[/]"
     )
+    _write_junit(junit_path, result)
 
 
 def _check_writable(path: Path) -> None:
@@ -386,12 +403,14 @@ def rescore(
     no_builtins: NoBuiltinsOption = False,
     store: StoreOption = None,
     json_path: JsonOption = None,
+    junit_path: JunitOption = None,
     judge: JudgeOption = None,
     no_cache: NoCacheOption = False,
     verbose: VerboseOption = False,
 ) -> None:
     """Score a stored run again, without running the agent (the judge's cache makes judging
     the same trials again free)."""
+    _junit_target(junit_path)
     refs = [_absolute_ref(ref, Path.cwd()) for ref in scorer or []]
     if json_path is not None:
         _check_writable(json_path)
@@ -409,6 +428,7 @@ def rescore(
         )
     )
     _report(result, verbose=verbose, json_path=json_path)
+    _write_junit(junit_path, result)
 
 
 @app.command()
@@ -482,9 +502,11 @@ def judge_command(
     store: StoreOption = None,
     no_cache: NoCacheOption = False,
     json_path: JsonOption = None,
+    junit_path: JunitOption = None,
     verbose: VerboseOption = False,
 ) -> None:
     """Score a stored run with an LLM judge's rubrics, without running the agent."""
+    _junit_target(junit_path)
     if json_path is not None:
         _check_writable(json_path)
     settings = _global_settings(store, judge=judge, use_cache=not no_cache)
@@ -500,6 +522,7 @@ def judge_command(
         )
     )
     _report(result, verbose=verbose, json_path=json_path)
+    _write_junit(junit_path, result)
 
 
 @app.command("runs")
@@ -532,9 +555,11 @@ def show(
     run_id: RunIdArgument,
     store: StoreOption = None,
     json_path: JsonOption = None,
+    junit_path: JunitOption = None,
     verbose: VerboseOption = False,
 ) -> None:
     """Print a stored run's summary."""
+    _junit_target(junit_path)
     path = _store_path(store)
     with RunStore(path, create=False) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
@@ -545,7 +570,113 @@ def show(
             f"run {info.run_id} is unfinished: {summary.trials} of {total} trials stored; "
             f"`agenteval run {info.target} --resume {info.run_id}` finishes it"
         )
-    _report(Run(info, summary, path), verbose=verbose, json_path=json_path)
+    shown = Run(info, summary, path)
+    _report(shown, verbose=verbose, json_path=json_path)
+    _write_junit(junit_path, shown)
+
+
+def _junit_target(path: Path | None) -> None:
+    """Refuse a `--junit` path up front, rather than after the whole run."""
+    if path is not None and path.is_dir():
+        raise ConfigError(
+            f"{path} is a folder", field="--junit", hint="give a file name, e.g. junit.xml"
+        )
+
+
+def _write_junit(path: Path | None, run: Run) -> None:
+    """With `--junit FILE`, the run as JUnit XML: one test case per eval case."""
+    if path is None:
+        return
+    totals = write_junit(path, run.info, run.iter_results())
+    console.print(
+        f"[dim]wrote[/] {escape(str(path))} [dim]({totals.tests} cases: {totals.failures} "
+        f"failing, {totals.errors} with errors, {totals.skipped} skipped)[/]"
+    )
+
+
+BaseRunArgument = Annotated[
+    str, typer.Argument(help="The base run: an id, a unique prefix of one, or `latest`.")
+]
+CandidateRunArgument = Annotated[
+    str, typer.Argument(help="The candidate run: an id, a unique prefix of one, or `latest`.")
+]
+
+
+@app.command("compare")
+def compare_command(
+    base_run: BaseRunArgument,
+    candidate_run: CandidateRunArgument,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print a Markdown table for a pull-request comment.")
+    ] = False,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the comparison as JSON to FILE.")
+    ] = None,
+    trial_passes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--passing",
+            help="The scorers that decide whether a trial passes (repeatable or "
+            "comma-separated); default: the candidate's setting, else every scorer that applied.",
+        ),
+    ] = None,
+    store: StoreOption = None,
+) -> None:
+    """Compare a candidate run with a base run: per scorer the change with its 95% interval and
+    a paired test over the shared cases, new failures and fixes case by case, cost and latency."""
+    if json_path is not None and json_path.is_dir():
+        raise ConfigError(
+            f"{json_path} is a folder", field="--json", hint="give a file name, e.g. compare.json"
+        )
+    settings = _global_settings(store)
+    with RunStore(settings.store, create=False) as run_store:
+        comparison = compare_runs(
+            run_store,
+            base_run,
+            candidate_run,
+            passing=_rubrics(trial_passes),
+            prices=settings.prices,
+        )
+    if markdown:
+        sys.stdout.write(comparison_markdown(comparison))
+    else:
+        print_comparison(comparison, console)
+    if json_path is not None:
+        write_comparison_json(json_path, comparison)
+        # With --markdown, stdout is the comment itself: say it elsewhere.
+        (errors if markdown else console).print(f"[dim]wrote[/] {escape(str(json_path))}")
+
+
+@app.command("gate")
+def gate_command(
+    base_run: BaseRunArgument,
+    candidate_run: CandidateRunArgument,
+    policy: Annotated[
+        Path | None,
+        typer.Option(
+            "--policy",
+            help="A gate policy (YAML): thresholds per scorer, cost, latency, significance.",
+        ),
+    ] = None,
+    store: StoreOption = None,
+) -> None:
+    """Exit 1, saying why, when the candidate run may not replace the base: a case newly fails
+    avoids_forbidden_text, a scorer regressed significantly, or a policy threshold is broken.
+    Exit 0 otherwise, saying how close each rule came."""
+    rules = load_policy(policy) if policy is not None else GatePolicy()
+    settings = _global_settings(store)
+    with RunStore(settings.store, create=False) as run_store:
+        comparison = compare_runs(
+            run_store,
+            base_run,
+            candidate_run,
+            passing=rules.trial_passes,
+            prices=settings.prices,
+        )
+    verdict = evaluate_gate(comparison, rules)
+    print_verdict(verdict, console)
+    if not verdict.passed:
+        raise typer.Exit(1)
 
 
 @app.command()
