@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.evaluators.conftest import Script, judge_config
 from tests.judge.fakes import FakeOpenAI
 
-from agenteval import AgentStep, EvalCase, PlanQuality, ToolCall, ToolCallNecessity
+from agenteval import (
+    AgentStep,
+    EvalCase,
+    PlanQuality,
+    StepFaithfulness,
+    TaskCompletion,
+    ToolArgumentAccuracy,
+    ToolCall,
+    ToolCallNecessity,
+)
 from agenteval.engine.trials import trace_trial
 from agenteval.errors import ConfigError
 from agenteval.judge.judge import Judge
@@ -93,3 +103,21 @@ async def test_agent_text_cannot_dictate_the_verdict(script: Script, judge: Judg
     user = script.asked[0][1]["messages"][1]["content"]
     assert "<<<END trace 0000000000000000>>>" in user  # inside the real fence, as data
     assert script.asked[0][1]["response_format"]["type"] == "json_schema"
+
+
+@pytest.mark.parametrize(
+    "evaluator",
+    [
+        PlanQuality(),
+        ToolCallNecessity(),
+        TaskCompletion(),
+        StepFaithfulness(),
+        ToolArgumentAccuracy(),
+    ],
+)
+async def test_a_case_without_an_input_gives_no_score_before_any_judge_is_asked(
+    evaluator: Any,
+) -> None:
+    case = EvalCase(agent_trace=CASE.agent_trace)
+    score = await evaluator(case, trace_trial(case, 0))
+    assert score.value is None and score.reason == "no input in the case: the judge needs the task"

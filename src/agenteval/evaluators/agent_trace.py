@@ -21,6 +21,7 @@ from agenteval.trace import AgentStep, ToolCall, Trial
 
 __all__ = [
     "MAX_JUDGED",
+    "NO_TASK",
     "AgentTrace",
     "call_text",
     "calls_text",
@@ -33,6 +34,9 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+NO_TASK = "no input in the case: the judge needs the task"
+"""Why a judged evaluator gives no score to a case without an input."""
 
 MAX_JUDGED = 8
 """At most this many tool calls or steps of a trace are judged one by one (seed 004)."""

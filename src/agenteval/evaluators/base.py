@@ -12,7 +12,7 @@ import copy
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from agenteval.case import EvalCase
 from agenteval.evaluators.agent_trace import AgentTrace, read_trace
@@ -118,8 +118,6 @@ class JudgedEvaluator(Evaluator):
 
     judge: Judge | str | None = None
     num_samples: int = 1
-    subject: ClassVar[str] = "the trace"
-    """What the evaluator judges, for its reasons."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -138,7 +136,7 @@ class JudgedEvaluator(Evaluator):
         if isinstance(questions, Score):
             return questions
         if not questions:
-            return self.no_score(f"nothing to judge in {self.subject}")
+            return self.no_score("nothing to judge")
         async with lease_judge(self.judge, self._run) as lease:
             if lease.judge is None:
                 return self.no_score(lease.problem or "no judge")

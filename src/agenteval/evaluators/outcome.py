@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from agenteval.case import EvalCase
-from agenteval.evaluators.agent_trace import AgentTrace, read_trace, steps_text, task_text
+from agenteval.evaluators.agent_trace import (
+    NO_TASK,
+    AgentTrace,
+    read_trace,
+    steps_text,
+    task_text,
+)
 from agenteval.evaluators.base import JudgedEvaluator
 from agenteval.evaluators.judging import Question, combined, is_yes, verdicts
 from agenteval.score import Score
@@ -27,12 +33,10 @@ class TaskCompletion(JudgedEvaluator):
     there is neither an answer nor a step, or no judge.
     """
 
-    subject = "the answer"
-
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         task = task_text(case)
         if task is None:
-            return self.no_score("no input in the case: the judge needs the task")
+            return self.no_score(NO_TASK)
         if not trace.steps and not trace.output:
             return self.no_score("nothing to judge: no answer and no steps")
         blocks = {"task": task}
@@ -50,11 +54,9 @@ class TaskCompletion(JudgedEvaluator):
         verdict = verdicts_[0]
         details: dict[str, Any] = {
             **questions[0].about,
-            "judged": "trace and answer"
-            if trace.steps and trace.output
-            else "trace"
-            if trace.steps
-            else "answer",
+            "judged": " and ".join(
+                part for part, there in (("trace", trace.steps), ("answer", trace.output)) if there
+            ),
             "verdicts": verdicts(questions, verdicts_),
             "trace_source": trace.source,
         }
@@ -89,8 +91,6 @@ class AgentMemoryEval(JudgedEvaluator):
     No score when the case has no `context` or no input, the trial has no answer, or there is
     no judge.
     """
-
-    subject = "the answer"
 
     async def __call__(self, case: EvalCase, trial: Trial) -> Score:
         # The memory checks need the context and an answer; a trace of steps is not needed.

@@ -12,6 +12,7 @@ from agenteval.case import EvalCase
 from agenteval.criteria.matching import align_any_order, align_in_order
 from agenteval.evaluators.agent_trace import (
     MAX_JUDGED,
+    NO_TASK,
     AgentTrace,
     call_text,
     calls_text,
@@ -89,12 +90,10 @@ class ToolArgumentAccuracy(JudgedEvaluator):
     No score when there is no trace or no tool call, or no judge.
     """
 
-    subject = "the tool calls"
-
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         task = task_text(case)
         if task is None:
-            return self.no_score("no input in the case: the judge needs the task")
+            return self.no_score(NO_TASK)
         judged, _ = judged_part(trace.calls)
         if not judged:
             return self.no_score("no tool calls to judge")
@@ -164,14 +163,12 @@ class ToolCallNecessity(JudgedEvaluator):
     no trace, or no judge.
     """
 
-    subject = "the tool calls"
-
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         if not trace.calls:
             return self.scored(1.0, "no tool calls made", calls=0, trace_source=trace.source)
         task = task_text(case)
         if task is None:
-            return self.no_score("no input in the case: the judge needs the task")
+            return self.no_score(NO_TASK)
         judged, _ = judged_part(trace.calls)
         return [
             Question(

@@ -10,6 +10,7 @@ from typing import Any
 from agenteval.case import EvalCase
 from agenteval.evaluators.agent_trace import (
     MAX_JUDGED,
+    NO_TASK,
     AgentTrace,
     judged_part,
     step_text,
@@ -33,7 +34,7 @@ def _trace_blocks(case: EvalCase, trace: AgentTrace) -> tuple[dict[str, str], in
     steps were left out for length; or why there is nothing to judge."""
     task = task_text(case)
     if task is None:
-        return "no input in the case: the judge needs the task"
+        return NO_TASK
     if not trace.steps:
         return NO_STEPS
     text, left_out = steps_text(trace.steps)
@@ -88,12 +89,10 @@ class StepFaithfulness(JudgedEvaluator):
     not). No score when there is no trace, no steps, or no judge.
     """
 
-    subject = "the steps"
-
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         task = task_text(case)
         if task is None:
-            return self.no_score("no input in the case: the judge needs the task")
+            return self.no_score(NO_TASK)
         judged, _ = judged_part(list(trace.steps))
         if not judged:
             return self.no_score(NO_STEPS)
