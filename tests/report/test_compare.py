@@ -85,7 +85,7 @@ def two_runs(store: Path, *, trials: int = 1, extra: bool = False) -> Comparison
     base = agenteval.evaluate(base_agent, cases(), trials=trials, store=store)
     candidate = agenteval.evaluate(candidate_agent, cases(extra), trials=trials, store=store)
     with RunStore(store) as opened:
-        return compare_runs(opened, base.run_id[:17], candidate.run_id)
+        return compare_runs(opened, base.run_id, candidate.run_id)
 
 
 def test_exact_match_change_with_mcnemar_and_its_interval(store: Path) -> None:
@@ -152,7 +152,7 @@ def test_cases_in_one_run_only_and_changed_cases(store: Path) -> None:
     assert comparison.shared_cases == 8
     exact = comparison.scorer("exact_match")
     assert exact is not None and exact.cases == 8
-    # A case only in the candidate that fails a scorer is a new failure.
+    # The same ids with other content: listed, so nobody reads a changed case as a regression.
     base = agenteval.evaluate(base_agent, cases(), store=store)
     changed = cases()
     changed[0] = changed[0].model_copy(update={"expected_output": "Lyon"})
@@ -207,3 +207,17 @@ def test_the_trial_definition_follows_the_candidate_or_the_caller(store: Path) -
     assert only_exact.trial.pass_rate.candidate == 0.75
     assert default.trial.pass_rate is not None
     assert default.trial.pass_rate.candidate < 0.75  # every scorer, step_efficiency too
+
+
+def test_a_case_the_base_did_not_have_fails_as_new(store: Path) -> None:
+    base = agenteval.evaluate(base_agent, cases(), store=store)
+    extra = EvalCase(
+        id="cuba-again", input="Capital of Cuba?", must_not_contain=["booking is free"]
+    )
+    candidate = agenteval.evaluate(candidate_agent, [*cases(), extra], store=store)
+    with RunStore(store) as opened:
+        comparison = compare_runs(opened, base.run_id, candidate.run_id)
+    new = {c.scorer: c for c in comparison.new_failures if c.case_id == "cuba-again"}
+    forbidden = new["avoids_forbidden_text"]
+    assert (forbidden.in_base, forbidden.base_judged, forbidden.candidate_failed) == (False, 0, 1)
+    assert "not in the base" in comparison_markdown(comparison)

@@ -21,7 +21,6 @@ from agenteval.report.statistics import (
     trial_passed,
     wilcoxon_signed_rank,
     wilson,
-    wilson_interval,
 )
 from agenteval.run import TrialResult
 from agenteval.trace import Failure, FailureCause
@@ -46,11 +45,6 @@ def test_wilson_matches_published_bounds(passed: int, n: int, low: float, high: 
     assert interval.estimate == pytest.approx(passed / n)
     assert interval.low == pytest.approx(low, abs=1e-4)
     assert interval.high == pytest.approx(high, abs=1e-4)
-
-
-def test_wilson_interval_gives_the_bounds() -> None:
-    interval = wilson(8, 10)
-    assert wilson_interval(8, 10) == (interval.low, interval.high)
 
 
 def test_wilson_at_the_edges_and_misuse() -> None:
@@ -286,14 +280,26 @@ def table(a: int, b: int, c: int, d: int) -> tuple[list[float], list[float]]:
     return first, second
 
 
-def test_paired_difference_matches_newcombe_method_10() -> None:
-    # Newcombe (1998), "Improved confidence intervals for the difference between binomial
-    # proportions based on paired data", example (a): 36, 12, 2, 0 → 0.0569 to 0.3404.
-    first, second = table(36, 12, 2, 0)
-    interval = paired_difference(base=second, candidate=first)
+def test_paired_difference_is_bonett_price_by_hand() -> None:
+    # 50 pairs: 36 pass in both, 12 pass only in the candidate, 2 only in the base.
+    # Adjusted: up (12+1)/52 = 0.25, down (2+1)/52 = 0.05769; centre 0.19231;
+    # variance 0.25 + 0.05769 − 0.19231² = 0.27071; half 1.95996 · sqrt(0.27071/52) = 0.14142.
+    candidate, base = table(36, 12, 2, 0)
+    interval = paired_difference(base=base, candidate=candidate)
     assert interval.estimate == pytest.approx(0.2)
-    assert interval.low == pytest.approx(0.0569, abs=1e-4)
-    assert interval.high == pytest.approx(0.3404, abs=1e-4)
+    assert interval.low == pytest.approx(0.0509, abs=1e-4)
+    assert interval.high == pytest.approx(0.3337, abs=1e-4)
+
+
+def test_no_change_is_never_a_zero_width_interval() -> None:
+    # Two unchanged pairs: centre 0, variance 2/4, half 1.95996 · sqrt(0.5/4) = 0.693.
+    two = paired_difference([1.0, 0.0], [1.0, 0.0])
+    assert (two.low, two.estimate, two.high) == pytest.approx((-0.693, 0.0, 0.693), abs=1e-3)
+    twenty = paired_difference([1.0] * 10 + [0.0] * 10, [1.0] * 10 + [0.0] * 10)
+    assert twenty.high == pytest.approx(1.95996 * 2**0.5 / 22, abs=1e-4)
+    # Everything lost: the interval still holds the observed −1.
+    lost = paired_difference([1.0] * 10, [0.0] * 10)
+    assert lost.low == -1.0 and lost.estimate == -1.0 and lost.high < -0.5
 
 
 def test_pairing_narrows_the_interval() -> None:

@@ -14,7 +14,8 @@ trial) and its mean score. The tests:
   against those whose went up (the sign test, which McNemar is on pass/fail pairs);
 - mean score: the exact Wilcoxon signed-rank test on the per-case differences (see
   `statistics.wilcoxon_signed_rank` for why);
-- the interval of each change: Newcombe's paired score interval (`statistics.paired_difference`).
+- the interval of each change: Bonett and Price's adjusted interval for paired data
+  (`statistics.paired_difference`).
 
 `gate` reads the same `Comparison`.
 """
