@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -164,9 +165,9 @@ def steps_text(steps: tuple[AgentStep, ...] | list[AgentStep]) -> tuple[str, int
     return "\n\n".join(parts), 0
 
 
-def judged_part(items: list[T]) -> tuple[list[T], int]:
-    """The first `MAX_JUDGED` items, and how many more were left out."""
-    return items[:MAX_JUDGED], max(0, len(items) - MAX_JUDGED)
+def judged_part(items: Sequence[T]) -> list[T]:
+    """The items judged one by one: the first `MAX_JUDGED`."""
+    return list(items[:MAX_JUDGED])
 
 
 def task_text(case: EvalCase) -> str | None:

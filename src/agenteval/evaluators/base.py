@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Self
 
 from agenteval.case import EvalCase
-from agenteval.evaluators.agent_trace import AgentTrace, read_trace
-from agenteval.evaluators.judging import Question, ask_all, lease_judge
+from agenteval.evaluators.agent_trace import MAX_JUDGED, AgentTrace, read_trace
+from agenteval.evaluators.judging import Question, ask_all, combined, lease_judge, verdicts
 from agenteval.evaluators.naming import settings_name, snake_case
 from agenteval.score import Score
 from agenteval.scorers.answer import not_judged
@@ -159,3 +159,53 @@ class JudgedEvaluator(Evaluator):
         verdicts: list[Score],
     ) -> Score:
         """The score made of the judge's verdicts on `questions` (see `judging.combined`)."""
+
+    def from_verdicts(
+        self, verdicts_: list[Score], value: float | None, reason: str, details: dict[str, Any]
+    ) -> Score:
+        """The score made of the judge's verdicts (see `judging.combined`), passing at
+        `threshold`."""
+        return combined(
+            self.name,
+            verdicts_,
+            value=value,
+            threshold=self.threshold,
+            reason=reason,
+            details=details,
+        )
+
+    def per_item(
+        self,
+        trace: AgentTrace,
+        questions: list[Question],
+        verdicts_: list[Score],
+        *,
+        unit: str,
+        total: int,
+        value: float | None,
+        summary: str,
+        note: str | None,
+        **details: Any,
+    ) -> Score:
+        """The score over one verdict per call or step (the first `MAX_JUDGED` of `total`):
+        `summary`, how many were left out, and `note` as the reason; the counts, `details` and
+        every verdict in the details."""
+        left_out = total - len(questions)
+        reason = summary
+        if left_out:
+            reason += f" ({left_out} of {total} left out: at most {MAX_JUDGED} are judged)"
+        if note:
+            reason += f"; {note}"
+        return self.from_verdicts(
+            verdicts_,
+            value,
+            reason,
+            {
+                unit: total,
+                "judged": len(questions),
+                "left_out": left_out,
+                **details,
+                "verdicts": verdicts(questions, verdicts_),
+                "trace_source": trace.source,
+            },
+        )

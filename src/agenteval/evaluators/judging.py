@@ -10,6 +10,7 @@ answered 1.0 (yes) or 0.0 (no), and a verdict of 0.5 or more reads as yes.
 from __future__ import annotations
 
 import asyncio
+import statistics
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ __all__ = [
     "combined",
     "is_yes",
     "lease_judge",
+    "lowest",
+    "mean_value",
     "verdicts",
 ]
 
@@ -115,6 +118,23 @@ async def ask_all(
 def is_yes(score: Score) -> bool:
     """Whether a yes/no verdict said yes (a score of 0.5 or more)."""
     return score.value is not None and score.value >= 0.5
+
+
+def mean_value(scores: Sequence[Score]) -> float | None:
+    """The mean of the verdicts' values, or None when one has none (it failed)."""
+    values = [s.value for s in scores if s.value is not None]
+    return statistics.fmean(values) if values and len(values) == len(scores) else None
+
+
+def lowest(questions: Sequence[Question], scores: Sequence[Score]) -> tuple[Question, Score] | None:
+    """The question with the lowest verdict under 1.0, and its verdict (None when every verdict
+    is 1.0)."""
+    rated = [(q, s, s.value) for q, s in zip(questions, scores, strict=True) if s.value is not None]
+    below = [(q, s, v) for q, s, v in rated if v < 1.0]
+    if not below:
+        return None
+    question, score, _ = min(below, key=lambda entry: entry[2])
+    return question, score
 
 
 def verdicts(questions: Sequence[Question], scores: Sequence[Score]) -> list[dict[str, Any]]:

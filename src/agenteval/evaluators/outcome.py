@@ -15,7 +15,7 @@ from agenteval.evaluators.agent_trace import (
     task_text,
 )
 from agenteval.evaluators.base import JudgedEvaluator
-from agenteval.evaluators.judging import Question, combined, is_yes, verdicts
+from agenteval.evaluators.judging import Question, is_yes, verdicts
 from agenteval.score import Score
 from agenteval.scorers.answer import not_judged
 from agenteval.trace import Trial
@@ -60,14 +60,7 @@ class TaskCompletion(JudgedEvaluator):
             "verdicts": verdicts(questions, verdicts_),
             "trace_source": trace.source,
         }
-        return combined(
-            self.name,
-            verdicts_,
-            value=verdict.value,
-            threshold=self.threshold,
-            reason=verdict.reason or "",
-            details=details,
-        )
+        return self.from_verdicts(verdicts_, verdict.value, verdict.reason or "", details)
 
 
 _MEMORY_CHECKS = (
@@ -139,11 +132,4 @@ class AgentMemoryEval(JudgedEvaluator):
             },
             "verdicts": verdicts(questions, verdicts_),
         }
-        return combined(
-            self.name,
-            verdicts_,
-            value=yes / len(questions),
-            threshold=self.threshold,
-            reason=reason,
-            details=details,
-        )
+        return self.from_verdicts(verdicts_, yes / len(questions), reason, details)

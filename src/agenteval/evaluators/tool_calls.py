@@ -11,7 +11,6 @@ from typing import Any
 from agenteval.case import EvalCase
 from agenteval.criteria.matching import align_any_order, align_in_order
 from agenteval.evaluators.agent_trace import (
-    MAX_JUDGED,
     NO_TASK,
     AgentTrace,
     call_text,
@@ -20,7 +19,7 @@ from agenteval.evaluators.agent_trace import (
     task_text,
 )
 from agenteval.evaluators.base import Evaluator, JudgedEvaluator
-from agenteval.evaluators.judging import Question, combined, is_yes, verdicts
+from agenteval.evaluators.judging import Question, is_yes, lowest, mean_value
 from agenteval.score import Score
 from agenteval.trace import Trial
 
@@ -94,7 +93,7 @@ class ToolArgumentAccuracy(JudgedEvaluator):
         task = task_text(case)
         if task is None:
             return self.no_score(NO_TASK)
-        judged, _ = judged_part(trace.calls)
+        judged = judged_part(trace.calls)
         if not judged:
             return self.no_score("no tool calls to judge")
         tools = self._run.tools if self._run is not None else {}
@@ -116,36 +115,23 @@ class ToolArgumentAccuracy(JudgedEvaluator):
     def score_verdicts(
         self, case: EvalCase, trace: AgentTrace, questions: list[Question], verdicts_: list[Score]
     ) -> Score:
-        total = len(trace.calls)
-        left_out = total - len(questions)
-        values = [v.value for v in verdicts_ if v.value is not None]
-        value = sum(values) / len(values) if values else None
-        lowest = min(
-            zip(questions, verdicts_, strict=True),
-            key=lambda pair: pair[1].value if pair[1].value is not None else 2.0,
-        )
-        reason = f"mean over {len(questions)} judged calls"
-        if left_out:
-            reason += f" ({left_out} of {total} left out: at most {MAX_JUDGED} are judged)"
-        if value is not None and lowest[1].value is not None and lowest[1].value < 1.0:
-            reason += (
-                f"; lowest, call {lowest[0].about['call']} ({lowest[0].about['tool']}): "
-                f"{lowest[1].reason}"
+        worst = lowest(questions, verdicts_)
+        note = None
+        if worst is not None:
+            question, verdict = worst
+            note = (
+                f"lowest, call {question.about['call']} ({question.about['tool']}): "
+                f"{verdict.reason}"
             )
-        details = {
-            "calls": total,
-            "judged": len(questions),
-            "left_out": left_out,
-            "verdicts": verdicts(questions, verdicts_),
-            "trace_source": trace.source,
-        }
-        return combined(
-            self.name,
+        return self.per_item(
+            trace,
+            questions,
             verdicts_,
-            value=value,
-            threshold=self.threshold,
-            reason=reason,
-            details=details,
+            unit="calls",
+            total=len(trace.calls),
+            value=mean_value(verdicts_),
+            summary=f"mean over {len(questions)} judged calls",
+            note=note,
         )
 
 
@@ -169,7 +155,7 @@ class ToolCallNecessity(JudgedEvaluator):
         task = task_text(case)
         if task is None:
             return self.no_score(NO_TASK)
-        judged, _ = judged_part(trace.calls)
+        judged = judged_part(trace.calls)
         return [
             Question(
                 "tool_call_necessity",
@@ -186,35 +172,25 @@ class ToolCallNecessity(JudgedEvaluator):
     def score_verdicts(
         self, case: EvalCase, trace: AgentTrace, questions: list[Question], verdicts_: list[Score]
     ) -> Score:
-        total = len(trace.calls)
-        left_out = total - len(questions)
         necessary = sum(is_yes(v) for v in verdicts_)
-        value = necessary / len(questions)
-        reason = f"{necessary} of {len(questions)} calls necessary"
-        if left_out:
-            reason += f" ({left_out} of {total} left out: at most {MAX_JUDGED} are judged)"
         needless = next(
             ((q, v) for q, v in zip(questions, verdicts_, strict=True) if not is_yes(v)), None
         )
+        note = None
         if needless is not None:
             question, verdict = needless
-            reason += (
-                f"; call {question.about['call']} ({question.about['tool']}) was not: "
+            note = (
+                f"call {question.about['call']} ({question.about['tool']}) was not: "
                 f"{verdict.reason}"
             )
-        details = {
-            "calls": total,
-            "judged": len(questions),
-            "left_out": left_out,
-            "necessary": necessary,
-            "verdicts": verdicts(questions, verdicts_),
-            "trace_source": trace.source,
-        }
-        return combined(
-            self.name,
+        return self.per_item(
+            trace,
+            questions,
             verdicts_,
-            value=value,
-            threshold=self.threshold,
-            reason=reason,
-            details=details,
+            unit="calls",
+            total=len(trace.calls),
+            value=necessary / len(questions),
+            summary=f"{necessary} of {len(questions)} calls necessary",
+            note=note,
+            necessary=necessary,
         )

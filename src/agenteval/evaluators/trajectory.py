@@ -9,7 +9,6 @@ from typing import Any
 
 from agenteval.case import EvalCase
 from agenteval.evaluators.agent_trace import (
-    MAX_JUDGED,
     NO_TASK,
     AgentTrace,
     judged_part,
@@ -18,7 +17,7 @@ from agenteval.evaluators.agent_trace import (
     task_text,
 )
 from agenteval.evaluators.base import JudgedEvaluator
-from agenteval.evaluators.judging import Question, combined, is_yes, verdicts
+from agenteval.evaluators.judging import Question, is_yes, lowest, mean_value, verdicts
 from agenteval.score import Score
 
 __all__ = ["RECOVERY_PENALTY", "PlanQuality", "StepFaithfulness", "TrajectoryEfficiency"]
@@ -69,14 +68,7 @@ class PlanQuality(JudgedEvaluator):
             "verdicts": verdicts(questions, verdicts_),
             "trace_source": trace.source,
         }
-        return combined(
-            self.name,
-            verdicts_,
-            value=verdict.value,
-            threshold=self.threshold,
-            reason=verdict.reason or "",
-            details=details,
-        )
+        return self.from_verdicts(verdicts_, verdict.value, verdict.reason or "", details)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,7 +85,7 @@ class StepFaithfulness(JudgedEvaluator):
         task = task_text(case)
         if task is None:
             return self.no_score(NO_TASK)
-        judged, _ = judged_part(list(trace.steps))
+        judged = judged_part(trace.steps)
         if not judged:
             return self.no_score(NO_STEPS)
         asked: list[Question] = []
@@ -121,33 +113,20 @@ class StepFaithfulness(JudgedEvaluator):
     def score_verdicts(
         self, case: EvalCase, trace: AgentTrace, questions: list[Question], verdicts_: list[Score]
     ) -> Score:
-        total = len(trace.steps)
-        left_out = total - len(questions)
-        values = [v.value for v in verdicts_ if v.value is not None]
-        value = sum(values) / len(values) if len(values) == len(verdicts_) else None
-        reason = f"mean over {len(questions)} judged steps"
-        if left_out:
-            reason += f" ({left_out} of {total} left out: at most {MAX_JUDGED} are judged)"
-        weakest = min(
-            zip(questions, verdicts_, strict=True),
-            key=lambda pair: pair[1].value if pair[1].value is not None else 2.0,
-        )
-        if weakest[1].value is not None and weakest[1].value < 1.0:
-            reason += f"; weakest, step {weakest[0].about['step']}: {weakest[1].reason}"
-        details = {
-            "steps": total,
-            "judged": len(questions),
-            "left_out": left_out,
-            "verdicts": verdicts(questions, verdicts_),
-            "trace_source": trace.source,
-        }
-        return combined(
-            self.name,
+        worst = lowest(questions, verdicts_)
+        note = None
+        if worst is not None:
+            question, verdict = worst
+            note = f"weakest, step {question.about['step']}: {verdict.reason}"
+        return self.per_item(
+            trace,
+            questions,
             verdicts_,
-            value=value,
-            threshold=self.threshold,
-            reason=reason,
-            details=details,
+            unit="steps",
+            total=len(trace.steps),
+            value=mean_value(verdicts_),
+            summary=f"mean over {len(questions)} judged steps",
+            note=note,
         )
 
 
@@ -232,11 +211,4 @@ class TrajectoryEfficiency(JudgedEvaluator):
             "verdicts": verdicts(questions, verdicts_),
             "trace_source": trace.source,
         }
-        return combined(
-            self.name,
-            verdicts_,
-            value=value,
-            threshold=self.threshold,
-            reason=reason,
-            details=details,
-        )
+        return self.from_verdicts(verdicts_, value, reason, details)
