@@ -39,6 +39,7 @@ from agenteval.datasets import case_file_schema
 from agenteval.engine.evaluate import evaluate_async, judge_run_async, rescore_async
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.judge.rubrics import RUBRICS
+from agenteval.pricing import PriceTable
 from agenteval.report.compare import (
     compare_runs,
     comparison_markdown,
@@ -46,6 +47,7 @@ from agenteval.report.compare import (
     write_comparison_json,
 )
 from agenteval.report.gate import GatePolicy, evaluate_gate, load_policy, print_verdict
+from agenteval.report.html import write_html
 from agenteval.report.json_document import write_run_json
 from agenteval.report.junit import write_junit
 from agenteval.report.summary import summarize
@@ -85,6 +87,18 @@ NoBuiltinsOption = Annotated[
     bool, typer.Option("--no-builtins", help="Leave out the built-in scorers.")
 ]
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Write the run as JSON to FILE.")]
+PassingOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--passing",
+        help="The scorers that decide whether a trial passes (repeatable or comma-separated); "
+        "default: every scorer that applied.",
+    ),
+]
+HtmlOption = Annotated[
+    Path | None,
+    typer.Option("--html", help="Write the run as one self-contained HTML page to FILE."),
+]
 JunitOption = Annotated[
     Path | None,
     typer.Option(
@@ -239,6 +253,8 @@ def run(
     rubric: RubricOption = None,
     no_cache: NoCacheOption = False,
     verbose: VerboseOption = False,
+    html_path: HtmlOption = None,
+    passing: PassingOption = None,
 ) -> None:
     """Run an agent over a dataset, score every trial, and store the run."""
     _junit_target(junit_path)
@@ -305,6 +321,7 @@ def run(
                 ("--scorer", scorer),
                 ("--no-builtins", no_builtins or None),
                 ("--rubric", rubric),
+                ("--passing", passing),
             )
             if value
         ]
@@ -312,6 +329,8 @@ def run(
             _warn(f"a resumed run keeps its own settings; ignoring {', '.join(ignored)}")
     if json_path is not None:
         _check_writable(json_path)
+    if html_path is not None:
+        _check_writable(html_path, "--html")
     progress = _LiveProgress()
     try:
         result: Run = _run_async(
@@ -329,6 +348,7 @@ def run(
                 rubrics=_rubrics(rubric) or config.rubrics,
                 use_cache=not no_cache,
                 prices=settings.prices,
+                passing=_rubrics(passing),
                 resume=resume_id,
                 target=found.key,
                 agent_ref=agent_ref,
@@ -347,7 +367,9 @@ def run(
         raise typer.Exit(130) from None
     finally:
         progress.stop()
-    _report(result, verbose=verbose, json_path=json_path)
+    _report(
+        result, verbose=verbose, json_path=json_path, html_path=html_path, prices=settings.prices
+    )
     console.print(
         f"[dim]stored in {escape(str(settings.store))} · `agenteval show {result.run_id}` shows it "
         "again[/]"
@@ -355,15 +377,16 @@ def run(
     _write_junit(junit_path, result)
 
 
-def _check_writable(path: Path) -> None:
+def _check_writable(path: Path, flag: str = "--json") -> None:
     """Refuse an output path up front, rather than after the whole run."""
     if path.is_dir():
+        example = "report.html" if flag == "--html" else "run.json"
         raise ConfigError(
-            f"{path} is a folder", field="--json", hint="give a file name, e.g. run.json"
+            f"{path} is a folder", field=flag, hint=f"give a file name, e.g. {example}"
         )
     folder = path.parent if str(path.parent) else Path()
     if folder.exists() and not os.access(folder, os.W_OK):
-        raise ConfigError(f"cannot write in {folder}", field="--json", hint="choose another place")
+        raise ConfigError(f"cannot write in {folder}", field=flag, hint="choose another place")
 
 
 def _warn(message: str) -> None:
@@ -371,20 +394,31 @@ def _warn(message: str) -> None:
 
 
 def _rubrics(values: list[str] | None) -> list[str] | None:
-    """`--rubric a,b --rubric c` as [a, b, c]; None when not given."""
+    """`--rubric a,b --rubric c` (or `--passing`) as [a, b, c]; None when not given."""
     if not values:
         return None
     return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
-def _report(run: Run, *, verbose: bool, json_path: Path | None) -> None:
-    """The summary; with `verbose` the failing trials; with `json_path` the JSON document."""
+def _report(
+    run: Run,
+    *,
+    verbose: bool,
+    json_path: Path | None,
+    html_path: Path | None = None,
+    prices: PriceTable | None = None,
+) -> None:
+    """The summary; with `verbose` the failing trials; with `json_path` the JSON document;
+    with `html_path` the HTML page."""
     print_summary(run.summary, run.info, console)
     if verbose:
         print_failing(run.iter_results(), console)
     if json_path is not None:
         write_run_json(json_path, run.info, run.summary, run.iter_results())
         console.print(f"[dim]wrote[/] {escape(str(json_path))}")
+    if html_path is not None:
+        write_html(html_path, run.info, run.summary, run.iter_results(), prices=prices)
+        console.print(f"[dim]wrote[/] {escape(str(html_path))}")
 
 
 def _absolute_ref(ref: str, base: Path) -> str:
@@ -563,7 +597,9 @@ def show(
     path = _store_path(store)
     with RunStore(path, create=False) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
-        summary = summarize(run_store.iter_results(info.run_id))
+        summary = summarize(
+            run_store.iter_results(info.run_id), passing=info.settings.get("passing")
+        )
         total = len(run_store.get_cases(info.run_id)) * info.trials
     if info.status is RunStatus.RUNNING:
         _warn(
@@ -677,6 +713,51 @@ def gate_command(
     print_verdict(verdict, console)
     if not verdict.passed:
         raise typer.Exit(1)
+
+
+@app.command()
+def report(
+    run_id: RunIdArgument,
+    html_path: HtmlOption = None,
+    store: StoreOption = None,
+    passing: PassingOption = None,
+) -> None:
+    """Write a stored run's report: one self-contained HTML page that works offline."""
+    if html_path is None:
+        raise ConfigError(
+            "no report to write",
+            field="--html",
+            hint=f"agenteval report {run_id} --html report.html",
+        )
+    _check_writable(html_path, "--html")
+    settings = _global_settings(store)
+    with RunStore(settings.store, create=False) as run_store:
+        info = run_store.get_info(run_store.resolve_run_id(run_id))
+        prices = _run_prices(info, settings.prices)
+        summary = summarize(
+            run_store.iter_results(info.run_id),
+            prices=prices,
+            passing=_rubrics(passing) or info.settings.get("passing"),
+        )
+        if info.status is RunStatus.RUNNING:
+            _warn(
+                f"run {info.run_id} is unfinished: the report shows its {summary.trials} "
+                "stored trials"
+            )
+        write_html(html_path, info, summary, run_store.iter_results(info.run_id), prices=prices)
+    console.print(f"[dim]wrote[/] {escape(str(html_path))}")
+
+
+def _run_prices(info: RunInfo, prices: PriceTable | None) -> PriceTable | None:
+    """The prices to report a stored run with: the current directory's agenteval.yaml, else
+    the config the run was started from, when it is still there."""
+    if any(Path(name).is_file() for name in CONFIG_NAMES) or not info.target:
+        return prices
+    target = Path(info.target)
+    if not (target.is_file() and target.name in CONFIG_NAMES):
+        return prices
+    found = find_target(target)
+    return resolve_settings(found.config, found.base_dir, config_file=found.path).prices
 
 
 @app.command()
