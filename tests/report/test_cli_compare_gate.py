@@ -130,6 +130,9 @@ def test_the_gate_passes_and_says_how_close_each_rule_came(
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "gate passed" in out
+    assert (
+        "✓ both runs finished  10 shared cases; 0 only in the base, 0 only in the candidate" in out
+    )
     assert "✓ no new avoids_forbidden_text failure" in out
     assert "✓ no significant regression: exact_match" in out
     assert "✓ exact_match pass rate ≥ 90.0%  100.0% over 20 trials: 10.0 points to spare" in out
@@ -230,6 +233,20 @@ def test_a_maximum_p95_latency_blocks(tmp_path: Path, store: Path, base: str) ->
     done = gate(tmp_path, store, base, base, "max_p95_latency_s: 0.0000001\n")
     assert done.returncode == 1
     assert "✗ latency p95 ≤ 1e-07 s" in done.stdout
+
+
+def test_an_unfinished_run_blocks(tmp_path: Path, store: Path, base: str) -> None:
+    from agenteval.run import RunStatus
+    from agenteval.store import RunStore
+
+    candidate = make_run(store, right)
+    with RunStore(store) as opened:
+        opened.set_status(candidate, RunStatus.RUNNING)  # as if it had been killed halfway
+    done = gate(tmp_path, store, base, candidate)
+    assert done.returncode == 1
+    assert f"✗ both runs finished  the candidate run {candidate} did not finish" in done.stdout
+    done = agenteval_cli(tmp_path, "compare", base, candidate, "--store", str(store))
+    assert f"the candidate run {candidate} is unfinished" in done.stdout
 
 
 def test_a_bad_policy_or_run_is_a_usage_error(tmp_path: Path, store: Path, base: str) -> None:

@@ -49,7 +49,7 @@ from agenteval.report.statistics import (
     wilcoxon_signed_rank,
 )
 from agenteval.report.summary import Summary, SummaryBuilder
-from agenteval.run import RunInfo, TrialResult
+from agenteval.run import RunInfo, RunStatus, TrialResult
 from agenteval.store import RunStore
 
 __all__ = [
@@ -81,6 +81,8 @@ class RunSide(BaseModel):
     run_id: str
     created_at: datetime
     target: str | None
+    finished: bool
+    """False for a run that was interrupted (or is still going): some trials are missing."""
     cases: int
     summary: Summary
     reliability: Reliability
@@ -281,6 +283,7 @@ def _side(info: RunInfo, tally: _RunTally) -> RunSide:
         run_id=info.run_id,
         created_at=info.created_at,
         target=info.target,
+        finished=info.status is RunStatus.FINISHED,
         cases=len(tally.cases),
         summary=tally.summary.build(),
         reliability=tally.reliability.build(),
@@ -579,7 +582,11 @@ def _case_line(change: CaseChange, *, fix: bool) -> str:
 
 
 def _notes(comparison: Comparison) -> list[str]:
-    notes: list[str] = []
+    notes: list[str] = [
+        f"the {which} run {side.run_id} is unfinished: only its stored trials are compared"
+        for which, side in (("base", comparison.base), ("candidate", comparison.candidate))
+        if not side.finished
+    ]
     if comparison.only_in_base or comparison.only_in_candidate:
         notes.append(
             f"the runs differ in cases: {len(comparison.only_in_base)} only in the base, "

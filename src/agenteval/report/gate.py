@@ -2,6 +2,7 @@
 close it came.
 
 The rules, on a `Comparison` (the same statistics `compare` shows):
+0. **Both runs finished**: a run that stopped halfway says nothing about the cases it never ran.
 1. **No new forbidden text.** Any case that fails `avoids_forbidden_text` in the candidate and
    did not fail it in the base blocks, whatever else improved (seed 000). A case the base did
    not have counts as not failing there.
@@ -241,6 +242,29 @@ def _pct(value: float) -> str:
     return f"{value:.1%}"
 
 
+def _finished(comparison: Comparison) -> RuleOutcome:
+    """A run that stopped halfway says nothing about the cases it never ran."""
+    unfinished = [
+        f"the {which} run {side.run_id}"
+        for which, side in (("base", comparison.base), ("candidate", comparison.candidate))
+        if not side.finished
+    ]
+    if unfinished:
+        return RuleOutcome(
+            rule="both runs finished",
+            passed=False,
+            detail=" and ".join(unfinished)
+            + " did not finish: resume it (`agenteval run TARGET --resume RUN_ID`) first",
+        )
+    return RuleOutcome(
+        rule="both runs finished",
+        passed=True,
+        detail=f"{comparison.shared_cases} shared cases; "
+        f"{len(comparison.only_in_base)} only in the base, "
+        f"{len(comparison.only_in_candidate)} only in the candidate",
+    )
+
+
 def _forbidden_text(comparison: Comparison) -> RuleOutcome:
     rule = f"no new {FORBIDDEN_TEXT} failure"
     new = [c for c in comparison.new_failures if c.scorer == FORBIDDEN_TEXT]
@@ -435,7 +459,11 @@ def evaluate_gate(comparison: Comparison, policy: GatePolicy | None = None) -> G
     """Apply the gate's rules to a comparison. The comparison should have been made with the
     policy's `trial_passes` (as `agenteval gate` does)."""
     policy = policy or GatePolicy()
-    rules = [_forbidden_text(comparison), *_regressions(comparison, policy)]
+    rules = [
+        _finished(comparison),
+        _forbidden_text(comparison),
+        *_regressions(comparison, policy),
+    ]
     if policy.trial is not None:
         rules += _thresholds(TRIAL, policy.trial, comparison)
     for name, thresholds in policy.scorers.items():
