@@ -721,6 +721,14 @@ def report(
     html_path: HtmlOption = None,
     store: StoreOption = None,
     passing: PassingOption = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="Show the diff against this run (an id, a unique prefix or `latest`), as "
+            "`agenteval compare BASELINE RUN_ID` computes it.",
+        ),
+    ] = None,
 ) -> None:
     """Write a stored run's report: one self-contained HTML page that works offline."""
     if html_path is None:
@@ -744,7 +752,21 @@ def report(
                 f"run {info.run_id} is unfinished: the report shows its {summary.trials} "
                 "stored trials"
             )
-        write_html(html_path, info, summary, run_store.iter_results(info.run_id), prices=prices)
+        diff = (
+            None
+            if baseline is None
+            else compare_runs(
+                run_store, baseline, info.run_id, passing=summary.passing, prices=prices
+            )
+        )
+        write_html(
+            html_path,
+            info,
+            summary,
+            run_store.iter_results(info.run_id),
+            prices=prices,
+            diff=diff,
+        )
     console.print(f"[dim]wrote[/] {escape(str(html_path))}")
 
 

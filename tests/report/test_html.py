@@ -272,16 +272,21 @@ def test_a_structured_baseline_diff_is_shown() -> None:
         tables=[
             DiffTable(
                 title="Per scorer",
-                columns=["scorer", "base", "candidate", "change"],
-                rows=[["exact_match", "80%", "70%", "-10 pts"], [xss(1), None, 1, "+5 pts"]],
+                columns=["scorer", "base", "candidate", "change", "verdict"],
+                rows=[
+                    ["exact_match", "80%", "70%", "-10 pts", "regressed"],
+                    [xss(1), None, 1, "+5 pts", "improved"],
+                ],
             )
         ],
         notes=[xss(2)],
     )
     page = render_xss(diff=diff)
     assert 'id="diff"' in page
-    assert '<td class="bad">-10 pts</td>' in page
-    assert '<td class="good">+5 pts</td>' in page
+    assert '<td class="">-10 pts</td>' in page
+    assert '<td class="">+5 pts</td>' in page
+    assert '<td class="bad">regressed</td>' in page
+    assert '<td class="good">improved</td>' in page
     assert XSS[0] not in page and XSS[1] not in page
 
 
@@ -391,3 +396,52 @@ def test_report_refuses_a_folder(quickstart_report: tuple[Path, str]) -> None:
     done = agenteval_cli(folder, "report", "latest", "--store", "runs.db", "--html", ".")
     assert done.returncode == 2
     assert "is a folder" in done.stderr and "report.html" in done.stderr
+
+
+def test_a_comparison_from_agenteval_compare_is_shown_as_the_baseline_diff(
+    tmp_path: Path,
+) -> None:
+    from agenteval import evaluate
+    from agenteval.report.compare import compare_runs
+    from agenteval.store import RunStore
+
+    cases = [EvalCase(id=f"q{i}", input=f"{i}+{i}?", expected_output=str(2 * i)) for i in range(4)]
+    store = tmp_path / "runs.db"
+
+    def right(question: str) -> str:
+        i = int(question.split("+")[0])
+        return str(2 * i)
+
+    def wrong_on_q3(question: str) -> str:
+        return "<script>window.__xss = 1</script>" if question.startswith("3") else right(question)
+
+    base = evaluate(right, cases, store=store)
+    candidate = evaluate(wrong_on_q3, cases, store=store)
+    with RunStore(store) as opened:
+        comparison = compare_runs(opened, base.run_id, candidate.run_id)
+    page = render_html(candidate.info, candidate.summary, candidate.results, diff=comparison)
+    assert 'id="diff"' in page
+    assert "Per scorer (paired over the shared cases)" in page
+    assert "1 new failures, 0 new fixes over 4 shared cases" in page
+    new_failures = page[page.index("<h3>New failures</h3>") : page.index("<h3>New fixes</h3>")]
+    assert "q3" in new_failures and "exact_match" in new_failures
+    assert "<script>window.__xss" not in page
+
+
+def test_report_baseline_adds_the_diff(quickstart_report: tuple[Path, str]) -> None:
+    folder, _ = quickstart_report
+    done = agenteval_cli(
+        folder,
+        "report",
+        "latest",
+        "--store",
+        "runs.db",
+        "--baseline",
+        "latest",
+        "--html",
+        "diff.html",
+    )
+    assert done.returncode == 0, done.stderr
+    page = (folder / "diff.html").read_text(encoding="utf-8")
+    assert 'id="diff"' in page
+    assert "0 new failures, 0 new fixes over 20 shared cases" in page
