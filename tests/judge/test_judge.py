@@ -324,7 +324,9 @@ def test_judging_a_stored_run_adds_marked_scores_and_a_second_pass_is_free(
     assert json.dumps(judged.to_json())
 
 
-async def test_the_anthropic_judge_gives_its_verdict_through_a_forced_tool_call(tmp_path: Path) -> None:
+async def test_the_anthropic_judge_gives_its_verdict_through_a_forced_tool_call(
+    tmp_path: Path,
+) -> None:
     from tests.judge.fakes import FakeAnthropic
 
     with FakeAnthropic() as server:
