@@ -346,7 +346,7 @@ def test_junit_from_run_show_and_rescore(tmp_path: Path) -> None:
     text = path.read_text()
     assert '<testsuite name="agenteval run ' in text and 'tests="3" failures="2" errors="1"' in text
     assert "wrote reports/junit.xml (3 cases: 2 failing, 1 with errors, 0 skipped)" in done.stdout
-    for command in ("show", "rescore"):
+    for command in ("show", "rescore", "report"):
         done = agenteval_cli(
             tmp_path, command, "latest", "--store", "runs.db", "--junit", f"{command}.xml"
         )
@@ -354,9 +354,29 @@ def test_junit_from_run_show_and_rescore(tmp_path: Path) -> None:
         SCHEMA.validate(str(tmp_path / f"{command}.xml"))
 
 
+def test_report_writes_junit_alone_or_beside_the_html(
+    tmp_path: Path, store: Path, base: str
+) -> None:
+    done = agenteval_cli(tmp_path, "report", base, "--store", str(store), "--junit", "r.xml")
+    assert done.returncode == 0, done.stderr
+    SCHEMA.validate(str(tmp_path / "r.xml"))
+    assert not list(tmp_path.glob("*.html"))
+    done = agenteval_cli(
+        tmp_path, "report", base, "--store", str(store), "--junit", "both.xml", "--html", "r.html"
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "r.html").is_file()
+    SCHEMA.validate(str(tmp_path / "both.xml"))
+
+
 def test_junit_to_a_folder_is_refused_up_front(tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
-    for command in (["judge", "latest"], ["show", "latest"], ["rescore", "latest"]):
+    for command in (
+        ["judge", "latest"],
+        ["show", "latest"],
+        ["rescore", "latest"],
+        ["report", "latest"],
+    ):
         done = agenteval_cli(tmp_path, *command, "--store", "runs.db", "--junit", "out")
         assert done.returncode == 2, (command, done.stderr)
         assert "out is a folder" in done.stderr and "junit.xml" in done.stderr
