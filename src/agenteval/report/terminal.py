@@ -111,7 +111,7 @@ def _scorer_table(
     for name in names:
         stats = scorers[name]
         cells: list[str | Text] = [
-            _RUNGS.get(name, "") + name,
+            Text(_RUNGS.get(name, "") + name),  # a name like `x[require_order]` is not markup
             _num(stats.mean),
             Text(_pct(stats.pass_rate), style=_rate_style(stats.pass_rate)),
             format_interval(stats.interval),
@@ -270,7 +270,7 @@ def _reliability_table(reliability: Reliability, order: list[str]) -> Table:
     )
     for name in order:
         if name in reliability.scorers:
-            table.add_row(name, *(_pass_k_cell(reliability.scorers[name], k) for k in ks))
+            table.add_row(Text(name), *(_pass_k_cell(reliability.scorers[name], k) for k in ks))
     return table
 
 
