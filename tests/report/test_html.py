@@ -445,3 +445,13 @@ def test_report_baseline_adds_the_diff(quickstart_report: tuple[Path, str]) -> N
     page = (folder / "diff.html").read_text(encoding="utf-8")
     assert 'id="diff"' in page
     assert "0 new failures, 0 new fixes over 20 shared cases" in page
+
+
+def test_show_prices_the_run_and_writes_html(quickstart_report: tuple[Path, str]) -> None:
+    folder, _ = quickstart_report
+    done = agenteval_cli(folder, "show", "latest", "--store", "runs.db", "--html", "shown.html")
+    assert done.returncode == 0, done.stderr
+    # The prices of the config the run was started from: the cost is known.
+    assert "no price for" not in done.stdout
+    assert "agent $0." in done.stdout
+    assert (folder / "shown.html").is_file()
