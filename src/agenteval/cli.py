@@ -49,7 +49,7 @@ from agenteval.report.compare import (
 from agenteval.report.gate import GatePolicy, evaluate_gate, load_policy, print_verdict
 from agenteval.report.html import write_html
 from agenteval.report.json_document import write_run_json
-from agenteval.report.junit import write_junit
+from agenteval.report.junit import JUnitTotals, write_junit
 from agenteval.report.summary import summarize
 from agenteval.report.terminal import print_failing, print_summary
 from agenteval.run import Run, RunInfo, RunStatus, TrialResult
@@ -630,7 +630,18 @@ def _write_junit(path: Path | None, run: Run) -> None:
     """With `--junit FILE`, the run as JUnit XML: one test case per eval case."""
     if path is None:
         return
-    totals = write_junit(path, run.info, run.iter_results())
+    _wrote_junit(path, write_junit(path, run.info, run.iter_results()))
+
+
+def _junit_report(run_id: str, store: Path | None, path: Path) -> None:
+    """`agenteval report RUN_ID --junit FILE`: a stored run as JUnit XML."""
+    with RunStore(_store_path(store), create=False) as run_store:
+        info = run_store.get_info(run_store.resolve_run_id(run_id))
+        totals = write_junit(path, info, run_store.iter_results(info.run_id))
+    _wrote_junit(path, totals)
+
+
+def _wrote_junit(path: Path, totals: JUnitTotals) -> None:
     console.print(
         f"[dim]wrote[/] {escape(str(path))} [dim]({totals.tests} cases: {totals.failures} "
         f"failing, {totals.errors} with errors, {totals.skipped} skipped)[/]"
@@ -673,12 +684,13 @@ def compare_command(
         )
     settings = _global_settings(store)
     with RunStore(settings.store, create=False) as run_store:
+        candidate = run_store.get_info(run_store.resolve_run_id(candidate_run))
         comparison = compare_runs(
             run_store,
             base_run,
-            candidate_run,
+            candidate.run_id,
             passing=_rubrics(trial_passes),
-            prices=settings.prices,
+            prices=_run_prices(candidate, settings.prices),
         )
     if markdown:
         sys.stdout.write(comparison_markdown(comparison))
@@ -709,12 +721,13 @@ def gate_command(
     rules = load_policy(policy) if policy is not None else GatePolicy()
     settings = _global_settings(store)
     with RunStore(settings.store, create=False) as run_store:
+        candidate = run_store.get_info(run_store.resolve_run_id(candidate_run))
         comparison = compare_runs(
             run_store,
             base_run,
-            candidate_run,
+            candidate.run_id,
             passing=rules.trial_passes,
-            prices=settings.prices,
+            prices=_run_prices(candidate, settings.prices),
         )
     verdict = evaluate_gate(comparison, rules)
     print_verdict(verdict, console)
@@ -726,6 +739,7 @@ def gate_command(
 def report(
     run_id: RunIdArgument,
     html_path: HtmlOption = None,
+    junit_path: JunitOption = None,
     store: StoreOption = None,
     passing: PassingOption = None,
     baseline: Annotated[
@@ -737,7 +751,12 @@ def report(
         ),
     ] = None,
 ) -> None:
-    """Write a stored run's report: one self-contained HTML page that works offline."""
+    """Write a stored run's report: one self-contained HTML page that works offline
+    (`--html FILE`), JUnit XML for CI (`--junit FILE`), or both."""
+    _junit_target(junit_path)
+    if html_path is None and junit_path is not None:
+        _junit_report(run_id, store, junit_path)
+        return
     if html_path is None:
         raise ConfigError(
             "no report to write",
@@ -775,6 +794,8 @@ def report(
             diff=diff,
         )
     console.print(f"[dim]wrote[/] {escape(str(html_path))}")
+    if junit_path is not None:
+        _junit_report(run_id, store, junit_path)
 
 
 def _run_prices(info: RunInfo, prices: PriceTable | None) -> PriceTable | None:
