@@ -297,6 +297,8 @@ async def test_a_judge_tie_is_undecided_not_a_fail(
         ),
         judge=judge_config,
         store=tmp_path / "runs.db",
+        # One case at a time: the fake judge alternates its answers across all requests.
+        concurrency=1,
     )
 
     report = await evaluator.evaluate(DATA / "weather.evalset.json")
