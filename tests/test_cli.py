@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from agenteval import RunStore
+
 AGENT = """
 import agenteval
 
@@ -223,9 +225,14 @@ def test_ctrl_c_stops_the_run_with_a_hint_to_resume(tmp_path: Path) -> None:
         text=True,
     )
     store = tmp_path / ".agenteval" / "runs.db"
-    while not store.exists() and process.poll() is None:
+    # Interrupt once trials are being stored: the run is under way, its handler in place.
+    stored = 0
+    while stored < 5 and process.poll() is None:
         time.sleep(0.05)
-    time.sleep(0.5)
+        if store.exists():
+            with RunStore(store) as runs:
+                rows = runs.list_runs()
+                stored = rows[0].trials_done if rows else 0
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130
