@@ -223,6 +223,9 @@ def test_ctrl_c_stops_the_run_with_a_hint_to_resume(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A shell running the tests in the background ignores SIGINT, and children inherit
+        # that; the user at a terminal does not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     store = tmp_path / ".agenteval" / "runs.db"
     # Interrupt once trials are being stored: the run is under way, its handler in place.

@@ -14,6 +14,7 @@ import json
 import math
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -160,11 +161,24 @@ class RunStore:
         except sqlite3.Error as exc:
             raise self._error(exc) from None
         try:
-            self._prepare()
+            self._prepare_when_free()
         except BaseException:
             self._conn.close()
             self._conn = None
             raise
+
+    def _prepare_when_free(self) -> None:
+        # Processes opening a new store at the same moment (pytest-xdist workers, say) race to
+        # switch it to WAL, which SQLite refuses while another holds the file: wait a little.
+        deadline = time.monotonic() + _BUSY_TIMEOUT_S
+        while True:
+            try:
+                self._prepare()
+                return
+            except StoreError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     @classmethod
     def open(cls, path: str | Path = DEFAULT_STORE_PATH, *, create: bool = True) -> RunStore:
