@@ -7,37 +7,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.judge.fakes import FakeOpenAI
+from tests.judge.fakes import FakeOpenAI, clear_provider_env
 
 from agenteval.judge.judge import JudgeConfig
-
-_PROVIDER_ENV = (
-    "AGENTEVAL_JUDGE",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "GOOGLE_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_GEMINI_BASE_URL",
-    "GOOGLE_GENAI_USE_VERTEXAI",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-)
 
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No keys, endpoints or proxies from the environment; runs and caches in a temporary
     folder."""
-    for name in _PROVIDER_ENV:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    clear_provider_env(monkeypatch)
     monkeypatch.chdir(tmp_path)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.judge.fakes import FakeOpenAI, Item, verdict
+from tests.judge.fakes import FakeOpenAI, Item, clear_provider_env, verdict
 
 from agenteval.engine.trials import RetryPolicy
 from agenteval.judge.judge import Judge, JudgeConfig
@@ -18,25 +18,11 @@ from agenteval.judge.templates import load_template, template_ids
 
 FAST = RetryPolicy(max_retries=1, initial_wait_s=0.01, max_wait_s=0.02)
 
-_ENV = (
-    "AGENTEVAL_JUDGE",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-)
-
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No judge, key, endpoint or proxy from the developer's environment."""
-    for name in _ENV:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    clear_provider_env(monkeypatch)
 
 
 @cache

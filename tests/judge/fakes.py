@@ -53,6 +53,7 @@ from typing import Any, Self
 
 __all__ = [
     "DEFAULT_VERDICT",
+    "PROVIDER_ENV",
     "Delay",
     "FakeAnthropic",
     "FakeGoogle",
@@ -64,6 +65,7 @@ __all__ = [
     "RawText",
     "Refusal",
     "Verdict",
+    "clear_provider_env",
     "closed_port_url",
     "delay",
     "http_error",
@@ -659,3 +661,45 @@ def _google_model(path: str) -> str:
     route = path.split("?", 1)[0]
     tail = route.partition("/models/")[2]
     return tail.split(":", 1)[0]
+
+
+# -- The environment -----------------------------------------------------------------------------
+
+# What agenteval and the provider SDKs read from the environment. Tests remove it so that a
+# developer's own judge, keys, endpoints or proxies never reach a test: every request goes to a
+# loopback fake.
+PROVIDER_ENV = (
+    "AGENTEVAL_JUDGE",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ADMIN_KEY",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "OPENAI_CUSTOM_HEADERS",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_GENAI_USE_ENTERPRISE",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+)
+
+
+def clear_provider_env(monkeypatch: Any) -> None:
+    """Remove `PROVIDER_ENV` for one test (`monkeypatch` is pytest's), loopback never proxied."""
+    for name in PROVIDER_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
