@@ -52,6 +52,7 @@ class JudgeSection(BaseModel):
     concurrency: int = Field(default=8, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
+    adaptive: bool = True
     cache: bool = True
 
 
@@ -360,6 +361,7 @@ def _judge_config(
         concurrency=section.concurrency,
         requests_per_minute=section.requests_per_minute,
         tokens_per_minute=section.tokens_per_minute,
+        adaptive=section.adaptive,
         cache_path=store.parent / "judge-cache.db",
         use_cache=use_cache and section.cache,
     )

@@ -23,6 +23,11 @@ are protocol-neutral and each fake writes them in its own protocol:
 - `delay(seconds, then=)`: sleep, then answer with ``then`` (a verdict by default);
 - `raw_response(status, body, headers=)`: exactly these bytes, for anything else.
 
+`RateLimit(per_window, window_s)` is a `handler` that admits `per_window` requests in each fixed
+window of `window_s` seconds and refuses the rest with 429 and a ``Retry-After`` of the time
+left in the window (in fractions of a second); it counts what it `admitted` and `refused`, and
+`enabled = False` lets everything through.
+
 Token counts are written as the protocol writes them: for Anthropic, ``input_tokens`` excludes
 the ``cache_read_input_tokens``; for OpenAI and Google the cached count is part of the prompt count.
 
@@ -44,7 +49,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,6 +68,7 @@ __all__ = [
     "FakeServer",
     "HttpError",
     "Item",
+    "RateLimit",
     "RawResponse",
     "RawText",
     "Refusal",
@@ -189,6 +197,35 @@ def raw_response(
 ) -> RawResponse:
     """An exact HTTP response."""
     return RawResponse(status, body, dict(headers or {}))
+
+
+class RateLimit:
+    """A `handler` that admits `per_window` requests per fixed window of `window_s` seconds and
+    answers the rest 429 with the time left in the window as ``Retry-After``."""
+
+    def __init__(self, per_window: int, window_s: float) -> None:
+        self.per_window = per_window
+        self.window_s = window_s
+        self.enabled = True
+        self.admitted = 0
+        self.refused = 0
+        self._lock = threading.Lock()
+        self._window = -1
+        self._in_window = 0
+
+    def __call__(self, body: dict[str, Any]) -> Item | None:
+        now = time.monotonic()
+        with self._lock:
+            window = math.floor(now / self.window_s)
+            if window != self._window:
+                self._window, self._in_window = window, 0
+            if not self.enabled or self._in_window < self.per_window:
+                self._in_window += 1
+                self.admitted += 1
+                return None  # the fake's default answer
+            self.refused += 1
+        left = (window + 1) * self.window_s - now
+        return http_error(429, retry_after=f"{max(left, 0.001):.3f}")
 
 
 def closed_port_url(path: str = "") -> str:

@@ -24,6 +24,10 @@ does (exponential backoff with jitter, honouring ``Retry-After``), each retry co
 `record_retry` and each wait with `record_wait`. Retrying the call, not the trial, means the
 tools already called (which may have side effects) are not called again. When the retries run
 out, the SDK's error propagates and the engine classifies (and may retry) the whole trial.
+With `adaptive` on (the default), each model call also holds a slot of its endpoint's adaptive
+limit (`agenteval.throttle`), shared with every judge and agent of the process on that endpoint:
+429s cut the calls in flight and pause them for their ``Retry-After``, and draw on a retry
+budget of their own; the time spent held back is recorded with `record_wait`.
 
 A conversation that is still asking for tools after `max_turns` model calls ends the trial as
 the agent's own error (`agent_error`, "no final answer within max_turns"), with every call made
@@ -37,6 +41,7 @@ import importlib
 import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -57,6 +62,7 @@ from agenteval.agents.recorder import (
 )
 from agenteval.agents.tools import ToolSpec, tool
 from agenteval.errors import AgentLoadError, ConfigError
+from agenteval.throttle import RetryBudget, endpoint, shared_limit
 from agenteval.trace import AgentStep, ToolCall, Trial, Usage
 
 __all__ = [
@@ -122,7 +128,11 @@ class BuiltinAgentConfig(BaseModel):
     timeout: float = Field(default=60.0, gt=0)
     """Seconds per model call."""
     retries: int = Field(default=2, ge=0)
-    """Retries of one model call that failed for an infrastructure reason."""
+    """Retries of one model call that failed for an infrastructure reason (with `adaptive`,
+    429s have a budget of their own: `agenteval.throttle.RetryBudget`)."""
+    adaptive: bool = True
+    """Adapt the model calls in flight to the provider's 429s, pausing for their
+    `Retry-After` (see `agenteval.throttle`); False: only the retries."""
     parallel_tools: bool = False
     """Run the tool calls of one turn concurrently (recorded in the order they start); by
     default they run one after another in the order the model gave them."""
@@ -695,6 +705,7 @@ class BuiltinAgent:
             spec.name: fn for spec, fn in zip(self.tool_specs, self.tools, strict=True)
         }
         self._retry = retry_policy or RetryPolicy(max_retries=config.retries)
+        self._endpoint = endpoint(config.provider, self._base_url, config.model_name)
         self._chat = _CHATS[config.provider]
         _check_params(config)
 
@@ -745,21 +756,35 @@ class BuiltinAgent:
             "was still asking for tools"
         )
 
+    def _slot(self, *, retry: bool) -> AbstractAsyncContextManager[float]:
+        """A slot of the endpoint's adaptive limit for one model call (the seconds waited for
+        it), or no limit at all with `adaptive` off."""
+        if not self.config.adaptive:
+            return nullcontext(0.0)
+        # No ceiling of the agent's own: each trial makes one model call at a time, so the
+        # run's concurrency bounds the calls in flight.
+        limit = shared_limit(self._endpoint, None)
+        return limit.slot(first=retry, max_pause_s=self._retry.max_wait_s)
+
     async def _complete(self, chat: _Chat) -> _Reply:
-        """One model call, retried for infrastructure failures, and recorded."""
+        """One model call, under the endpoint's adaptive limit, retried for infrastructure
+        failures, and recorded."""
         from agenteval.engine.failures import classify
 
-        retries = 0
+        budget = RetryBudget(self._retry.max_retries, adaptive=self.config.adaptive)
         while True:
-            start = monotonic()
             try:
-                reply = await chat.complete()
+                async with self._slot(retry=budget.used > 0) as waited_s:
+                    if waited_s > 0:
+                        record_wait(waited_s)  # held back by the provider's limit: not work
+                    start = monotonic()
+                    reply = await chat.complete()
             except Exception as exc:
                 kind = classify(exc)
-                if not kind.retryable or retries >= self._retry.max_retries:
+                number = budget.take(kind)
+                if number is None:
                     raise
-                retries += 1
-                wait = self._retry.wait_s(retries, exc)
+                wait = self._retry.wait_s(number, exc)
                 record_retry(kind.cause.value)
                 record_wait(wait)
                 await asyncio.sleep(wait)

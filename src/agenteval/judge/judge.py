@@ -25,6 +25,7 @@ from agenteval.judge.templates import Template, fence
 from agenteval.judge.verdict import Verdict
 from agenteval.pricing import PriceTable
 from agenteval.score import JudgeRecord, Score
+from agenteval.throttle import RetryBudget, endpoint, shared_limit
 from agenteval.trace import Usage, utc_now
 
 __all__ = ["DEFAULT_CACHE_PATH", "PROVIDERS", "Judge", "JudgeConfig", "SampleOutcome", "parse_spec"]
@@ -62,6 +63,9 @@ class JudgeConfig:
     max_retries: int = 3
     concurrency: int = 8
     """Judge calls in flight at once, across the whole run."""
+    adaptive: bool = True
+    """Adapt the calls in flight to the provider's 429s, under `concurrency`, pausing for
+    their `Retry-After` (see `agenteval.throttle`); False: a fixed `concurrency`."""
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
     cache_path: Path = DEFAULT_CACHE_PATH
@@ -120,6 +124,10 @@ class Judge:
         self._tokens = (
             AsyncLimiter(config.tokens_per_minute, 60) if config.tokens_per_minute else None
         )
+        # Every judge and built-in agent of the process on this endpoint shares its limit.
+        self._endpoint = endpoint(
+            config.provider, getattr(provider, "base_url", None) or config.base_url, config.model
+        )
         # Identical samples asked at the same time (two trials with the same answer) share one
         # provider call: the later ones wait for the first instead of missing the cache together.
         self._in_flight: dict[str, asyncio.Future[SampleOutcome]] = {}
@@ -162,7 +170,7 @@ class Judge:
             timeout_s=self.config.timeout_s,
         )
 
-    async def _limits(self, stack: AsyncExitStack, request: JudgeRequest) -> None:
+    async def _limits(self, stack: AsyncExitStack, request: JudgeRequest, *, retry: bool) -> None:
         await stack.enter_async_context(self._slots)
         if self._requests is not None:
             await self._requests.acquire()
@@ -172,6 +180,13 @@ class Judge:
                 request.params.get("max_tokens", 512)
             )
             await self._tokens.acquire(min(wanted, self._tokens.max_rate))
+        if self.config.adaptive:
+            # Last, right before the call: a Retry-After pause holds back the call itself, and
+            # waiting for the per-minute pacing holds no slot of the adaptive limit.
+            limit = shared_limit(self._endpoint, self.config.concurrency)
+            await stack.enter_async_context(
+                limit.slot(first=retry, max_pause_s=self.retry.max_wait_s)
+            )
 
     async def sample(
         self, template: Template, blocks: Mapping[str, str], index: int
@@ -227,20 +242,20 @@ class Judge:
             )
         request = self._request(template, blocks)
         outcome = SampleOutcome()
-        infra_retries = 0
+        budget = RetryBudget(self.retry.max_retries, adaptive=self.config.adaptive)
         reasked = False
         while True:
             try:
                 async with AsyncExitStack() as stack:
-                    await self._limits(stack, request)
+                    await self._limits(stack, request, retry=budget.used > 0)
                     async with asyncio.timeout(request.timeout_s * 1.5 + 1):
                         reply = await self.provider.complete(request)
             except Exception as exc:  # the SDK's errors: classified, retried or recorded
                 kind = classify(exc)
-                if kind.retryable and infra_retries < self.retry.max_retries:
-                    infra_retries += 1
+                number = budget.take(kind)
+                if number is not None:
                     outcome.retries[kind.cause.value] += 1
-                    await asyncio.sleep(self.retry.wait_s(infra_retries, exc))
+                    await asyncio.sleep(self.retry.wait_s(number, exc))
                     continue
                 outcome.error = f"{kind.cause.value}: {type(exc).__name__}: {exc}"
                 return outcome
