@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from agenteval.case import EvalCase
@@ -18,9 +19,12 @@ from agenteval.trace import Trial
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "PreparedScorer",
     "Scorer",
     "ScorerFunction",
     "ScorerResult",
+    "prepare_scorer",
+    "prepare_scorers",
     "run_scorer",
     "scorer_name",
     "to_score",
@@ -85,27 +89,90 @@ def to_score(name: str, result: ScorerResult, *, threshold: float = DEFAULT_THRE
     )
 
 
-def _runs_inline(scorer: Any) -> bool:
-    """Async scorers, and agenteval's own (quick) ones, run in the event loop."""
+def _is_async(scorer: Any) -> bool:
     call = getattr(scorer, "__call__", None)  # noqa: B004 - async callable objects
-    if inspect.iscoroutinefunction(scorer) or inspect.iscoroutinefunction(call):
-        return True
-    return type(scorer).__module__.startswith("agenteval.")
+    return inspect.iscoroutinefunction(scorer) or inspect.iscoroutinefunction(call)
+
+
+def _error_score(name: str, exc: Exception) -> Score:
+    return Score(name=name, error=f"{type(exc).__name__}: {exc}")
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedScorer:
+    """A scorer with what `run_scorer` works out on every call worked out once: its name, its
+    threshold, and whether it runs in the event loop or in a worker thread.
+
+    Scoring many trials with the same scorers (a rescore, a run) prepares them once
+    (`prepare_scorers`) and calls `call` or `run` per trial; the scores are the ones
+    `run_scorer` gives.
+    """
+
+    scorer: Any
+    name: str
+    threshold: float
+    inline: bool
+    """Runs in the event loop (async scorers and agenteval's own); else in a worker thread."""
+    synchronous: bool
+    """Inline and not async: `call` gives its `Score` at once (unless it returns an awaitable)."""
+
+    def call(self, case: EvalCase, trial: Trial) -> Score | Awaitable[Score]:
+        """Score an inline scorer's trial without the event loop: the `Score` itself, or an
+        awaitable of it when the scorer is async (or returned an awaitable)."""
+        try:
+            result = self.scorer(case, trial)
+            if inspect.isawaitable(result):
+                return self._finish(result)
+            if type(result) is Score and result.name == self.name:
+                return result  # the built-ins' own result, as `to_score` would return it
+            return to_score(self.name, result, threshold=self.threshold)
+        except Exception as exc:  # a user's scorer may raise anything; it must not end the run
+            return _error_score(self.name, exc)
+
+    async def run(self, case: EvalCase, trial: Trial) -> Score:
+        """Score one trial, as `run_scorer` does."""
+        if not self.inline:
+            try:
+                # A user's sync scorer may be slow (a regex over a long answer, a model of its
+                # own): it runs in a worker thread so the other trials go on meanwhile.
+                result = await asyncio.to_thread(self.scorer, case, trial)
+            except Exception as exc:
+                return _error_score(self.name, exc)
+            if inspect.isawaitable(result):
+                return await self._finish(result)
+            try:
+                return to_score(self.name, result, threshold=self.threshold)
+            except Exception as exc:
+                return _error_score(self.name, exc)
+        score = self.call(case, trial)
+        return score if isinstance(score, Score) else await score
+
+    async def _finish(self, pending: Awaitable[ScorerResult]) -> Score:
+        try:
+            return to_score(self.name, await pending, threshold=self.threshold)
+        except Exception as exc:
+            return _error_score(self.name, exc)
+
+
+def prepare_scorer(scorer: Any) -> PreparedScorer:
+    """`scorer` with its name, threshold and way of running worked out once."""
+    is_async = _is_async(scorer)
+    # Async scorers, and agenteval's own (quick) ones, run in the event loop.
+    inline = is_async or type(scorer).__module__.startswith("agenteval.")
+    return PreparedScorer(
+        scorer=scorer,
+        name=scorer_name(scorer),
+        threshold=getattr(scorer, "threshold", DEFAULT_THRESHOLD),
+        inline=inline,
+        synchronous=inline and not is_async,
+    )
+
+
+def prepare_scorers(scorers: Iterable[Any]) -> list[PreparedScorer]:
+    """Each scorer prepared once, in order (see `PreparedScorer`)."""
+    return [prepare_scorer(scorer) for scorer in scorers]
 
 
 async def run_scorer(scorer: Any, case: EvalCase, trial: Trial) -> Score:
     """Run one scorer on one trial; an exception becomes an error on that score, not a crash."""
-    name = scorer_name(scorer)
-    threshold = getattr(scorer, "threshold", DEFAULT_THRESHOLD)
-    try:
-        if _runs_inline(scorer):
-            result = scorer(case, trial)
-        else:
-            # A user's sync scorer may be slow (a regex over a long answer, a model of its
-            # own): it runs in a worker thread so the other trials go on meanwhile.
-            result = await asyncio.to_thread(scorer, case, trial)
-        if inspect.isawaitable(result):
-            result = await result
-        return to_score(name, result, threshold=threshold)
-    except Exception as exc:  # a user's scorer may raise anything; it must not end the run
-        return Score(name=name, error=f"{type(exc).__name__}: {exc}")
+    return await prepare_scorer(scorer).run(case, trial)

@@ -9,7 +9,7 @@ model (it had them all). Neither judges a trial that failed for an infrastructur
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,32 +22,43 @@ from agenteval.scorers.text import (
     find_numbers,
     fold,
     json_value,
+    number_values,
     numbers_equal,
-    words,
+    word_list,
 )
 from agenteval.trace import Trial
 
 __all__ = ["RetrievalRecall", "ToolFaithfulness", "returned_doc_ids"]
 
 
-def _strings_and_numbers(value: Any) -> Iterator[str | float]:
-    # Every string and number inside a tool result: dict keys and values, list items, and the
-    # text of anything else.
-    if value is None or isinstance(value, bool):
+def _collect(value: Any, numbers: list[float], texts: list[str]) -> None:
+    # Every string and number inside a tool result, into `texts` and `numbers`: dict keys and
+    # values, list items, and the text of anything else.
+    if isinstance(value, str):
+        texts.append(value)
+    elif value is None or isinstance(value, bool):
         return
-    if isinstance(value, int | float):
-        yield float(value)
-    elif isinstance(value, str):
-        yield value
+    elif isinstance(value, int | float):
+        numbers.append(float(value))
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            yield from _strings_and_numbers(key)
-            yield from _strings_and_numbers(item)
+            _collect(key, numbers, texts)
+            _collect(item, numbers, texts)
     elif isinstance(value, list | tuple | set | frozenset):
         for item in value:
-            yield from _strings_and_numbers(item)
+            _collect(item, numbers, texts)
     else:
-        yield str(value)
+        texts.append(str(value))
+
+
+# Between texts read together: no number, word or space, so each text's numbers and words are
+# exactly those it has read on its own (a number cannot run on into the next text).
+_APART = "\x00"
+
+
+def _folded(texts: Iterable[str]) -> str:
+    """The texts folded as one (`fold` once, not once per text), kept apart by `_APART`."""
+    return fold(_APART.join(texts))
 
 
 def _input_texts(case: EvalCase) -> list[str]:
@@ -87,19 +98,13 @@ class _Sources:
         numbers: list[float] = []
         texts: list[str] = []
         for result in results:
-            for item in _strings_and_numbers(result):
-                if isinstance(item, float):
-                    numbers.append(item)
-                else:
-                    texts.append(item)
-        found: set[str] = set()
-        for text in texts:
-            numbers.extend(mention.value for mention in find_numbers(fold(text)))
-            found.update(words(text))
-        input_numbers: list[float] = []
-        for text in inputs:
-            input_numbers.extend(mention.value for mention in find_numbers(fold(text)))
-            found.update(words(text))
+            _collect(result, numbers, texts)
+        results_text = _folded(texts)
+        numbers.extend(number_values(results_text))
+        found = set(word_list(results_text))
+        inputs_text = _folded(inputs)
+        input_numbers = number_values(inputs_text)
+        found.update(word_list(inputs_text))
         return cls(numbers=numbers, input_numbers=input_numbers, words=found)
 
     def echoes_input(self, mention: NumberMention) -> bool:

@@ -32,8 +32,10 @@ __all__ = [
     "fold",
     "json_value",
     "normalise",
+    "number_values",
     "numbers_equal",
     "parse_number",
+    "word_list",
     "words",
 ]
 
@@ -79,6 +81,10 @@ def fold(text: str) -> str:
     Accents go by Unicode compatibility decomposition (NFKD), so `É` reads as `e`, a ligature
     as its letters and a full-width digit as an ASCII one. Folding twice gives the same text as folding once.
     """
+    if text.isascii():
+        # The common case, and the same result: ASCII has no marks nor compatibility forms to
+        # decompose, and its casefold is its lowercase.
+        return " ".join(text.lower().split())
     # Casefold first (a combining mark may fold to a letter: U+0345 to iota), then again after
     # decomposing, which can produce uppercase letters (℃ decomposes to °C).
     text = _strip_marks(_strip_marks(text.casefold()).casefold())
@@ -118,12 +124,9 @@ def find_numbers(text: str) -> list[NumberMention]:
     """Every number written in `text`, in order (see the module docstring for what counts)."""
     mentions: list[NumberMention] = []
     for match in _NUMBER.finditer(text):
-        value = float(match["digits"].replace(",", ""))
-        if match["sign"] in ("-", "\u2212"):
-            value = -value
         mentions.append(
             NumberMention(
-                value=value,
+                value=_value(match),
                 text=match.group(0),
                 start=match.start(),
                 end=match.end(),
@@ -131,6 +134,16 @@ def find_numbers(text: str) -> list[NumberMention]:
             )
         )
     return mentions
+
+
+def number_values(text: str) -> list[float]:
+    """The values of `find_numbers(text)`, in order (without the rest of each mention)."""
+    return [_value(match) for match in _NUMBER.finditer(text)]
+
+
+def _value(match: re.Match[str]) -> float:
+    value = float(match["digits"].replace(",", ""))
+    return -value if match["sign"] in ("-", "\u2212") else value
 
 
 def parse_number(text: str) -> NumberMention | None:
@@ -157,7 +170,12 @@ def numbers_equal(a: float, b: float, tolerance: float = NUMBER_TOLERANCE) -> bo
 
 def words(text: str) -> list[str]:
     """The words of `text` after `fold`: runs of letters and digits."""
-    return _WORD.findall(fold(text))
+    return word_list(fold(text))
+
+
+def word_list(folded: str) -> list[str]:
+    """The words of text already folded (`words` without the `fold`)."""
+    return _WORD.findall(folded)
 
 
 def content_words(text: str) -> list[str]:
