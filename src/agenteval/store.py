@@ -15,7 +15,7 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -211,22 +211,26 @@ class RunStore:
     def _json(self, model: BaseModel) -> str:
         return self._redactor.redact_text(_to_json(model))
 
-    def create_run(self, info: RunInfo, cases: Sequence[EvalCase]) -> None:
-        """Store a new run and its cases, in order, in one transaction."""
+    def create_run(self, info: RunInfo, cases: Iterable[EvalCase]) -> int:
+        """Store a new run and its cases, in order, in one transaction; return how many cases.
+
+        `cases` is read once, as it comes: a generator of any length is stored without ever
+        being held in memory.
+        """
         seen: set[str] = set()
-        for case in cases:
-            if case.id in seen:
-                raise StoreError(
-                    f"run {info.run_id!r} lists case id {case.id!r} twice",
-                    file=self._path,
-                    case=case.id,
-                    hint="give every case a unique `id`",
-                )
-            seen.add(case.id)
-        run_row = self._run_row(info)
-        case_rows = [
-            (info.run_id, idx, case.id, self._json(case)) for idx, case in enumerate(cases)
-        ]
+
+        def case_rows() -> Iterator[tuple[str, int, str, str]]:
+            for idx, case in enumerate(cases):
+                if case.id in seen:
+                    raise StoreError(
+                        f"run {info.run_id!r} lists case id {case.id!r} twice",
+                        file=self._path,
+                        case=case.id,
+                        hint="give every case a unique `id`",
+                    )
+                seen.add(case.id)
+                yield (info.run_id, idx, case.id, self._json(case))
+
         with self._write() as conn:
             if _exists(conn, info.run_id):
                 raise StoreError(
@@ -237,12 +241,13 @@ class RunStore:
             conn.execute(
                 "INSERT INTO runs (run_id, created_at, finished_at, status, target, trials, info)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                run_row,
+                self._run_row(info),
             )
             conn.executemany(
-                "INSERT INTO cases (run_id, idx, case_id, data) VALUES (?, ?, ?, ?)", case_rows
+                "INSERT INTO cases (run_id, idx, case_id, data) VALUES (?, ?, ?, ?)", case_rows()
             )
         self._known_cases[info.run_id] = seen
+        return len(seen)
 
     def get_info(self, run_id: str) -> RunInfo:
         """The run's settings, as last stored."""
@@ -369,15 +374,35 @@ class RunStore:
 
     def get_cases(self, run_id: str) -> list[EvalCase]:
         """The run's cases, in the order they were given."""
+        return list(self.iter_cases(run_id))
+
+    def count_cases(self, run_id: str) -> int:
+        """How many cases the run has."""
         with self._read() as conn:
             self._require_run(conn, run_id)
-            rows = conn.execute(
-                "SELECT case_id, data FROM cases WHERE run_id = ? ORDER BY idx", (run_id,)
-            ).fetchall()
-        return [
-            self._parse(EvalCase, data, f"case {case_id!r} of run {run_id!r}")
-            for case_id, data in rows
-        ]
+            row = conn.execute("SELECT COUNT(*) FROM cases WHERE run_id = ?", (run_id,)).fetchone()
+        return int(row[0])
+
+    def iter_cases(self, run_id: str) -> Iterator[EvalCase]:
+        """The run's cases in order, read a chunk at a time (never all held in memory)."""
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+        return self._iter_cases(run_id)
+
+    def _iter_cases(self, run_id: str) -> Iterator[EvalCase]:
+        after = -1
+        while True:
+            with self._read() as conn:
+                rows = conn.execute(
+                    "SELECT idx, case_id, data FROM cases WHERE run_id = ? AND idx > ?"
+                    " ORDER BY idx LIMIT ?",
+                    (run_id, after, _CHUNK),
+                ).fetchall()
+            if not rows:
+                return
+            for _idx, case_id, data in rows:
+                yield self._parse(EvalCase, data, f"case {case_id!r} of run {run_id!r}")
+            after = rows[-1][0]
 
     def add_result(self, run_id: str, result: TrialResult) -> None:
         """Store one trial with all its scores, atomically; writing the same pair again

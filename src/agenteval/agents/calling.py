@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import copy_context
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from pydantic import ValidationError
 
 from agenteval.case import EvalCase
 from agenteval.trace import AgentStep, Failure, FailureCause, ToolCall, Trial
 
-__all__ = ["Agent", "InvalidOutputError", "call_agent", "read_agent_output"]
+__all__ = ["Agent", "InvalidOutputError", "Invoke", "call_agent", "invoker", "read_agent_output"]
 
 Agent: TypeAlias = Callable[[Any], Any]
+Invoke: TypeAlias = Callable[[Any], Awaitable[Any]]
+"""One call of an agent on a prompt, awaitable whether the agent is sync or async."""
 
 
 class InvalidOutputError(Exception):
@@ -68,33 +71,37 @@ async def _in_own_thread(agent: Agent, prompt: Any) -> Any:
     return result
 
 
-async def _call_once(agent: Agent, prompt: Any) -> Any:
+def invoker(agent: Agent) -> Invoke:
+    """How to call `agent`, decided once per run: an async agent is awaited in the event loop, a
+    sync one runs in a thread of its own."""
     if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(
         getattr(agent, "__call__", None)  # noqa: B004 - async callable objects
     ):
-        return await agent(prompt)
-    return await _in_own_thread(agent, prompt)
+        return cast(Invoke, agent)
+    return functools.partial(_in_own_thread, agent)
 
 
-async def call_agent(agent: Agent, case: EvalCase) -> Trial:
+async def call_agent(agent: Agent | Invoke, case: EvalCase, *, prepared: bool = False) -> Trial:
     """Run the agent on the case and return what it did (not yet timed or recorded).
 
-    A multi-turn case calls the agent once per user turn with the conversation so far.
+    `prepared`: `agent` is already an `invoker`. A multi-turn case calls the agent once per
+    user turn with the conversation so far.
     """
+    call_once = agent if prepared else invoker(agent)
     if not case.conversation:
         prompt: Any = (
             case.input
             if isinstance(case.input, str) or case.input is None
             else [m.model_dump() for m in case.input]
         )
-        return read_agent_output(await _call_once(agent, prompt))
+        return read_agent_output(await call_once(prompt))
     messages: list[dict[str, str]] = []
     steps: list[AgentStep] = []
     outputs: list[str | None] = []
     metadata: dict[str, Any] = {}
     for turn in case.turns:
         messages.append({"role": "user", "content": turn})
-        trial = read_agent_output(await _call_once(agent, list(messages)))
+        trial = read_agent_output(await call_once(list(messages)))
         outputs.append(trial.output)
         # What a turn reports (its session state, say) is kept, the later turn's winning.
         metadata.update(trial.metadata)
@@ -105,9 +112,11 @@ async def call_agent(agent: Agent, case: EvalCase) -> Trial:
 
 def read_agent_output(value: Any) -> Trial:
     """Read whatever the agent returned as a Trial; raise InvalidOutputError if it cannot."""
+    if type(value) is str or value is None:  # the common case, checked first and exactly
+        return Trial(output=value)
     if isinstance(value, Trial):
         return value
-    if value is None or isinstance(value, str):
+    if isinstance(value, str):
         return Trial(output=value)
     if isinstance(value, list) and all(isinstance(step, AgentStep) for step in value):
         return Trial(steps=value)

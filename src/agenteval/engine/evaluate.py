@@ -7,11 +7,12 @@ rubric scores to a stored run).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from agenteval.agents.calling import Agent
 from agenteval.agents.loading import load_object
@@ -102,9 +103,26 @@ def _rubric_refs(rubrics: Sequence[str] | None, choice: JudgeChoice) -> list[str
     return list(rubrics)
 
 
+def _given_cases(cases: Iterable[EvalCase] | str | Path) -> Iterable[EvalCase]:
+    """The cases to run: a list as given or read from a case file, or a stream (an iterator
+    or generator), which is read once, as it comes."""
+    found: Iterable[EvalCase]
+    if isinstance(cases, str | Path):
+        found = load_cases(cases)
+    elif isinstance(cases, Sequence):
+        found = cast(Sequence[EvalCase], cases)
+    else:
+        stream = iter(cases)
+        first = next(stream, None)
+        found = [] if first is None else itertools.chain([first], stream)
+    if isinstance(found, Sequence) and not found:
+        raise ConfigError("no cases to run", field="cases", hint="give at least one case")
+    return found
+
+
 async def evaluate_async(
     agent: Agent | str | None,
-    cases: Sequence[EvalCase] | str | Path,
+    cases: Iterable[EvalCase] | str | Path,
     scorers: Sequence[Any] = (),
     *,
     trials: int = 1,
@@ -147,7 +165,7 @@ async def evaluate_async(
         if resume is not None:
             info = claim(run_store.get_info(run_store.resolve_run_id(resume)))
             run_store.update_info(info)
-            case_list = run_store.get_cases(info.run_id)
+            case_source: Iterable[EvalCase] | None = None  # read back from the store
             # A resumed run keeps its trials and time limit; concurrency may change.
             settings = replace(settings, trials=info.trials, timeout_s=info.timeout_s)
             scorer_refs: list[Any] = [*info.scorers, *scorers]
@@ -155,9 +173,8 @@ async def evaluate_async(
             stored_judge = info.settings.get("judge")
             passing = info.settings.get("passing")
         else:
-            case_list = load_cases(cases) if isinstance(cases, str | Path) else list(cases)
-            if not case_list:
-                raise ConfigError("no cases to run", field="cases", hint="give at least one case")
+            given = _given_cases(cases)
+            case_source = given if isinstance(given, Sequence) else None
             scorer_refs = list(scorers)
             stored_judge = None
         choice = _choose_judge(judge, stored_judge, use_cache=use_cache, prices=prices)
@@ -178,7 +195,12 @@ async def evaluate_async(
             )
             resolved = resolve_scorers(scorer_refs, builtins=builtins, context=context)
             _warn_without_judge(resolved, choice, on_warning)
-            builder = SummaryBuilder((scorer_name(s) for s in resolved), prices, passing)
+            builder = SummaryBuilder(
+                (scorer_name(s) for s in resolved),
+                prices,
+                passing,
+                trials_per_case=settings.trials,
+            )
             if resume is not None:
                 done = run_store.finished_keys(info.run_id)
                 for result in run_store.iter_results(info.run_id):
@@ -204,9 +226,13 @@ async def evaluate_async(
                         **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
                     },
                 )
-                run_store.create_run(info, case_list)
+                # A stream is read once, into the store, and read back from there.
+                case_count = run_store.create_run(info, given)
+            if case_source is None:
+                case_count = run_store.count_cases(info.run_id)
+                case_source = run_store.iter_cases(info.run_id)
             if on_start is not None:
-                on_start(info, len(case_list) * settings.trials, len(done))
+                on_start(info, case_count * settings.trials, len(done))
 
             def collect(result: TrialResult) -> None:
                 builder.add(result)
@@ -216,11 +242,12 @@ async def evaluate_async(
             with watch_unrecorded_calls() as unrecorded:
                 await execute(
                     run_agent,
-                    case_list,
+                    case_source,
                     resolved,
                     settings,
                     run_store,
                     info.run_id,
+                    case_count=case_count,
                     done=done,
                     on_result=collect,
                     recorded=recorded,
@@ -247,7 +274,7 @@ async def evaluate_async(
 
 def evaluate(
     agent: Agent | str | None,
-    cases: Sequence[EvalCase] | str | Path,
+    cases: Iterable[EvalCase] | str | Path,
     scorers: Sequence[Any] = (),
     *,
     trials: int = 1,
@@ -267,7 +294,9 @@ def evaluate(
 
     `agent` is any callable, sync or async, taking the case input (or a `module:function` /
     `path/to/file.py:function` reference to one); `None` scores each case's
-    recorded `agent_trace` instead. `cases` is a list of `EvalCase` or a case file's path.
+    recorded `agent_trace` instead. `cases` is a list of `EvalCase`, a case file's path, or
+    any iterable of `EvalCase` (a generator, say), which is streamed into the store and never
+    held in memory whole, however many cases it yields.
     The built-in scorers run wherever they apply; `scorers` adds to them (names, scorer
     objects, functions of `(case, trial)`), and `builtins=False` leaves only `scorers`.
     Infrastructure failures (rate limit, connection, provider 5xx, timeout) are retried up to

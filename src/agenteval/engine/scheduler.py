@@ -4,13 +4,13 @@ and streaming results to the store in batches (a trial counts as done once it is
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval.agents.calling import Agent
 from agenteval.case import EvalCase
-from agenteval.engine.trials import RetryPolicy, run_trial, trace_trial
+from agenteval.engine.trials import RetryPolicy, TrialRunner, trace_trial
 from agenteval.run import TrialResult
 from agenteval.score import Score
 from agenteval.scorers.base import run_scorer, scorer_name
@@ -42,7 +42,7 @@ async def score_trial(scorers: Sequence[Any], case: EvalCase, trial: Trial) -> d
 
 
 def _jobs(
-    cases: Sequence[EvalCase], trials: int, done: set[tuple[str, int]]
+    cases: Iterable[EvalCase], trials: int, done: set[tuple[str, int]]
 ) -> Iterator[tuple[EvalCase, int]]:
     for case in cases:
         for index in range(trials):
@@ -52,12 +52,13 @@ def _jobs(
 
 async def execute(
     agent: Agent | None,
-    cases: Sequence[EvalCase],
+    cases: Iterable[EvalCase],
     scorers: Sequence[Any],
     settings: EngineSettings,
     store: RunStore,
     run_id: str,
     *,
+    case_count: int | None = None,
     done: set[tuple[str, int]] | None = None,
     on_result: Callable[[TrialResult], None] | None = None,
     recorded: Mapping[tuple[str, int], Trial] | None = None,
@@ -66,31 +67,36 @@ async def execute(
 
     `agent=None` scores each case's recorded `agent_trace` instead of running an agent, or,
     given `recorded`, the trials recorded elsewhere by (case id, trial index) (a job with no
-    recorded trial is skipped).
+    recorded trial is skipped). `cases` is read once, as the jobs are taken: a case stream of
+    `case_count` cases is never held in memory (a sequence gives its own length).
     """
     done = done or set()
-    pending = len(cases) * settings.trials - len(done)
+    if case_count is None and isinstance(cases, Sized):
+        case_count = len(cases)
+    # With the count unknown, as many workers as allowed; they stop when the cases run out.
+    pending = (
+        settings.concurrency if case_count is None else case_count * settings.trials - len(done)
+    )
     if pending <= 0:
         return
     jobs = _jobs(cases, settings.trials, done)
+    runner = (
+        None
+        if agent is None
+        else TrialRunner.of(agent, timeout_s=settings.timeout_s, retry=settings.retry)
+    )
     finished: asyncio.Queue[TrialResult | None] = asyncio.Queue(maxsize=4 * settings.concurrency)
 
     async def work() -> None:
         for case, index in jobs:
-            if agent is None and recorded is not None:
+            if runner is not None:
+                trial = await runner.run(case, index)
+            elif recorded is not None:
                 if (case.id, index) not in recorded:
                     continue
                 trial = recorded[(case.id, index)]
-            elif agent is None:
-                trial = trace_trial(case, index)
             else:
-                trial = await run_trial(
-                    agent,
-                    case,
-                    index,
-                    timeout_s=settings.timeout_s,
-                    retry=settings.retry,
-                )
+                trial = trace_trial(case, index)
             scores = await score_trial(scorers, case, trial)
             await finished.put(TrialResult(case=case, trial=trial, scores=scores))
 

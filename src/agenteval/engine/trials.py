@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from agenteval.agents.calling import (
     Agent,
     InvalidOutputError,
+    Invoke,
     call_agent,
+    invoker,
     no_response_failure,
 )
 from agenteval.agents.recorder import TrialRecorder, monotonic, recording
 from agenteval.case import EvalCase
 from agenteval.engine.failures import classify, retry_after_s
-from agenteval.otel.live import capture_spans
+from agenteval.otel.live import SpanCapture, span_capture
 from agenteval.trace import Failure, FailureCause, Trial, Usage, utc_now
 
-__all__ = ["RetryPolicy", "run_trial", "trace_trial"]
+__all__ = ["RetryPolicy", "TrialRunner", "run_trial", "trace_trial"]
 
 
 @dataclass(frozen=True)
@@ -51,17 +51,6 @@ def trace_trial(case: EvalCase, index: int) -> Trial:
     return trial
 
 
-async def _attempt(
-    agent: Agent, case: EvalCase, index: int, recorder: TrialRecorder, timeout_s: float | None
-) -> Trial:
-    # The agent's OpenTelemetry spans, when the SDK is installed, fill the recorder too.
-    with recording(recorder), capture_spans(recorder, case.id, index):
-        if timeout_s is None:
-            return await call_agent(agent, case)
-        async with asyncio.timeout(timeout_s):
-            return await call_agent(agent, case)
-
-
 def _merge(returned: Trial, recorder: TrialRecorder) -> Trial:
     """The agent's own record where it gave one, else what the recorder saw."""
     updates: dict[str, object] = {}
@@ -74,28 +63,28 @@ def _merge(returned: Trial, recorder: TrialRecorder) -> Trial:
     return returned.model_copy(update=updates) if updates else returned
 
 
-def _usage_of(trial: Trial) -> Usage:
-    total = Usage()
-    for call in trial.model_calls:
-        total = total + call.usage
-    return total
-
-
-@dataclass
 class _Tally:
-    """What adds up over the attempts of one trial."""
+    """What adds up over the attempts of one trial (kept light: one is made per trial)."""
 
-    started_at: datetime = field(default_factory=utc_now)
-    start: float = field(default_factory=monotonic)
-    working_s: float = 0.0
-    attempts: int = 0
-    retries: Counter[str] = field(default_factory=Counter)
-    spent: Usage = field(default_factory=Usage)
+    __slots__ = ("attempts", "retries", "spent", "start", "started_at", "working_s")
+
+    def __init__(self) -> None:
+        self.started_at = utc_now()
+        self.start = monotonic()
+        self.working_s = 0.0
+        self.attempts = 0
+        self.retries: dict[str, int] = {}
+        self.spent: Usage | None = None
 
     def close_attempt(self, attempt_start: float, recorder: TrialRecorder, trial: Trial) -> None:
         self.working_s += monotonic() - attempt_start - recorder.waits_s
-        self.retries.update(recorder.retries)
-        self.spent = self.spent + _usage_of(trial)
+        for reason, count in recorder.retries.items():
+            self.retry(reason, count)
+        for call in trial.model_calls:
+            self.spent = call.usage if self.spent is None else self.spent + call.usage
+
+    def retry(self, reason: str, count: int = 1) -> None:
+        self.retries[reason] = self.retries.get(reason, 0) + count
 
     def stamp(self, trial: Trial, case: EvalCase, index: int) -> Trial:
         trial.case_id = case.id
@@ -104,9 +93,77 @@ class _Tally:
         trial.latency_s = monotonic() - self.start
         trial.working_latency_s = max(0.0, self.working_s)
         trial.attempts = self.attempts
-        trial.retries = dict(self.retries)
-        trial.usage = self.spent
+        trial.retries = self.retries
+        trial.usage = Usage() if self.spent is None else self.spent.model_copy()
         return trial
+
+
+@dataclass(frozen=True)
+class TrialRunner:
+    """Runs one agent's trials, set up once per run: how to call the agent, how to capture its
+    spans, the time limit and the retry policy."""
+
+    invoke: Invoke
+    timeout_s: float | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    capture: SpanCapture | None = None
+
+    @classmethod
+    def of(cls, agent: Agent, *, timeout_s: float | None, retry: RetryPolicy) -> TrialRunner:
+        """The runner of `agent` for this run."""
+        return cls(invoker(agent), timeout_s, retry, span_capture())
+
+    async def _attempt(self, case: EvalCase, index: int, recorder: TrialRecorder) -> Trial:
+        with recording(recorder):
+            if self.capture is None:
+                return await self._call(case)
+            # The agent's OpenTelemetry spans fill the recorder too.
+            with self.capture(recorder, case.id, index):
+                return await self._call(case)
+
+    async def _call(self, case: EvalCase) -> Trial:
+        if self.timeout_s is None:
+            return await call_agent(self.invoke, case, prepared=True)
+        async with asyncio.timeout(self.timeout_s):
+            return await call_agent(self.invoke, case, prepared=True)
+
+    async def run(self, case: EvalCase, index: int) -> Trial:
+        """Run the agent on one case once (retrying infrastructure failures) and record it.
+
+        Never raises for what the agent does: an exception, a timeout or an unreadable answer
+        ends the trial with a `failure` naming its cause.
+        """
+        tally = _Tally()
+        retry = self.retry
+        while True:
+            tally.attempts += 1
+            recorder = TrialRecorder()
+            attempt_start = monotonic()
+            try:
+                returned = await self._attempt(case, index, recorder)
+            except InvalidOutputError as exc:
+                trial = _recorded(
+                    recorder, Failure(cause=FailureCause.INVALID_OUTPUT, message=str(exc))
+                )
+            except (Exception, SystemExit) as exc:  # whatever the agent raises is recorded
+                kind = classify(exc)
+                if kind.cause is FailureCause.TIMEOUT and self.timeout_s is not None:
+                    message = f"no answer within {self.timeout_s:g} s"
+                else:
+                    message = str(exc) or type(exc).__name__
+                failure = Failure(cause=kind.cause, message=message, error_type=type(exc).__name__)
+                trial = _recorded(recorder, failure)
+                if kind.retryable and tally.attempts <= retry.max_retries:
+                    tally.close_attempt(attempt_start, recorder, trial)
+                    tally.retry(kind.cause.value)
+                    await asyncio.sleep(retry.wait_s(tally.attempts, exc))
+                    continue
+            else:
+                trial = _merge(returned, recorder)
+                if trial.failure is None:
+                    trial.failure = no_response_failure(trial)
+            tally.close_attempt(attempt_start, recorder, trial)
+            return tally.stamp(trial, case, index)
 
 
 async def run_trial(
@@ -117,41 +174,9 @@ async def run_trial(
     timeout_s: float | None,
     retry: RetryPolicy,
 ) -> Trial:
-    """Run the agent on one case once (retrying infrastructure failures) and record it.
-
-    Never raises for what the agent does: an exception, a timeout or an unreadable answer ends
-    the trial with a `failure` naming its cause.
-    """
-    tally = _Tally()
-    while True:
-        tally.attempts += 1
-        recorder = TrialRecorder()
-        attempt_start = monotonic()
-        try:
-            returned = await _attempt(agent, case, index, recorder, timeout_s)
-        except InvalidOutputError as exc:
-            trial = _recorded(
-                recorder, Failure(cause=FailureCause.INVALID_OUTPUT, message=str(exc))
-            )
-        except (Exception, SystemExit) as exc:  # whatever the agent raises is recorded
-            kind = classify(exc)
-            if kind.cause is FailureCause.TIMEOUT and timeout_s is not None:
-                message = f"no answer within {timeout_s:g} s"
-            else:
-                message = str(exc) or type(exc).__name__
-            failure = Failure(cause=kind.cause, message=message, error_type=type(exc).__name__)
-            trial = _recorded(recorder, failure)
-            if kind.retryable and tally.attempts <= retry.max_retries:
-                tally.close_attempt(attempt_start, recorder, trial)
-                tally.retries[kind.cause.value] += 1
-                await asyncio.sleep(retry.wait_s(tally.attempts, exc))
-                continue
-        else:
-            trial = _merge(returned, recorder)
-            if trial.failure is None:
-                trial.failure = no_response_failure(trial)
-        tally.close_attempt(attempt_start, recorder, trial)
-        return tally.stamp(trial, case, index)
+    """Run the agent on one case once (retrying infrastructure failures) and record it; see
+    `TrialRunner.run`, which a run sets up once for all its trials."""
+    return await TrialRunner.of(agent, timeout_s=timeout_s, retry=retry).run(case, index)
 
 
 def _recorded(recorder: TrialRecorder, failure: Failure) -> Trial:

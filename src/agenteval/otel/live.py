@@ -3,9 +3,10 @@ goes into that trial's record.
 
 One span processor routes spans to the trial running in the context that started them (a
 context variable, so concurrent trials never mix; spans started where the context was lost,
-in a thread the agent started itself, still follow their trace). Each trial runs under a root
-span of its own (`agenteval trial CASE`, carrying `agenteval.case.id` and
-`agenteval.trial.index`), so every trial is one trace, in agenteval and in the user's backend.
+in a thread the agent started itself, still follow their trace). Each trial is one trace: under
+a provider of the user's, rooted at a span of its own (`agenteval trial CASE`, carrying
+`agenteval.case.id` and `agenteval.trial.index`) that the user's backend shows; under the one
+agenteval installs, which exports nothing, rooted at a bare span context, which costs far less.
 
 The agent needs no change beyond its existing instrumentation. With no TracerProvider
 configured, agenteval installs an SDK one (exporting nothing) the first time a trial runs: the
@@ -18,16 +19,18 @@ Without the SDK installed (`pip install 'agenteval[opentelemetry]'`), or with
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
+import random
 import threading
 import weakref
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from agenteval.agents.recorder import TrialRecorder
 
@@ -36,10 +39,11 @@ from .spans import SpanEvent, SpanRecord, SpanStatus
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
-    from opentelemetry.sdk.trace import ReadableSpan, Span
-    from opentelemetry.trace import Tracer
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace import Span as SdkSpan
+    from opentelemetry.trace import Span, Tracer
 
-__all__ = ["SCOPE", "capture_spans", "span_record"]
+__all__ = ["SCOPE", "SpanCapture", "capture_spans", "span_capture", "span_record"]
 
 SCOPE = "agenteval"
 """The instrumentation scope of agenteval's own spans (never captured as the agent's)."""
@@ -85,7 +89,7 @@ class _Router:
         self._by_span: dict[tuple[int, int], _Capture] = {}
         self._by_trace: dict[int, _Capture] = {}
 
-    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+    def on_start(self, span: SdkSpan, parent_context: Context | None = None) -> None:
         scope = span.instrumentation_scope
         if scope is not None and scope.name == SCOPE:
             return
@@ -100,7 +104,7 @@ class _Router:
             self._by_span[key] = capture
             capture.open.add(key)
 
-    def _on_ending(self, span: Span) -> None:
+    def _on_ending(self, span: SdkSpan) -> None:
         pass
 
     def on_end(self, span: ReadableSpan) -> None:
@@ -139,20 +143,22 @@ class _Router:
 
 
 _router = _Router()
-_tracers: weakref.WeakKeyDictionary[Any, Tracer] = weakref.WeakKeyDictionary()
+_tracers: weakref.WeakKeyDictionary[Any, tuple[Tracer, bool]] = weakref.WeakKeyDictionary()
+"""agenteval's tracer on each provider, and whether the provider is the user's (exported)."""
 _setup_lock = threading.Lock()
 _warned: set[str] = set()
 
 
-def _tracer() -> Tracer | None:
+def _tracing() -> tuple[Tracer, bool] | None:
     """agenteval's tracer on the global provider, with the router attached to that provider
-    (and a provider installed when there is none); None when spans cannot be captured."""
+    (and a provider installed when there is none), and whether that provider is the user's;
+    None when spans cannot be captured."""
     from opentelemetry import trace
 
     provider: Any = trace.get_tracer_provider()
-    tracer = _tracers.get(provider)
-    if tracer is not None:
-        return tracer
+    known = _tracers.get(provider)
+    if known is not None:
+        return known
     with _setup_lock:
         provider = trace.get_tracer_provider()
         if isinstance(provider, trace.ProxyTracerProvider):
@@ -160,7 +166,7 @@ def _tracer() -> Tracer | None:
 
             installed = TracerProvider()
             installed.add_span_processor(_router)  # type: ignore[arg-type]
-            _tracers[installed] = _scope_tracer(installed)
+            _tracers[installed] = (_scope_tracer(installed), False)
             trace.set_tracer_provider(installed)
             provider = trace.get_tracer_provider()  # another thread may have set one first
         if provider not in _tracers:
@@ -176,7 +182,7 @@ def _tracer() -> Tracer | None:
                     )
                 return None
             add(_router)
-            _tracers[provider] = _scope_tracer(provider)
+            _tracers[provider] = (_scope_tracer(provider), True)
         return _tracers[provider]
 
 
@@ -243,35 +249,92 @@ def _fill(recorder: TrialRecorder, spans: list[ReadableSpan]) -> None:
                 recorder.add_retry(reason)
 
 
-@contextmanager
-def _capturing(tracer: Tracer, recorder: TrialRecorder, case_id: str, index: int) -> Iterator[None]:
-    from opentelemetry import context as otel_context
-    from opentelemetry import trace
-    from opentelemetry.trace import Link, StatusCode
+class _Attempt(AbstractContextManager[None]):
+    """Capturing one attempt: the trial's trace made current, its spans routed to `recorder`."""
 
-    enclosing = trace.get_current_span().get_span_context()
-    links = [Link(enclosing)] if enclosing.is_valid else None
-    # A root of its own: one trace per trial, even when the run itself runs inside a span.
-    span = tracer.start_span(
-        f"agenteval trial {case_id}",
-        context=otel_context.Context(),
-        links=links,
-        attributes={CASE_ID_ATTRIBUTE: case_id, TRIAL_INDEX_ATTRIBUTE: index},
-    )
-    capture = _router.open_capture(span.get_span_context().trace_id)
-    token = _current.set(capture)
-    attached = otel_context.attach(trace.set_span_in_context(span))
-    try:
-        yield
-    except BaseException as exc:
-        span.record_exception(exc)
-        span.set_status(StatusCode.ERROR, str(exc) or type(exc).__name__)
-        raise
-    finally:
-        otel_context.detach(attached)
-        _current.reset(token)
-        span.end()
-        _fill(recorder, _router.close_capture(capture))
+    __slots__ = ("_attached", "_capture", "_otel", "_recorder", "_span", "_token")
+
+    def __init__(self, otel: _Otel, span: Span, recorder: TrialRecorder) -> None:
+        self._otel = otel
+        self._span = span
+        self._recorder = recorder
+
+    def __enter__(self) -> None:
+        otel = self._otel
+        self._capture = _router.open_capture(self._span.get_span_context().trace_id)
+        self._token = _current.set(self._capture)
+        self._attached = otel.context.attach(otel.trace.set_span_in_context(self._span))
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        if exc is not None:
+            self._span.record_exception(exc)
+            self._span.set_status(self._otel.error, str(exc) or type(exc).__name__)
+        self._otel.context.detach(self._attached)
+        _current.reset(self._token)
+        self._span.end()
+        _fill(self._recorder, _router.close_capture(self._capture))
+
+
+class _Otel:
+    """The OpenTelemetry modules the capture uses, imported once per run (the SDK is optional)."""
+
+    def __init__(self) -> None:
+        from opentelemetry import context, trace
+        from opentelemetry.trace import Link, SpanContext, StatusCode, TraceFlags
+
+        self.context = context
+        self.trace = trace
+        self.link = Link
+        self.span_context = SpanContext
+        self.error = StatusCode.ERROR
+        self.sampled = TraceFlags(TraceFlags.SAMPLED)
+        # Trace ids of bare roots: random high bits for the process, a counter below them.
+        self._prefix = random.getrandbits(64) << 64
+        self._next = itertools.count(1).__next__
+
+    def capture(
+        self, recorder: TrialRecorder, case_id: str, index: int
+    ) -> AbstractContextManager[None]:
+        """Capture one attempt of trial `index` of case `case_id` into `recorder`."""
+        # The provider is looked up per attempt: an agent may install its own mid-run.
+        tracing = _tracing()
+        if tracing is None:
+            return contextlib.nullcontext()
+        tracer, exported = tracing
+        if exported:
+            enclosing = self.trace.get_current_span().get_span_context()
+            # A root of its own: one trace per trial, even when the run runs inside a span.
+            span: Span = tracer.start_span(
+                f"agenteval trial {case_id}",
+                context=self.context.Context(),
+                links=[self.link(enclosing)] if enclosing.is_valid else None,
+                attributes={CASE_ID_ATTRIBUTE: case_id, TRIAL_INDEX_ATTRIBUTE: index},
+            )
+        else:
+            # Nobody exports from the provider agenteval installed, so a recorded root span
+            # would be seen by no one: a bare span context gives the trial its own trace for a
+            # fraction of the cost, and the agent's spans (in threads too) still follow it.
+            number = self._next()
+            root = self.span_context(
+                trace_id=self._prefix | number,
+                span_id=number,
+                is_remote=False,
+                trace_flags=self.sampled,
+            )
+            span = self.trace.NonRecordingSpan(root)
+        return _Attempt(self, span, recorder)
+
+
+SpanCapture: TypeAlias = Callable[[TrialRecorder, str, int], AbstractContextManager[None]]
+"""Capturing one attempt's spans into its recorder: `capture(recorder, case_id, index)`."""
+
+
+def span_capture() -> SpanCapture | None:
+    """How this run captures the agent's spans (checked once per run, not per trial): None
+    without the OpenTelemetry SDK or with `OTEL_SDK_DISABLED=true`."""
+    if not _sdk_available() or _disabled():
+        return None
+    return _Otel().capture
 
 
 def capture_spans(
@@ -280,9 +343,5 @@ def capture_spans(
     """While the block runs (one attempt of one trial), capture the agent's OpenTelemetry spans
     and, at its end, add the tool calls, model calls, node visits, waits and retries they
     describe to `recorder`. Does nothing without the OpenTelemetry SDK."""
-    if not _sdk_available() or _disabled():
-        return contextlib.nullcontext()
-    tracer = _tracer()
-    if tracer is None:
-        return contextlib.nullcontext()
-    return _capturing(tracer, recorder, case_id, index)
+    capture = span_capture()
+    return contextlib.nullcontext() if capture is None else capture(recorder, case_id, index)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -195,19 +196,22 @@ class Reliability(BaseModel):
     flaky: list[FlakyCase]
 
 
-def _per_k(counts: Iterable[tuple[int, int]], trials: int) -> list[PassAtK]:
-    pairs = [(n, c) for n, c in counts if n > 0]
+def _per_k(counts: Counter[tuple[int, int]], trials: int) -> list[PassAtK]:
+    """pass@k and pass^k for k = 1..trials over cases tallied as (judged n, passed c): how
+    many cases had each (n, c)."""
+    pairs = [(n, c, cases) for (n, c), cases in counts.items() if n > 0]
     out: list[PassAtK] = []
     for k in range(1, trials + 1):
-        eligible = [(n, c) for n, c in pairs if n >= k]
+        eligible = [(n, c, cases) for n, c, cases in pairs if n >= k]
         if not eligible:
             break
+        total = sum(cases for _, _, cases in eligible)
         out.append(
             PassAtK(
                 k=k,
-                pass_at_k=math.fsum(pass_at_k(n, c, k) for n, c in eligible) / len(eligible),
-                pass_hat_k=math.fsum(pass_hat_k(n, c, k) for n, c in eligible) / len(eligible),
-                cases=len(eligible),
+                pass_at_k=math.fsum(pass_at_k(n, c, k) * w for n, c, w in eligible) / total,
+                pass_hat_k=math.fsum(pass_hat_k(n, c, k) * w for n, c, w in eligible) / total,
+                cases=total,
             )
         )
     return out
@@ -215,6 +219,9 @@ def _per_k(counts: Iterable[tuple[int, int]], trials: int) -> list[PassAtK]:
 
 @dataclass
 class _CaseTally:
+    order: int
+    """When the case was first seen: flaky cases are listed in that order."""
+    trials: int = 0
     passed: list[int] = field(default_factory=list)
     failed: list[int] = field(default_factory=list)
     scorers: dict[str, list[int]] = field(default_factory=dict)
@@ -222,66 +229,94 @@ class _CaseTally:
 
 
 class ReliabilityBuilder:
-    """Accumulates `Reliability` one result at a time (memory grows with cases × scorers,
-    not with trials)."""
+    """Accumulates `Reliability` one result at a time.
 
-    def __init__(self, passing: Collection[str] | None = None) -> None:
+    Given `trials_per_case`, a case is folded into counts as soon as its last trial is in, so
+    memory grows with the cases in flight and the distinct (trials, passes) pairs, not with the
+    run; without it, with the cases × scorers.
+    """
+
+    def __init__(
+        self, passing: Collection[str] | None = None, *, trials_per_case: int | None = None
+    ) -> None:
         self._passing = None if passing is None else frozenset(passing)
-        self._cases: dict[str, _CaseTally] = {}
-        self._trials: dict[str, int] = {}
+        self._per_case = trials_per_case
+        self._open: dict[str, _CaseTally] = {}
+        self._seen = 0
+        self._most_trials = 0
+        self._names: dict[str, None] = {}  # scorer names in order of first appearance
+        self._trial_counts: Counter[tuple[int, int]] = Counter()
+        self._scorer_counts: dict[str, Counter[tuple[int, int]]] = {}
+        self._flaky: list[tuple[int, FlakyCase]] = []
 
     def add(self, result: TrialResult) -> None:
         """Count one (case, trial) result."""
+        self.add_judged(result, trial_passed(result, self._passing))
+
+    def add_judged(self, result: TrialResult, verdict: bool | None) -> None:
+        """Count one (case, trial) result whose `trial_passed(result, passing)` the caller has
+        worked out already."""
         case_id = result.case.id
-        tally = self._cases.setdefault(case_id, _CaseTally())
-        self._trials[case_id] = self._trials.get(case_id, 0) + 1
-        verdict = trial_passed(result, self._passing)
+        tally = self._open.get(case_id)
+        if tally is None:
+            tally = self._open[case_id] = _CaseTally(order=self._seen)
+            self._seen += 1
+        tally.trials += 1
         if verdict is True:
             tally.passed.append(result.trial.trial)
         elif verdict is False:
             tally.failed.append(result.trial.trial)
         for name, score in result.scores.items():
             if score.applied:
-                counts = tally.scorers.setdefault(name, [0, 0])
+                counts = tally.scorers.get(name)
+                if counts is None:
+                    counts = tally.scorers[name] = [0, 0]
+                    self._names.setdefault(name)
                 counts[0] += 1
                 counts[1] += bool(score.passed)
+        if self._per_case is not None and tally.trials >= self._per_case:
+            del self._open[case_id]
+            self._most_trials = max(self._most_trials, tally.trials)
+            _fold(case_id, tally, self._trial_counts, self._scorer_counts, self._flaky)
 
     def build(self) -> Reliability:
         """The reliability of everything added so far."""
-        trials = max(self._trials.values(), default=0)
-        names: list[str] = []
-        for tally in self._cases.values():
-            names.extend(name for name in tally.scorers if name not in names)
-        flaky = [
-            FlakyCase(
-                case_id=case_id,
-                passed_trials=sorted(tally.passed),
-                failed_trials=sorted(tally.failed),
-                scorers=[name for name, (judged, ok) in tally.scorers.items() if 0 < ok < judged],
-            )
-            for case_id, tally in self._cases.items()
-            if tally.passed and tally.failed
-        ]
+        # Cases still open (a run cut short, or no `trials_per_case`) count as they stand,
+        # folded into copies so that adding more later still works.
+        trial_counts = Counter(self._trial_counts)
+        scorer_counts = {name: Counter(counts) for name, counts in self._scorer_counts.items()}
+        flaky = list(self._flaky)
+        trials = max([self._most_trials, *(tally.trials for tally in self._open.values())])
+        for case_id, tally in self._open.items():
+            _fold(case_id, tally, trial_counts, scorer_counts, flaky)
         return Reliability(
             trials=trials,
             passing=None if self._passing is None else sorted(self._passing),
-            trial=_per_k(
-                ((len(t.passed) + len(t.failed), len(t.passed)) for t in self._cases.values()),
-                trials,
-            ),
-            scorers={
-                name: _per_k(
-                    (
-                        (t.scorers[name][0], t.scorers[name][1])
-                        for t in self._cases.values()
-                        if name in t.scorers
-                    ),
-                    trials,
-                )
-                for name in names
-            },
-            flaky=flaky,
+            trial=_per_k(trial_counts, trials),
+            scorers={name: _per_k(scorer_counts[name], trials) for name in self._names},
+            flaky=[case for _, case in sorted(flaky, key=lambda item: item[0])],
         )
+
+
+def _fold(
+    case_id: str,
+    tally: _CaseTally,
+    trial_counts: Counter[tuple[int, int]],
+    scorer_counts: dict[str, Counter[tuple[int, int]]],
+    flaky: list[tuple[int, FlakyCase]],
+) -> None:
+    """Count a case's tally into the run's counts (and its flaky cases)."""
+    trial_counts[(len(tally.passed) + len(tally.failed), len(tally.passed))] += 1
+    for name, (judged, ok) in tally.scorers.items():
+        scorer_counts.setdefault(name, Counter())[(judged, ok)] += 1
+    if tally.passed and tally.failed:
+        case = FlakyCase(
+            case_id=case_id,
+            passed_trials=sorted(tally.passed),
+            failed_trials=sorted(tally.failed),
+            scorers=[name for name, (judged, ok) in tally.scorers.items() if 0 < ok < judged],
+        )
+        flaky.append((tally.order, case))
 
 
 def reliability(
