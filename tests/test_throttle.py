@@ -37,10 +37,16 @@ class FakeClock:
 class ProviderError(Exception):
     """What an SDK raises: an HTTP status, and headers."""
 
-    def __init__(self, status: int, retry_after: str | None = None) -> None:
+    def __init__(
+        self, status: int, retry_after: str | None = None, retry_after_ms: str | None = None
+    ) -> None:
         super().__init__(f"HTTP {status}")
         self.status_code = status
-        self.headers = {} if retry_after is None else {"retry-after": retry_after}
+        self.headers: dict[str, str] = {}
+        if retry_after is not None:
+            self.headers["retry-after"] = retry_after
+        if retry_after_ms is not None:
+            self.headers["retry-after-ms"] = retry_after_ms
 
 
 async def _hold(limit: AdaptiveLimit, n: int) -> list[Any]:
@@ -190,6 +196,14 @@ async def test_the_pause_is_capped_and_a_later_429_extends_it() -> None:
     clock.now = 1.0
     await _end(other, ProviderError(429, retry_after="4"))
     assert limit.paused_until == 5.0
+
+
+async def test_retry_after_ms_is_preferred_to_a_rounded_retry_after() -> None:
+    clock = FakeClock()
+    limit = AdaptiveLimit(4, clock=clock, sleep=clock.sleep)
+    (slot,) = await _hold(limit, 1)
+    await _end(slot, ProviderError(429, retry_after="1", retry_after_ms="120"))
+    assert limit.paused_until == 0.12
 
 
 async def test_the_slot_gives_the_time_waited_for_it() -> None:

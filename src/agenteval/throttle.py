@@ -15,7 +15,9 @@ of the process calling it (`shared_limit`). Each model call holds a slot of it (
   together and all get 429 cut the limit once, not 40 times.
 - **Retry-After.** A 429 that says wait N seconds pauses the endpoint: no call starts before
   then, whoever asked; calls already granted a slot wait out the pause holding it, so when the
-  pause ends at most `limit` calls start together.
+  pause ends at most `limit` calls start together. ``retry-after-ms`` (OpenAI's exact wait) is
+  preferred to ``Retry-After``, which providers round up to whole seconds: a pause of a whole
+  second where a tenth was asked would idle the endpoint for the rest.
 
 The limit starts at the ceiling (the judge's `concurrency`; the built-in agent has no ceiling of
 its own, the run's concurrency bounds it), so nothing changes until a 429 arrives. Calls queued
@@ -41,6 +43,7 @@ from collections import Counter, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from agenteval.engine.failures import Classified, classify, retry_after_s
 from agenteval.trace import FailureCause
@@ -137,7 +140,7 @@ class AdaptiveLimit:
             yield self._clock() - start
         except BaseException as exc:
             if isinstance(exc, Exception) and classify(exc).cause is FailureCause.RATE_LIMITED:
-                asked = retry_after_s(exc)
+                asked = _asked_pause_s(exc)
                 self.rate_limited(ticket, None if asked is None else min(asked, max_pause_s))
             else:
                 self._release()
@@ -242,6 +245,17 @@ class RetryBudget:
             return None
         self._used[limited] += 1
         return self._used[limited]
+
+
+def _asked_pause_s(exc: Exception) -> float | None:
+    """The wait a 429 asked for: ``retry-after-ms`` when given (exact), else `Retry-After`."""
+    headers: Any = getattr(getattr(exc, "response", None), "headers", None) or getattr(
+        exc, "headers", None
+    )
+    try:
+        return max(0.0, float(headers.get("retry-after-ms"))) / 1000
+    except (AttributeError, TypeError, ValueError):
+        return retry_after_s(exc)
 
 
 def endpoint(provider: str, base_url: str | None, model: str) -> str:

@@ -37,9 +37,11 @@ so far kept in the trial.
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import inspect
 import json
+import ssl
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
@@ -328,16 +330,29 @@ def _split(
     return known, extra
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One SSL context for the clients of every conversation: the SDK's client would build its
+    own each time, loading the CA store (~45 ms of CPU, more than a call to a local server)."""
+    import httpx2
+
+    return httpx2.create_ssl_context()
+
+
 class _OpenAIChat:
     """Chat completions with tools: `tool_calls` in, one `tool` message per result out."""
 
     def __init__(self, agent: BuiltinAgent, messages: list[dict[str, str]]) -> None:
-        from openai import AsyncOpenAI
+        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
         from openai.resources.chat.completions import AsyncCompletions
 
         cfg = agent.config
         self._client = AsyncOpenAI(
-            api_key=agent._api_key, base_url=agent._base_url, max_retries=0, timeout=cfg.timeout
+            api_key=agent._api_key,
+            base_url=agent._base_url,
+            max_retries=0,
+            timeout=cfg.timeout,
+            http_client=DefaultAsyncHttpxClient(verify=_ssl_context()),
         )
         self._known, self._extra = _split(cfg.params, "openai", AsyncCompletions.create)
         self._model = cfg.model_name
@@ -413,12 +428,16 @@ class _AnthropicChat:
     """The Messages API with tools: `tool_use` blocks in, `tool_result` blocks out."""
 
     def __init__(self, agent: BuiltinAgent, messages: list[dict[str, str]]) -> None:
-        from anthropic import AsyncAnthropic
+        from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
         from anthropic.resources.messages import AsyncMessages
 
         cfg = agent.config
         self._client = AsyncAnthropic(
-            api_key=agent._api_key, base_url=agent._base_url, max_retries=0, timeout=cfg.timeout
+            api_key=agent._api_key,
+            base_url=agent._base_url,
+            max_retries=0,
+            timeout=cfg.timeout,
+            http_client=DefaultAsyncHttpxClient(verify=_ssl_context()),
         )
         params = dict(cfg.params)
         self._max_tokens = int(params.pop("max_tokens", None) or DEFAULT_MAX_TOKENS)
