@@ -13,7 +13,7 @@ from agenteval.case import EvalCase
 from agenteval.engine.trials import RetryPolicy, TrialRunner, trace_trial
 from agenteval.run import TrialResult
 from agenteval.score import Score
-from agenteval.scorers.base import run_scorer, scorer_name
+from agenteval.scorers.base import PreparedScorer, prepare_scorer, prepare_scorers
 from agenteval.store import RunStore
 from agenteval.trace import Trial
 
@@ -34,10 +34,16 @@ class EngineSettings:
 
 
 async def score_trial(scorers: Sequence[Any], case: EvalCase, trial: Trial) -> dict[str, Score]:
-    """Every scorer's verdict on one trial, by scorer name."""
+    """Every scorer's verdict on one trial, by scorer name; scorers prepared once for many
+    trials (`prepare_scorers`) skip working out again how each one runs."""
     scores: dict[str, Score] = {}
     for scorer in scorers:
-        scores[scorer_name(scorer)] = await run_scorer(scorer, case, trial)
+        prepared = scorer if isinstance(scorer, PreparedScorer) else prepare_scorer(scorer)
+        if prepared.synchronous:
+            score = prepared.call(case, trial)
+            scores[prepared.name] = score if isinstance(score, Score) else await score
+        else:
+            scores[prepared.name] = await prepared.run(case, trial)
     return scores
 
 
@@ -80,6 +86,7 @@ async def execute(
     if pending <= 0:
         return
     jobs = _jobs(cases, settings.trials, done)
+    prepared = prepare_scorers(scorers)
     runner = (
         None
         if agent is None
@@ -97,7 +104,7 @@ async def execute(
                 trial = recorded[(case.id, index)]
             else:
                 trial = trace_trial(case, index)
-            scores = await score_trial(scorers, case, trial)
+            scores = await score_trial(prepared, case, trial)
             await finished.put(TrialResult(case=case, trial=trial, scores=scores))
 
     async def write() -> None:

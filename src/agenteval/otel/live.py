@@ -28,7 +28,6 @@ import weakref
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -51,14 +50,16 @@ SCOPE = "agenteval"
 logger = logging.getLogger("agenteval")
 
 
-@dataclass
 class _Capture:
     """The spans of one trial attempt."""
 
-    spans: list[ReadableSpan] = field(default_factory=list)
-    open: set[tuple[int, int]] = field(default_factory=set)
-    trace_id: int | None = None
-    closed: bool = False
+    __slots__ = ("closed", "open", "spans", "trace_id")
+
+    def __init__(self, trace_id: int | None = None) -> None:
+        self.spans: list[ReadableSpan] = []
+        self.open: set[tuple[int, int]] = set()
+        self.trace_id = trace_id
+        self.closed = False
 
 
 _current: ContextVar[_Capture | None] = ContextVar("agenteval_span_capture", default=None)

@@ -1,0 +1,88 @@
+"""agenteval's side of workloads W1–W3: one fake agent, one exact-match scorer, full store.
+
+    python bench/agenteval_workload.py --cases N --latency-ms L --concurrency C --workdir DIR
+        [--stream]
+
+The agent awaits `L` ms (no await at all when `L` is 0) and answers "Paris"; every case expects
+"Paris". Only the `evaluate` call is timed. The cases are a list built beforehand, as the
+peers get them, or with `--stream` a generator that `evaluate` reads once, into the store (the
+way to run more cases than memory holds; building the cases is then inside the timed call). Everything is persisted, as in any agenteval run:
+the run, every case, every trial and every score go to a SQLite store in `DIR`. The last line
+of stdout is one JSON object (see `bench/run.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import agenteval
+from agenteval import EvalCase
+
+
+def _agent(latency_s: float):  # type: ignore[no-untyped-def]
+    if latency_s == 0:
+
+        async def answer(_input: str) -> str:
+            return "Paris"
+
+    else:
+
+        async def answer(_input: str) -> str:
+            await asyncio.sleep(latency_s)
+            return "Paris"
+
+    return answer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", type=int, required=True)
+    parser.add_argument("--latency-ms", type=float, required=True)
+    parser.add_argument("--concurrency", type=int, required=True)
+    parser.add_argument("--workdir", type=Path, required=True)
+    parser.add_argument("--stream", action="store_true", help="give the cases as a generator")
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    store = args.workdir / "agenteval.db"
+    store.unlink(missing_ok=True)
+
+    stream = (
+        EvalCase(id=f"case-{i}", input=f"case-{i}", expected_output="Paris")
+        for i in range(args.cases)
+    )
+    cases: Iterable[EvalCase] = stream if args.stream else list(stream)
+    agent = _agent(args.latency_ms / 1000)
+    start = time.perf_counter()
+    run = agenteval.evaluate(
+        agent,
+        cases,
+        ["exact_match"],
+        builtins=False,
+        concurrency=args.concurrency,
+        store=store,
+    )
+    seconds = time.perf_counter() - start
+    passed = run.summary.scorers["exact_match"].passed
+    print(
+        json.dumps(
+            {
+                "framework": "agenteval",
+                "version": agenteval.__version__,
+                "cases": args.cases,
+                "passed": passed,
+                "seconds": seconds,
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "persists": "every trial and score in SQLite",
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
