@@ -121,10 +121,10 @@ class PreparedScorer:
         awaitable of it when the scorer is async (or returned an awaitable)."""
         try:
             result = self.scorer(case, trial)
-            if inspect.isawaitable(result):
-                return self._finish(result)
             if type(result) is Score and result.name == self.name:
                 return result  # the built-ins' own result, as `to_score` would return it
+            if inspect.isawaitable(result):
+                return self._finish(result)
             return to_score(self.name, result, threshold=self.threshold)
         except Exception as exc:  # a user's scorer may raise anything; it must not end the run
             return _error_score(self.name, exc)
