@@ -111,7 +111,8 @@ class PriceTable(Mapping[str, ModelPrice]):
     def from_yaml(cls, text: str, *, file: str | Path | None = None) -> PriceTable:
         """A table read from YAML text laid out as the shipped `prices.yaml`."""
         try:
-            data = yaml.safe_load(text)
+            # libyaml's loader where PyYAML has it: the shipped table loads ~10× faster.
+            data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise ConfigError(

@@ -759,7 +759,9 @@ def _time_text(moment: datetime | None) -> str | None:
 def _to_json(model: BaseModel) -> str:
     """The model as JSON text; never fails, whatever a tool returned."""
     try:
-        text = model.model_dump_json(fallback=_safe_repr, warnings=False)
+        # Defaults left out: reading the record back restores them, and the text to redact,
+        # store and read is a third of the size for the usual case, trial and score.
+        text = model.model_dump_json(fallback=_safe_repr, warnings=False, exclude_defaults=True)
         # A lone surrogate would pass here and fail when SQLite encodes the text.
         text.encode("utf-8")
         return text

@@ -261,7 +261,7 @@ class SummaryBuilder:
         trials_per_case: int | None = None,
     ) -> None:
         self._order = list(scorer_order)
-        self._prices = PriceTable.default() if prices is None else prices
+        self._given_prices = prices
         self._passing = None if passing is None else sorted(passing)
         self._reliability = ReliabilityBuilder(passing, trials_per_case=trials_per_case)
         self._agent_usd: float | None = None
@@ -310,7 +310,7 @@ class SummaryBuilder:
         ):
             self._usage = self._usage + usage
         for call in trial.model_calls:
-            cost = self._prices.cost(call.model, call.usage)
+            cost = self._prices().cost(call.model, call.usage)
             if cost is None:
                 self._unpriced.add(call.model)
             else:
@@ -337,6 +337,10 @@ class SummaryBuilder:
             self._verdicts += 1
             self._passes += verdict
         self._reliability.add_judged(result, verdict)
+
+    def _prices(self) -> PriceTable:
+        # The shipped table is read only when a trial made a model call to price.
+        return PriceTable.default() if self._given_prices is None else self._given_prices
 
     def _add_cross(self, result: TrialResult) -> None:
         answer = result.scores.get("exact_match")

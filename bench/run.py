@@ -1,0 +1,398 @@
+"""Run the benchmark workloads on agenteval and its peers, side by side, and print the table.
+
+    python bench/run.py                      # every workload, medians of 3, interleaved
+    python bench/run.py --workloads W1,W2 --repeat 5
+    python bench/run.py --quick              # one round, no slow peer runs: a smoke test
+    python bench/run.py --slow               # also Inspect AI on W3 and the peers at 100k
+
+Each run is its own process, so imports, memory and one-time costs are counted alike for
+every framework. The peers (Inspect AI, pydantic-evals, DeepEval) are installed at pinned
+releases into their own virtual environments under `bench/.venvs/` on first use
+(`bench/peers/setup.py`); agenteval runs from the interpreter running this script. Rounds are
+interleaved (every framework once per round, in a rotating order) because this machine's
+speed drifts between batches: compare within one run of this script, never across runs.
+
+Every measurement is written to `bench/results/<timestamp>.json`; the table (Markdown) goes to
+stdout, ready for the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from peers.setup import PEERS, WORKLOADS, peer_python  # noqa: E402
+
+AGENTEVAL = "agenteval"
+PEER_NAMES = {
+    "pydantic-evals": "pydantic-evals",
+    "deepeval": "DeepEval",
+    "inspect-ai": "Inspect AI",
+}
+RUN_TIMEOUT_S = 3600
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload: what each framework runs, and how its result is read."""
+
+    key: str
+    title: str
+    cases: int = 0
+    latency_ms: float = 0.0
+    concurrency: int = 0
+    peers: tuple[str, ...] = ()
+    """The peers that run it by default; `slow_peers` only with --slow."""
+    slow_peers: tuple[str, ...] = ()
+    script: str | None = None
+    """An agenteval-only workload script under bench/ (W4, W5) instead of the protocol."""
+    args: tuple[str, ...] = ()
+    stream: bool = False
+
+    @property
+    def ideal_s(self) -> float:
+        """The wall time with zero overhead: full waves of `concurrency` trials."""
+        waves = -(-self.cases // self.concurrency)
+        return waves * self.latency_ms / 1000
+
+
+ALL_PEERS = tuple(PEERS)
+WORKLOADS_BY_KEY: dict[str, Workload] = {
+    w.key: w
+    for w in (
+        Workload("W1", "overhead: 2,000 trials, 0 ms, concurrency 50", 2000, 0, 50, ALL_PEERS),
+        Workload(
+            "W2", "concurrency: 1,000 trials, 100 ms, concurrency 50", 1000, 100, 50, ALL_PEERS
+        ),
+        Workload(
+            "W2-1000",
+            "concurrency: 10,000 trials, 100 ms, concurrency 1,000",
+            10000,
+            100,
+            1000,
+            ALL_PEERS,
+        ),
+        Workload(
+            "W3-20k",
+            "scale: 20,000 trials, 0 ms",
+            20000,
+            0,
+            50,
+            ("pydantic-evals", "deepeval"),
+            ("inspect-ai",),
+            stream=True,
+        ),
+        Workload(
+            "W3-100k",
+            "scale: 100,000 trials, 0 ms",
+            100000,
+            0,
+            50,
+            (),
+            ("pydantic-evals", "deepeval"),
+            stream=True,
+        ),
+        Workload(
+            "W4", "rate limit: loopback server admitting R requests/s", script="w4_rate_limit.py"
+        ),
+        Workload("W5", "rescore 100,000 stored trials; judge them twice", script="w5_rescore.py"),
+    )
+}
+
+
+@dataclass
+class Results:
+    """Every measurement of one invocation, by workload and framework."""
+
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+
+    def add(self, workload: str, framework: str, result: dict[str, Any]) -> None:
+        self.runs.setdefault(workload, {}).setdefault(framework, []).append(result)
+
+    def median(self, workload: str, framework: str, key: str) -> float | None:
+        values = [r[key] for r in self.runs.get(workload, {}).get(framework, []) if key in r]
+        return statistics.median(values) if values else None
+
+
+def _last_json(stdout: str) -> dict[str, Any]:
+    for line in reversed(stdout.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            result: dict[str, Any] = json.loads(line)
+            return result
+    raise ValueError("no JSON result line in the output")
+
+
+def _run(command: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
+    started = time.monotonic()
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env, check=False
+    )
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{tail}")
+    result = _last_json(done.stdout)
+    result["process_seconds"] = time.monotonic() - started
+    return result
+
+
+def run_one(workload: Workload, framework: str, workdir: Path) -> dict[str, Any]:
+    """Run `workload` once on `framework` in a fresh process and return its result line."""
+    env = dict(os.environ)
+    if workload.script is not None:
+        return _run([sys.executable, str(BENCH / workload.script), *workload.args], env)
+    protocol = [
+        "--cases",
+        str(workload.cases),
+        "--latency-ms",
+        str(workload.latency_ms),
+        "--concurrency",
+        str(workload.concurrency),
+        "--workdir",
+        str(workdir),
+    ]
+    if framework == AGENTEVAL:
+        command = [sys.executable, str(BENCH / "agenteval_workload.py"), *protocol]
+        if workload.stream:
+            command.append("--stream")
+    else:
+        command = [str(peer_python(framework)), str(WORKLOADS[framework]), *protocol]
+    result = _run(command, env)
+    if result.get("passed") != workload.cases:
+        raise RuntimeError(
+            f"{framework} on {workload.key}: {result.get('passed')} of {workload.cases} passed; "
+            "the workload did not do its work"
+        )
+    return result
+
+
+def frameworks_of(workload: Workload, peers: Sequence[str], slow: bool) -> list[str]:
+    """agenteval first, then the chosen peers that run this workload."""
+    if workload.script is not None:
+        return [AGENTEVAL]
+    wanted = [*workload.peers, *(workload.slow_peers if slow else ())]
+    return [AGENTEVAL, *(p for p in wanted if p in peers)]
+
+
+def measure(
+    workloads: Sequence[Workload],
+    peers: Sequence[str],
+    repeat: int,
+    slow: bool,
+    log: Callable[[str], None],
+) -> Results:
+    """Every workload on every framework, `repeat` rounds, interleaved."""
+    results = Results()
+    for round_no in range(repeat):
+        for workload in workloads:
+            order = frameworks_of(workload, peers, slow)
+            rotation = round_no % len(order)
+            for framework in order[rotation:] + order[:rotation]:
+                # Inspect AI's W3 takes minutes: once is enough to place it.
+                if framework == "inspect-ai" and workload.key.startswith("W3") and round_no:
+                    continue
+                with tempfile.TemporaryDirectory(prefix=f"bench-{workload.key}-") as workdir:
+                    result = run_one(workload, framework, Path(workdir))
+                results.add(workload.key, framework, result)
+                log(f"round {round_no + 1}/{repeat} {workload.key} {framework}: {_brief(result)}")
+    return results
+
+
+def _brief(result: dict[str, Any]) -> str:
+    keys = ("seconds", "peak_rss_mb", "goodput_share", "lost", "trials_per_second")
+    return ", ".join(f"{k}={result[k]:.4g}" for k in keys if isinstance(result.get(k), int | float))
+
+
+# -- the table --------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    if unit == "ms":
+        return f"{value:.3f} ms"
+    if unit == "x":
+        return f"{value:.2f}×"
+    if unit == "s":
+        return f"{value:.2f} s"
+    if unit == "MB":
+        return f"{value:.0f} MB"
+    return f"{value:.4g}"
+
+
+def table(results: Results, workloads: Sequence[Workload], peers: Sequence[str]) -> str:
+    """The Markdown table: medians per workload and framework, and agenteval / peer."""
+    shown = [p for p in peers if any(p in results.runs.get(w.key, {}) for w in workloads)]
+    header = ["workload", "measure", "agenteval", *(PEER_NAMES[p] for p in shown)]
+    header += [f"agenteval / {PEER_NAMES[p]}" for p in shown]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+
+    def row(workload: Workload, label: str, unit: str, of: Callable[[str], float | None]) -> None:
+        mine = of(AGENTEVAL)
+        theirs = [of(p) for p in shown]
+        ratios = [f"{mine / other:.2f}" if mine is not None and other else "—" for other in theirs]
+        cells = [workload.key, label, _fmt(mine, unit), *(_fmt(v, unit) for v in theirs), *ratios]
+        lines.append("| " + " | ".join(cells) + " |")
+
+    for w in workloads:
+        if w.key not in results.runs:
+            continue
+        if w.key == "W1":
+            row(w, "time per trial", "ms", lambda f, w=w: _per_trial_ms(results, w, f))
+        elif w.key.startswith("W2"):
+            row(
+                w,
+                f"wall / ideal ({w.ideal_s:g} s)",
+                "x",
+                lambda f, w=w: _ratio_ideal(results, w, f),
+            )
+        elif w.key.startswith("W3"):
+            row(w, "wall time", "s", lambda f, k=w.key: results.median(k, f, "seconds"))
+            row(w, "peak RSS", "MB", lambda f, k=w.key: results.median(k, f, "peak_rss_mb"))
+        elif w.key == "W4":
+            row(w, "goodput / R", "", lambda f, k=w.key: results.median(k, f, "goodput_share"))
+            row(w, "trials lost", "", lambda f, k=w.key: results.median(k, f, "lost"))
+        elif w.key == "W5":
+            row(
+                w,
+                "rescored trials / s",
+                "",
+                lambda f, k=w.key: results.median(k, f, "trials_per_second"),
+            )
+            row(
+                w,
+                "judge calls, 2nd pass",
+                "",
+                lambda f, k=w.key: results.median(k, f, "second_pass_calls"),
+            )
+    return "\n".join(lines)
+
+
+def _per_trial_ms(results: Results, w: Workload, framework: str) -> float | None:
+    seconds = results.median(w.key, framework, "seconds")
+    return None if seconds is None else seconds / w.cases * 1000
+
+
+def _ratio_ideal(results: Results, w: Workload, framework: str) -> float | None:
+    seconds = results.median(w.key, framework, "seconds")
+    return None if seconds is None else seconds / w.ideal_s
+
+
+def targets(results: Results) -> list[str]:
+    """Issue 8's targets, each met or missed, from this run's medians."""
+    out: list[str] = []
+
+    def check(label: str, ok: bool | None, detail: str) -> None:
+        mark = "—" if ok is None else ("met" if ok else "MISSED")
+        out.append(f"- {label}: {mark} ({detail})")
+
+    w1 = WORKLOADS_BY_KEY["W1"]
+    mine = _per_trial_ms(results, w1, AGENTEVAL)
+    pe = _per_trial_ms(results, w1, "pydantic-evals")
+    ins = _per_trial_ms(results, w1, "inspect-ai")
+    if mine is not None:
+        check("W1 ≤ pydantic-evals", None if pe is None else mine <= pe, f"{mine:.3f} vs {pe}")
+        check(
+            "W1 50× below Inspect AI",
+            None if ins is None else ins / mine >= 50,
+            f"{ins / mine:.0f}×" if ins else "no Inspect run",
+        )
+    for key, limit in (("W2", 1.03), ("W2-1000", 1.10)):
+        ratio = _ratio_ideal(results, WORKLOADS_BY_KEY[key], AGENTEVAL)
+        if ratio is not None:
+            check(f"{key} ≤ {limit}× ideal", ratio <= limit, f"{ratio:.3f}×")
+    big = results.median("W3-100k", AGENTEVAL, "seconds")
+    small = results.median("W3-20k", AGENTEVAL, "seconds")
+    rss = results.median("W3-100k", AGENTEVAL, "peak_rss_mb")
+    if rss is not None:
+        check("W3 100k peak RSS < 150 MB", rss < 150, f"{rss:.0f} MB")
+    if big is not None and small is not None:
+        check("W3 100k within 5.5× the 20k", big <= 5.5 * small, f"{big / small:.2f}×")
+    goodput = results.median("W4", AGENTEVAL, "goodput_share")
+    lost = results.median("W4", AGENTEVAL, "lost")
+    if goodput is not None:
+        check(
+            "W4 goodput ≥ 90% of R, 0 lost",
+            goodput >= 0.9 and lost == 0,
+            f"{goodput:.2f}, {lost} lost",
+        )
+    rate = results.median("W5", AGENTEVAL, "trials_per_second")
+    calls = results.median("W5", AGENTEVAL, "second_pass_calls")
+    if rate is not None:
+        check("W5 ≥ 20,000 trials/s", rate >= 20000, f"{rate:,.0f}/s")
+        check("W5 second judge pass: 0 calls", calls == 0, f"{calls} calls")
+    return out
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "processor": platform.processor() or platform.machine(),
+        "peers": dict(PEERS),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--workloads", default=",".join(WORKLOADS_BY_KEY))
+    parser.add_argument("--peers", default=",".join(ALL_PEERS))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="one round, no slow runs")
+    parser.add_argument("--slow", action="store_true", help="also the slow peer runs")
+    args = parser.parse_args(argv)
+    try:
+        chosen = [WORKLOADS_BY_KEY[key] for key in args.workloads.split(",") if key]
+    except KeyError as exc:
+        parser.error(f"no workload {exc}; workloads: {', '.join(WORKLOADS_BY_KEY)}")
+    peers = [p for p in args.peers.split(",") if p]
+    unknown = [p for p in peers if p not in PEERS]
+    if unknown:
+        parser.error(f"no peer {unknown[0]!r}; peers: {', '.join(PEERS)}")
+    repeat = 1 if args.quick else args.repeat
+    slow = args.slow and not args.quick
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    about = machine()
+    log(f"agenteval benchmarks, {about['date']}, {about['cpus']} CPUs, Python {about['python']}")
+    results = measure(chosen, peers, repeat, slow, log)
+    out_dir = BENCH / "results"
+    out_dir.mkdir(exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = out_dir / f"{stamp}.json"
+    out.write_text(json.dumps({"machine": about, "repeat": repeat, "runs": results.runs}, indent=1))
+    print(
+        f"Medians of {repeat} interleaved runs, {about['date']}, {about['cpus']} CPUs, "
+        f"Python {about['python']} ({about['platform']}).\n"
+    )
+    print(table(results, chosen, peers))
+    print("\nTargets (issue 8):")
+    print("\n".join(targets(results)))
+    log(f"every measurement: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
