@@ -58,7 +58,7 @@ def main() -> None:
     )
     cases: Iterable[EvalCase] = stream if args.stream else list(stream)
     agent = _agent(args.latency_ms / 1000)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     run = agenteval.evaluate(
         agent,
         cases,
@@ -68,6 +68,7 @@ def main() -> None:
         store=store,
     )
     seconds = time.perf_counter() - start
+    cpu_seconds = time.process_time() - cpu_start
     passed = run.summary.scorers["exact_match"].passed
     print(
         json.dumps(
@@ -77,6 +78,7 @@ def main() -> None:
                 "cases": args.cases,
                 "passed": passed,
                 "seconds": seconds,
+                "cpu_seconds": cpu_seconds,
                 "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "persists": "every trial and score in SQLite",
             }

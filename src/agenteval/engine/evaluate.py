@@ -7,6 +7,7 @@ rubric scores to a stored run).
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
@@ -120,6 +121,18 @@ def _given_cases(cases: Iterable[EvalCase] | str | Path) -> Iterable[EvalCase]:
     return found
 
 
+def _check_unique(cases: Sequence[EvalCase]) -> None:
+    seen: set[str] = set()
+    for case in cases:
+        if case.id in seen:
+            raise ConfigError(
+                f"two cases have the id {case.id!r}",
+                field="cases",
+                hint="give every case a unique `id`",
+            )
+        seen.add(case.id)
+
+
 async def evaluate_async(
     agent: Agent | str | None,
     cases: Iterable[EvalCase] | str | Path,
@@ -177,6 +190,7 @@ async def evaluate_async(
             case_source = given if isinstance(given, Sequence) else None
             scorer_refs = list(scorers)
             stored_judge = None
+        new_run: tuple[RunInfo, Sequence[EvalCase]] | None = None
         choice = _choose_judge(judge, stored_judge, use_cache=use_cache, prices=prices)
         try:
             if resume is None:
@@ -226,8 +240,13 @@ async def evaluate_async(
                         **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
                     },
                 )
-                # A stream is read once, into the store, and read back from there.
-                case_count = run_store.create_run(info, given)
+                if isinstance(given, Sequence):
+                    _check_unique(given)
+                    case_count = len(given)
+                    new_run = (info, given)
+                else:
+                    # A stream is read once, into the store, and read back from there.
+                    case_count = run_store.create_run(info, given)
             if case_source is None:
                 case_count = run_store.count_cases(info.run_id)
                 case_source = run_store.iter_cases(info.run_id)
@@ -249,6 +268,13 @@ async def evaluate_async(
                     info.run_id,
                     case_count=case_count,
                     done=done,
+                    # Stored by the writer while the first trials run; no trial is stored
+                    # before its run and cases are.
+                    first_write=(
+                        None
+                        if new_run is None
+                        else functools.partial(run_store.create_run, *new_run)
+                    ),
                     on_result=collect,
                     recorded=recorded,
                 )

@@ -68,8 +68,12 @@ async def execute(
     done: set[tuple[str, int]] | None = None,
     on_result: Callable[[TrialResult], None] | None = None,
     recorded: Mapping[tuple[str, int], Trial] | None = None,
+    first_write: Callable[[], object] | None = None,
 ) -> None:
     """Run the jobs not in `done`, score them, and store each result as it finishes.
+
+    `first_write` (storing the run and its cases, say) runs in the writer's thread before any
+    result is stored, while the first trials already run: they need not wait for it.
 
     `agent=None` scores each case's recorded `agent_trace` instead of running an agent, or,
     given `recorded`, the trials recorded elsewhere by (case id, trial index) (a job with no
@@ -84,6 +88,8 @@ async def execute(
         settings.concurrency if case_count is None else case_count * settings.trials - len(done)
     )
     if pending <= 0:
+        if first_write is not None:
+            first_write()
         return
     jobs = _jobs(cases, settings.trials, done)
     prepared = prepare_scorers(scorers)
@@ -108,6 +114,8 @@ async def execute(
             await finished.put(TrialResult(case=case, trial=trial, scores=scores))
 
     async def write() -> None:
+        if first_write is not None:
+            await asyncio.to_thread(first_write)
         while True:
             first = await finished.get()
             if first is None:

@@ -87,14 +87,20 @@ class _Tally:
         self.retries[reason] = self.retries.get(reason, 0) + count
 
     def stamp(self, trial: Trial, case: EvalCase, index: int) -> Trial:
-        trial.case_id = case.id
-        trial.trial = index
-        trial.started_at = self.started_at
-        trial.latency_s = monotonic() - self.start
-        trial.working_latency_s = max(0.0, self.working_s)
-        trial.attempts = self.attempts
-        trial.retries = self.retries
-        trial.usage = Usage() if self.spent is None else self.spent.model_copy()
+        values = {
+            "case_id": case.id,
+            "trial": index,
+            "started_at": self.started_at,
+            "latency_s": monotonic() - self.start,
+            "working_latency_s": max(0.0, self.working_s),
+            "attempts": self.attempts,
+            "retries": self.retries,
+            "usage": Usage() if self.spent is None else self.spent.model_copy(),
+        }
+        # What pydantic's own assignment does for a model without `validate_assignment` (the
+        # values are the engine's, already valid), at a tenth of the cost of eight setattrs.
+        trial.__dict__.update(values)
+        trial.__pydantic_fields_set__.update(values)
         return trial
 
 
