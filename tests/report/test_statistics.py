@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from agenteval import EvalCase, Score, Trial
 from agenteval.report.statistics import (
     TRIAL,
+    ReliabilityBuilder,
     holm,
     mcnemar,
     paired_difference,
@@ -342,3 +343,26 @@ def test_holm() -> None:
     assert holm([]) == []
     assert holm([0.5]) == [0.5]
     assert holm([0.6, 0.7]) == [1.0, 1.0]
+
+
+def test_folding_finished_cases_gives_the_same_reliability_as_keeping_them() -> None:
+    # Trials of different cases interleave, as they finish under concurrency.
+    results = [
+        result(case, t, score("exact", (t + len(case)) % 3 != 0), score("tools", t != 1))
+        for t in range(3)
+        for case in ("alpha", "beta", "gamma", "delta")
+    ]
+    kept = reliability(results)
+    folding = ReliabilityBuilder(trials_per_case=3)
+    for item in results:
+        folding.add(item)
+    assert folding.build() == kept
+    assert [f.case_id for f in kept.flaky] == ["alpha", "beta", "gamma", "delta"]
+    # A run cut short: the open cases count as they stand, and adding more still works.
+    partial = ReliabilityBuilder(trials_per_case=3)
+    for item in results[:6]:
+        partial.add(item)
+    assert partial.build() == reliability(results[:6])
+    for item in results[6:]:
+        partial.add(item)
+    assert partial.build() == kept
