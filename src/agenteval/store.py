@@ -13,16 +13,17 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
 from agenteval.case import EvalCase
@@ -35,8 +36,10 @@ from agenteval.trace import Trial, utc_now
 __all__ = [
     "DEFAULT_STORE_PATH",
     "SCHEMA_VERSION",
+    "EncodedResults",
     "RunStore",
     "RunSummaryRow",
+    "StoredTrial",
 ]
 
 DEFAULT_STORE_PATH = Path(".agenteval/runs.db")
@@ -109,6 +112,26 @@ _DELETE_SCORES = "DELETE FROM scores WHERE run_id = ? AND case_id = ? AND trial 
 _M = TypeVar("_M", bound=BaseModel)
 
 
+@dataclass(frozen=True, slots=True)
+class StoredTrial:
+    """A stored trial as a rescore reads it (`RunStore.iter_stored`): its case, the trial, and
+    its scores as their stored JSON text, by name in the order written."""
+
+    key: tuple[str, int]
+    """(case id, trial index), as the trial is stored."""
+    case: EvalCase
+    trial: Trial
+    scores: dict[str, str]
+
+
+_SCORE_LIST: TypeAdapter[list[Score]] = TypeAdapter(list[Score])
+
+
+def _scores_json(scores: list[Score]) -> bytes:
+    """The scores as one JSON list in one call, each item as `_to_json` writes a score."""
+    return _SCORE_LIST.dump_json(scores, fallback=_safe_repr, warnings=False, exclude_defaults=True)
+
+
 @dataclass(frozen=True)
 class RunSummaryRow:
     """One stored run as `agenteval runs` lists it."""
@@ -124,6 +147,19 @@ class RunSummaryRow:
     """(case, trial) pairs with a stored trial."""
     trials_total: int
     """`cases * trials_per_case`: the pairs the run was asked for."""
+
+
+@dataclass
+class EncodedResults:
+    """A batch of results ready to store (see `RunStore.encode_results`)."""
+
+    written_at: str
+    cases: dict[str, EvalCase] = field(default_factory=dict)
+    keys: list[tuple[str, int]] = field(default_factory=list)
+    trials: list[tuple[str, int, str]] = field(default_factory=list)
+    """(case id, trial index, trial JSON)."""
+    scores: list[tuple[str, int, str, str]] = field(default_factory=list)
+    """(case id, trial index, scorer name, score JSON)."""
 
 
 class RunStore:
@@ -414,26 +450,49 @@ class RunStore:
 
         A result whose case the run does not list yet adds that case after the others.
         """
+        self.write_results(run_id, self.encode_results(results))
+
+    def encode_results(self, results: Iterable[TrialResult]) -> EncodedResults:
+        """A batch of results as the rows `write_results` stores: JSON, secrets redacted.
+
+        `add_results` is both; the engine encodes in its event loop and writes in a thread,
+        so that the thread, which waits on SQLite, holds the interpreter lock only briefly.
+        """
         batch = list(results)
-        written_at = _time_text(utc_now())
-        new_cases = {result.case.id: result.case for result in batch}
-        keys: list[tuple[str, str, int]] = []
-        trial_rows: list[tuple[str, str, int, str, str | None]] = []
-        score_rows: list[tuple[str, str, int, str, str]] = []
+        texts: list[str] = []
+        for result in batch:
+            texts.append(_to_json(result.trial))
+            texts.extend(_to_json(score) for score in result.scores.values())
+        # One search over the whole batch finds whether any record holds a secret (JSON has
+        # no raw newline, so one cannot join two records into a match); only then is each
+        # record redacted on its own.
+        joined = "\n".join(texts)
+        if self._redactor.redact_text(joined) is not joined:
+            texts = [self._redactor.redact_text(text) for text in texts]
+        encoded = EncodedResults(written_at=_time_text(utc_now()) or "")
+        next_text = iter(texts).__next__
         for result in batch:
             case_id, trial = result.key
-            keys.append((run_id, case_id, trial))
-            trial_rows.append((run_id, case_id, trial, self._json(result.trial), written_at))
-            score_rows.extend(
-                (run_id, case_id, trial, name, self._json(score))
-                for name, score in result.scores.items()
-            )
+            encoded.cases.setdefault(case_id, result.case)
+            encoded.keys.append((case_id, trial))
+            encoded.trials.append((case_id, trial, next_text()))
+            encoded.scores.extend((case_id, trial, name, next_text()) for name in result.scores)
+        return encoded
+
+    def write_results(self, run_id: str, encoded: EncodedResults) -> None:
+        """Store what `encode_results` made, in one transaction: all or none."""
+        keys = [(run_id, case_id, trial) for case_id, trial in encoded.keys]
         with self._write() as conn:
             self._require_run(conn, run_id)
-            self._add_missing_cases(conn, run_id, new_cases)
+            self._add_missing_cases(conn, run_id, encoded.cases)
             conn.executemany(_DELETE_SCORES, keys)
-            conn.executemany(_UPSERT_TRIAL, trial_rows)
-            conn.executemany(_UPSERT_SCORE, score_rows)
+            conn.executemany(
+                _UPSERT_TRIAL,
+                [(run_id, c, t, data, encoded.written_at) for c, t, data in encoded.trials],
+            )
+            conn.executemany(
+                _UPSERT_SCORE, [(run_id, c, t, name, data) for c, t, name, data in encoded.scores]
+            )
 
     def finished_keys(self, run_id: str) -> set[tuple[str, int]]:
         """The (case id, trial) pairs of the run that have a stored trial."""
@@ -461,6 +520,26 @@ class RunStore:
         return self._iter_results(run_id)
 
     def _iter_results(self, run_id: str) -> Iterator[TrialResult]:
+        for stored in self._iter_stored(run_id):
+            where = f"case {stored.case.id!r} in run {run_id!r}"
+            scores = {
+                name: self._parse(Score, data, f"score {name!r} of {where}")
+                for name, data in stored.scores.items()
+            }
+            yield TrialResult(case=stored.case, trial=stored.trial, scores=scores)
+
+    def iter_stored(self, run_id: str) -> Iterator[StoredTrial]:
+        """`iter_results` for a rescore: every stored trial with its case, and its scores left
+        as their stored JSON text, by name in the order written.
+
+        A rescore replaces most scores, so it parses only those it keeps (`read_score`), and
+        `merge_scores` compares the new ones with the stored text.
+        """
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+        return self._iter_stored(run_id)
+
+    def _iter_stored(self, run_id: str) -> Iterator[StoredTrial]:
         # Results come case by case, so one parsed case is reused by all of its trials.
         case: EvalCase | None = None
         after = (-1, -1)
@@ -478,7 +557,7 @@ class RunStore:
                 if not rows:
                     return
                 wanted = {(row[2], row[1]) for row in rows}
-                scores: dict[tuple[str, int], dict[str, Score]] = {}
+                scores: dict[tuple[str, int], dict[str, str]] = {}
                 for case_id, trial, name, data in conn.execute(
                     "SELECT s.case_id, s.trial, s.name, s.data FROM scores s JOIN cases c"
                     " ON c.run_id = s.run_id AND c.case_id = s.case_id"
@@ -486,19 +565,66 @@ class RunStore:
                     (run_id, rows[0][0], rows[-1][0]),
                 ):
                     if (case_id, trial) in wanted:
-                        scores.setdefault((case_id, trial), {})[name] = self._parse(
-                            Score, data, f"score {name!r} of case {case_id!r} in run {run_id!r}"
-                        )
+                        # Interned: a summary keeps the names of every case's scores.
+                        scores.setdefault((case_id, trial), {})[sys.intern(name)] = data
             for _idx, trial, case_id, case_data, trial_data in rows:
                 if case is None or case.id != case_id:
                     case = self._parse(EvalCase, case_data, f"case {case_id!r} of run {run_id!r}")
                 where = f"trial {trial} of case {case_id!r} in run {run_id!r}"
-                yield TrialResult(
+                yield StoredTrial(
+                    key=(case_id, trial),
                     case=case,
                     trial=self._parse(Trial, trial_data, where),
                     scores=scores.get((case_id, trial), {}),
                 )
             after = (rows[-1][0], rows[-1][1])
+
+    def read_score(self, data: str, where: str) -> Score:
+        """A score's stored JSON text (from `iter_stored`) as a `Score`; `where` names it in
+        the error when this version cannot read it."""
+        return self._parse(Score, data, where)
+
+    def merge_scores(
+        self,
+        run_id: str,
+        items: Iterable[tuple[StoredTrial, Mapping[str, Score]]],
+    ) -> int:
+        """`replace_scores_many(..., merge=True)` for trials read with `iter_stored`: the new
+        scores replace the stored ones of the same name, in one transaction, and return how
+        many were written.
+
+        A score whose JSON is exactly its stored text is not written again: rescoring with the
+        same scorers mostly gives the same scores, and serialising is far cheaper than
+        redacting and writing. (What is stored was redacted when it was written.)
+        """
+        rows = [
+            (run_id, *stored.key, name, data)
+            for stored, scores in items
+            for name, data in self._changed_scores(stored.scores, scores)
+        ]
+        if rows:
+            with self._write() as conn:
+                self._require_run(conn, run_id)
+                conn.executemany(_UPSERT_SCORE, rows)
+        return len(rows)
+
+    def _changed_scores(
+        self, stored: Mapping[str, str], scores: Mapping[str, Score]
+    ) -> Iterator[tuple[str, str]]:
+        """The scores whose JSON differs from the stored text, by name, redacted."""
+        if stored.keys() >= scores.keys():
+            # The usual case first: the whole set at once, in one call, equals what is stored.
+            try:
+                together = _scores_json(list(scores.values()))
+            except (ValueError, TypeError, UnicodeError, RecursionError):
+                together = b""
+            texts = [stored[name] for name in scores]
+            if together == f"[{','.join(texts)}]".encode():
+                return
+        for name, score in scores.items():
+            text = _to_json(score)
+            if stored.get(name) != text:
+                yield name, self._redactor.redact_text(text)
 
     def replace_scores(
         self,
