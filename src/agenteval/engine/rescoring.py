@@ -1,19 +1,31 @@
-"""Scoring stored trials again, without the agent: a bounded pool of scorers over the store,
-with the new scores written back in batches."""
+"""Scoring stored trials again, without the agent: each stored trial is read once, scored, and
+only the scores that changed are written back, in batches; the run's summary is built in the
+same pass.
+
+Scorers that give their score at once (the built-ins, any sync scorer of agenteval's own) score
+trial after trial with no task per trial; with an async scorer among them (the judge), up to
+`concurrency` trials are scored at once, and their results are still taken in stored order.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
+from contextlib import aclosing
 from typing import Any
 
-from agenteval.engine.scheduler import score_trial
+from agenteval.report.summary import SummaryBuilder
 from agenteval.run import TrialResult
-from agenteval.store import RunStore
+from agenteval.score import Score
+from agenteval.scorers.base import PreparedScorer, prepare_scorers
+from agenteval.store import RunStore, StoredTrial
 
 __all__ = ["score_stored"]
 
-_WRITE_BATCH = 200
+_WRITE_BATCH = 1_000
+
+_Scored = tuple[StoredTrial, dict[str, Score]]
 
 
 async def score_stored(
@@ -24,42 +36,127 @@ async def score_stored(
     concurrency: int,
     merge: bool,
     on_result: Callable[[TrialResult], None] | None = None,
+    summary: SummaryBuilder | None = None,
 ) -> None:
-    """Score every stored trial of the run with `scorers`, `concurrency` trials at a time.
+    """Score every stored trial of the run with `scorers`.
 
     With `merge`, the new scores are added to (or replace, by name) the stored ones; without,
-    they replace the trial's whole score set.
+    they replace the trial's whole score set. `on_result` gets each trial with its new scores;
+    `summary` gets each trial with its scores as stored afterwards, in stored order.
     """
-    results = store.iter_results(run_id)
-    scored: asyncio.Queue[TrialResult | None] = asyncio.Queue(maxsize=4 * concurrency)
+    prepared = prepare_scorers(scorers)
+    writer = _Writer(store, run_id, merge=merge)
+    stored = store.iter_stored(run_id)
+    scored = (
+        _score_in_turn(stored, prepared)
+        if all(p.synchronous for p in prepared)
+        else _score_concurrently(stored, prepared, concurrency)
+    )
+    # Closed on the way out, so trials still being scored are cancelled even on an error.
+    async with aclosing(scored):
+        try:
+            async for item, scores in scored:
+                if on_result is not None:
+                    on_result(TrialResult(case=item.case, trial=item.trial, scores=scores))
+                if summary is not None:
+                    summary.add(_as_stored(store, run_id, item, scores, merge=merge))
+                await writer.add(item, scores)
+            await writer.flush()
+        finally:
+            await writer.close()
 
-    async def work() -> None:
-        for result in results:
-            scores = await score_trial(scorers, result.case, result.trial)
-            await scored.put(TrialResult(case=result.case, trial=result.trial, scores=scores))
 
-    async def produce() -> None:
-        async with asyncio.TaskGroup() as workers:
-            for _ in range(concurrency):
-                workers.create_task(work())
-        await scored.put(None)
+async def _score_in_turn(
+    stored: Iterator[StoredTrial], scorers: Sequence[PreparedScorer]
+) -> AsyncGenerator[_Scored]:
+    """Each trial scored in turn: the scorers give their scores at once."""
+    for count, item in enumerate(stored, start=1):
+        scores: dict[str, Score] = {}
+        for scorer in scorers:
+            score = scorer.call(item.case, item.trial)
+            scores[scorer.name] = score if isinstance(score, Score) else await score
+        yield item, scores
+        if count % _WRITE_BATCH == 0:
+            await asyncio.sleep(0)  # let the writer and anything else in the loop go on
 
-    async def write() -> None:
-        batch: list[TrialResult] = []
-        while (item := await scored.get()) is not None:
-            batch.append(item)
-            if on_result is not None:
-                on_result(item)
-            if len(batch) >= _WRITE_BATCH or scored.empty():
-                await _flush(batch)
-                batch = []
-        await _flush(batch)
 
-    async def _flush(batch: list[TrialResult]) -> None:
+async def _score_concurrently(
+    stored: Iterator[StoredTrial], scorers: Sequence[PreparedScorer], concurrency: int
+) -> AsyncGenerator[_Scored]:
+    """Up to `concurrency` trials scored at once (async scorers wait on a provider), taken in
+    stored order."""
+
+    async def score(item: StoredTrial) -> dict[str, Score]:
+        return {scorer.name: await scorer.run(item.case, item.trial) for scorer in scorers}
+
+    pending: deque[tuple[StoredTrial, asyncio.Task[dict[str, Score]]]] = deque()
+    try:
+        for item in stored:
+            pending.append((item, asyncio.ensure_future(score(item))))
+            if len(pending) >= concurrency:
+                first, task = pending.popleft()
+                yield first, await task
+        while pending:
+            first, task = pending.popleft()
+            yield first, await task
+    finally:
+        for _item, task in pending:
+            task.cancel()
+
+
+def _as_stored(
+    store: RunStore, run_id: str, item: StoredTrial, scores: dict[str, Score], *, merge: bool
+) -> TrialResult:
+    """The trial with its scores as the store holds them once `scores` are written: in the
+    order written, a score of the same name replaced in place (only the kept ones are read)."""
+    if not merge:
+        return TrialResult(case=item.case, trial=item.trial, scores=scores)
+    merged: dict[str, Score] = {}
+    for name, data in item.scores.items():
+        new = scores.get(name)
+        if new is None:
+            where = f"score {name!r} of case {item.key[0]!r} in run {run_id!r}"
+            new = store.read_score(data, where)
+        merged[name] = new
+    for name, score in scores.items():
+        merged.setdefault(name, score)
+    return TrialResult(case=item.case, trial=item.trial, scores=merged)
+
+
+class _Writer:
+    """Writes new scores in batches, in a worker thread, while the next batch is scored."""
+
+    def __init__(self, store: RunStore, run_id: str, *, merge: bool) -> None:
+        self._store = store
+        self._run_id = run_id
+        self._merge = merge
+        self._batch: list[_Scored] = []
+        self._writing: asyncio.Future[Any] | None = None
+
+    async def add(self, item: StoredTrial, scores: dict[str, Score]) -> None:
+        self._batch.append((item, scores))
+        if len(self._batch) >= _WRITE_BATCH:
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Start writing the batch, once the one before is written."""
+        await self._wait()
+        batch, self._batch = self._batch, []
         if batch:
-            items = [(r.case.id, r.trial.trial, r.scores) for r in batch]
-            await asyncio.to_thread(store.replace_scores_many, run_id, items, merge=merge)
+            self._writing = asyncio.ensure_future(asyncio.to_thread(self._write, batch))
 
-    async with asyncio.TaskGroup() as group:
-        group.create_task(produce())
-        group.create_task(write())
+    async def close(self) -> None:
+        """Wait for the last write (its error, if any, is raised here)."""
+        await self._wait()
+
+    async def _wait(self) -> None:
+        if self._writing is not None:
+            writing, self._writing = self._writing, None
+            await writing
+
+    def _write(self, batch: list[_Scored]) -> None:
+        if self._merge:
+            self._store.merge_scores(self._run_id, batch)
+        else:
+            items = [(item.key[0], item.key[1], scores) for item, scores in batch]
+            self._store.replace_scores_many(self._run_id, items, merge=False)
