@@ -42,7 +42,7 @@ from agenteval.run import RunStatus, TrialResult
 from agenteval.scorers import BUILTIN_SCORERS, default_scorers
 
 _ROOT = Path(__file__).resolve().parent.parent
-_GENERATOR_VERSION = 1  # bump when the stored trials change, to rebuild cached stores
+_GENERATOR_VERSION = 2  # bump when the stored trials change, to rebuild cached stores
 _RUN_ID = "w5-rescore"
 _JUDGE_RUN_ID = "w5-judge"
 _JUDGE_RUBRICS = ["correctness", "groundedness"]
