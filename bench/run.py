@@ -63,6 +63,8 @@ class Workload:
     """An agenteval-only workload script under bench/ (W4, W5) instead of the protocol."""
     args: tuple[str, ...] = ()
     stream: bool = False
+    once: tuple[str, ...] = ()
+    """Peers run in the first round only (their run takes minutes)."""
 
     @property
     def ideal_s(self) -> float:
@@ -86,6 +88,7 @@ WORKLOADS_BY_KEY: dict[str, Workload] = {
             100,
             1000,
             ALL_PEERS,
+            once=("inspect-ai", "deepeval"),
         ),
         Workload(
             "W3-20k",
@@ -96,6 +99,7 @@ WORKLOADS_BY_KEY: dict[str, Workload] = {
             ("pydantic-evals", "deepeval"),
             ("inspect-ai",),
             stream=True,
+            once=("inspect-ai",),
         ),
         Workload(
             "W3-100k",
@@ -123,6 +127,9 @@ class Results:
 
     def add(self, workload: str, framework: str, result: dict[str, Any]) -> None:
         self.runs.setdefault(workload, {}).setdefault(framework, []).append(result)
+
+    def count(self, workload: str, framework: str) -> int:
+        return len(self.runs.get(workload, {}).get(framework, []))
 
     def median(self, workload: str, framework: str, key: str) -> float | None:
         values = [r[key] for r in self.runs.get(workload, {}).get(framework, []) if key in r]
@@ -203,8 +210,9 @@ def measure(
             order = frameworks_of(workload, peers, slow)
             rotation = round_no % len(order)
             for framework in order[rotation:] + order[:rotation]:
-                # Inspect AI's W3 takes minutes: once is enough to place it.
-                if framework == "inspect-ai" and workload.key.startswith("W3") and round_no:
+                # A run of minutes (Inspect AI's W3 and W2 at concurrency 1,000) is made once:
+                # that is enough to place it, and its median is that one run.
+                if round_no and framework in workload.once:
                     continue
                 with tempfile.TemporaryDirectory(prefix=f"bench-{workload.key}-") as workdir:
                     result = run_one(workload, framework, Path(workdir))
@@ -238,6 +246,9 @@ def _fmt(value: float | None, unit: str) -> str:
 def table(results: Results, workloads: Sequence[Workload], peers: Sequence[str]) -> str:
     """The Markdown table: medians per workload and framework, and agenteval / peer."""
     shown = [p for p in peers if any(p in results.runs.get(w.key, {}) for w in workloads)]
+    rounds = max(
+        (results.count(w.key, AGENTEVAL) for w in workloads if w.key in results.runs), default=1
+    )
     header = ["workload", "measure", "agenteval", *(PEER_NAMES[p] for p in shown)]
     header += [f"agenteval / {PEER_NAMES[p]}" for p in shown]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -246,7 +257,9 @@ def table(results: Results, workloads: Sequence[Workload], peers: Sequence[str])
         mine = of(AGENTEVAL)
         theirs = [of(p) for p in shown]
         ratios = [f"{mine / other:.2f}" if mine is not None and other else "—" for other in theirs]
-        cells = [workload.key, label, _fmt(mine, unit), *(_fmt(v, unit) for v in theirs), *ratios]
+        once = [" (1 run)" if results.count(workload.key, p) == 1 < rounds else "" for p in shown]
+        theirs_text = [_fmt(v, unit) + note for v, note in zip(theirs, once, strict=True)]
+        cells = [workload.key, label, _fmt(mine, unit), *theirs_text, *ratios]
         lines.append("| " + " | ".join(cells) + " |")
 
     for w in workloads:

@@ -15,6 +15,7 @@ import pytest
 
 from agenteval.case import EvalCase
 from agenteval.errors import StoreError
+from agenteval.redaction import Redactor
 from agenteval.run import RunInfo, RunStatus, TrialResult
 from agenteval.score import Score
 from agenteval.store import SCHEMA_VERSION, RunStore
@@ -614,3 +615,43 @@ def test_a_writer_thread_and_a_reader_thread_share_one_store(store: RunStore) ->
     assert errors == []
     assert 0 <= seen <= 500
     assert store.count_results("20261130-070000-aaaa") == 500
+
+
+@pytest.mark.parametrize(
+    "secret_text",
+    [
+        "the key is sk-proj-Fake0123456789xyzXYZFake0123456789xyzXYZFake01",
+        "Authorization: Bearer Fake0123456789xyzXYZFake0123",
+        'password="hunter2hunter2"',
+        "postgres://admin:s3cretPassw0rd@db.internal/app",
+        "AKIAFAKE0123456789FA",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEFake0123456789abcdefFAKE\n-----END RSA PRIVATE KEY-----",
+        "env value my-literal-secret-value-42",
+    ],
+)
+def test_a_secret_in_one_record_of_a_batch_is_redacted_as_if_stored_alone(
+    tmp_path: Path, secret_text: str
+) -> None:
+    # Results are checked for secrets a batch at a time: a secret in any one record must
+    # still be found, at the batch's start, middle or end, in the trial or in a score.
+    redactor = Redactor(["my-literal-secret-value-42"])
+    cases = make_cases(5)
+    for where in range(5):
+        results = [make_result(case) for case in cases]
+        if where % 2:
+            results[where].scores["exact_match"].reason = secret_text
+        else:
+            results[where].trial.output = secret_text
+        with RunStore(tmp_path / f"runs-{where}.db", redactor=redactor) as store:
+            store.create_run(make_info(), cases)
+            store.add_results("20261130-070000-aaaa", results)
+            stored = {r.case.id: r for r in store.iter_results("20261130-070000-aaaa")}
+        for i, case in enumerate(cases):
+            trial, score = stored[case.id].trial, stored[case.id].scores["exact_match"]
+            alone_trial = redactor.redact_model(results[i].trial)
+            alone_score = redactor.redact_model(results[i].scores["exact_match"])
+            assert trial.output == alone_trial.output
+            assert score.reason == alone_score.reason
+        changed = stored[cases[where].id]
+        text = changed.trial.output if where % 2 == 0 else changed.scores["exact_match"].reason
+        assert text != secret_text and "[REDACTED]" in (text or "")

@@ -67,18 +67,18 @@ def test_a_listed_run_is_stored_before_any_of_its_trials(
     # The writer stores the run and its cases while the first trials run: no result may be
     # stored before them.
     writes: list[str] = []
-    create_run, add_results = RunStore.create_run, RunStore.add_results
+    create_run, write_results = RunStore.create_run, RunStore.write_results
 
     def recording_create(self: RunStore, *args: Any) -> int:
         writes.append("run")
         return create_run(self, *args)
 
-    def recording_add(self: RunStore, *args: Any) -> None:
+    def recording_write(self: RunStore, *args: Any) -> None:
         writes.append("results")
-        add_results(self, *args)
+        write_results(self, *args)
 
     monkeypatch.setattr(RunStore, "create_run", recording_create)
-    monkeypatch.setattr(RunStore, "add_results", recording_add)
+    monkeypatch.setattr(RunStore, "write_results", recording_write)
     store = tmp_path / "runs.db"
     run = agenteval.evaluate(echo, list(stream(40)), concurrency=40, store=store)
     assert writes[0] == "run" and writes.count("run") == 1 and "results" in writes

@@ -130,7 +130,10 @@ async def execute(
             await _store(batch)
 
     async def _store(batch: list[TrialResult]) -> None:
-        await asyncio.to_thread(store.add_results, run_id, batch)
+        # Encoded here, written there: the thread spends its time in SQLite, which lets go of
+        # the interpreter lock, so it never holds up the event loop for a switch interval.
+        encoded = store.encode_results(batch)
+        await asyncio.to_thread(store.write_results, run_id, encoded)
         if on_result is not None:
             for result in batch:
                 on_result(result)
