@@ -10,6 +10,7 @@ The store writes exactly what it is given. It adds nothing, so whatever a caller
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import sqlite3
@@ -247,6 +248,15 @@ class RunStore:
     def _json(self, model: BaseModel) -> str:
         return self._redactor.redact_text(_to_json(model))
 
+    def _redacted(self, texts: list[str]) -> list[str]:
+        """The JSON `texts` with secrets redacted. One search over all of them finds whether
+        any holds a secret (JSON has no raw newline, so joining two records can never make a
+        match); only then is each one redacted on its own."""
+        joined = "\n".join(texts)
+        if self._redactor.redact_text(joined) is joined:
+            return texts
+        return [self._redactor.redact_text(text) for text in texts]
+
     def create_run(self, info: RunInfo, cases: Iterable[EvalCase]) -> int:
         """Store a new run and its cases, in order, in one transaction; return how many cases.
 
@@ -256,16 +266,20 @@ class RunStore:
         seen: set[str] = set()
 
         def case_rows() -> Iterator[tuple[str, int, str, str]]:
-            for idx, case in enumerate(cases):
-                if case.id in seen:
-                    raise StoreError(
-                        f"run {info.run_id!r} lists case id {case.id!r} twice",
-                        file=self._path,
-                        case=case.id,
-                        hint="give every case a unique `id`",
-                    )
-                seen.add(case.id)
-                yield (info.run_id, idx, case.id, self._json(case))
+            numbered = enumerate(cases)
+            while chunk := list(itertools.islice(numbered, _CHUNK)):
+                for _, case in chunk:
+                    if case.id in seen:
+                        raise StoreError(
+                            f"run {info.run_id!r} lists case id {case.id!r} twice",
+                            file=self._path,
+                            case=case.id,
+                            hint="give every case a unique `id`",
+                        )
+                    seen.add(case.id)
+                texts = self._redacted([_to_json(case) for _, case in chunk])
+                for (idx, case), text in zip(chunk, texts, strict=True):
+                    yield (info.run_id, idx, case.id, text)
 
         with self._write() as conn:
             if _exists(conn, info.run_id):
@@ -463,12 +477,7 @@ class RunStore:
         for result in batch:
             texts.append(_to_json(result.trial))
             texts.extend(_to_json(score) for score in result.scores.values())
-        # One search over the whole batch finds whether any record holds a secret (JSON has
-        # no raw newline, so one cannot join two records into a match); only then is each
-        # record redacted on its own.
-        joined = "\n".join(texts)
-        if self._redactor.redact_text(joined) is not joined:
-            texts = [self._redactor.redact_text(text) for text in texts]
+        texts = self._redacted(texts)
         encoded = EncodedResults(written_at=_time_text(utc_now()) or "")
         next_text = iter(texts).__next__
         for result in batch:
