@@ -74,9 +74,21 @@ class Workload:
 
 
 ALL_PEERS = tuple(PEERS)
+IMPORTS = {
+    AGENTEVAL: "agenteval",
+    "pydantic-evals": "pydantic_evals",
+    "deepeval": "deepeval",
+    "inspect-ai": "inspect_ai",
+}
+"""The module each framework's users import: its import is timed apart from the workloads."""
+_TIME_IMPORT = (
+    "import json, time; t = time.perf_counter(); import {module}; "
+    "print(json.dumps({{'seconds': time.perf_counter() - t}}))"
+)
 WORKLOADS_BY_KEY: dict[str, Workload] = {
     w.key: w
     for w in (
+        Workload("import", "import time, which no workload counts", peers=ALL_PEERS),
         Workload("W1", "overhead: 2,000 trials, 0 ms, concurrency 50", 2000, 0, 50, ALL_PEERS),
         Workload(
             "W2", "concurrency: 1,000 trials, 100 ms, concurrency 50", 1000, 100, 50, ALL_PEERS
@@ -161,6 +173,11 @@ def _run(command: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
 def run_one(workload: Workload, framework: str, workdir: Path) -> dict[str, Any]:
     """Run `workload` once on `framework` in a fresh process and return its result line."""
     env = dict(os.environ)
+    env["DEEPEVAL_TELEMETRY_OPT_OUT"] = "1"
+    if workload.key == "import":
+        python = sys.executable if framework == AGENTEVAL else str(peer_python(framework))
+        code = _TIME_IMPORT.format(module=IMPORTS[framework])
+        return _run([python, "-c", code], env)
     if workload.script is not None:
         return _run([sys.executable, str(BENCH / workload.script), *workload.args], env)
     protocol = [
@@ -265,7 +282,9 @@ def table(results: Results, workloads: Sequence[Workload], peers: Sequence[str])
     for w in workloads:
         if w.key not in results.runs:
             continue
-        if w.key == "W1":
+        if w.key == "import":
+            row(w, "import time", "s", lambda f, k=w.key: results.median(k, f, "seconds"))
+        elif w.key == "W1":
             row(w, "time per trial", "ms", lambda f, w=w: _per_trial_ms(results, w, f))
         elif w.key.startswith("W2"):
             row(

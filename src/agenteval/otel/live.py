@@ -28,7 +28,6 @@ import weakref
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
-from functools import cache
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from agenteval.agents.recorder import TrialRecorder
@@ -65,13 +64,21 @@ class _Capture:
 _current: ContextVar[_Capture | None] = ContextVar("agenteval_span_capture", default=None)
 
 
-@cache
-def _sdk_available() -> bool:
+def _import_sdk() -> bool:
     try:
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError:
         return False
     return True
+
+
+# Imported with agenteval, not on a run's first trial: loading the SDK takes tens of
+# milliseconds, which belong with the other imports rather than inside the run.
+_SDK_AVAILABLE = _import_sdk()
+
+
+def _sdk_available() -> bool:
+    return _SDK_AVAILABLE
 
 
 def _disabled() -> bool:
