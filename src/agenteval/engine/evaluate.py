@@ -28,7 +28,7 @@ from agenteval.engine.trials import RetryPolicy
 from agenteval.errors import ConfigError
 from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
 from agenteval.pricing import PriceTable
-from agenteval.report.summary import SummaryBuilder, summarize
+from agenteval.report.summary import SummaryBuilder
 from agenteval.run import Run, RunInfo, RunStatus, TrialResult
 from agenteval.scorers.base import scorer_name
 from agenteval.scorers.registry import ScoringContext, resolve_scorers, scorer_reference
@@ -395,6 +395,13 @@ async def rescore_async(
                 [*info.scorers, *scorers], builtins=use_builtins, context=context
             )
             _warn_without_judge(resolved, choice, on_warning)
+            # Built as the trials are scored: the stored run is read once.
+            builder = SummaryBuilder(
+                map(scorer_name, resolved),
+                prices,
+                info.settings.get("passing"),
+                trials_per_case=info.trials,
+            )
             await score_stored(
                 run_store,
                 info.run_id,
@@ -404,6 +411,7 @@ async def rescore_async(
                 # a script) are kept as they were, never dropped.
                 merge=True,
                 on_result=on_result,
+                summary=builder,
             )
         finally:
             await choice.aclose()
@@ -419,13 +427,7 @@ async def rescore_async(
             }
         )
         run_store.update_info(info)
-        summary = summarize(
-            run_store.iter_results(info.run_id),
-            map(scorer_name, resolved),
-            prices,
-            info.settings.get("passing"),
-        )
-    return Run(info, summary, store_path)
+    return Run(info, builder.build(), store_path)
 
 
 def rescore(
@@ -489,6 +491,9 @@ async def judge_run_async(
                     hint="rubrics: " + ", ".join(RUBRICS),
                 )
             _warn_without_judge(resolved, choice, on_warning)
+            builder = SummaryBuilder(
+                prices=prices, passing=info.settings.get("passing"), trials_per_case=info.trials
+            )
             await score_stored(
                 run_store,
                 info.run_id,
@@ -496,6 +501,7 @@ async def judge_run_async(
                 concurrency=concurrency,
                 merge=True,
                 on_result=on_result,
+                summary=builder,
             )
         finally:
             await choice.aclose()
@@ -507,10 +513,7 @@ async def judge_run_async(
             }
         )
         run_store.update_info(info)
-        summary = summarize(
-            run_store.iter_results(info.run_id), prices=prices, passing=info.settings.get("passing")
-        )
-    return Run(info, summary, store_path)
+    return Run(info, builder.build(), store_path)
 
 
 def judge_run(
