@@ -366,3 +366,13 @@ def test_folding_finished_cases_gives_the_same_reliability_as_keeping_them() -> 
     for item in results[6:]:
         partial.add(item)
     assert partial.build() == kept
+
+
+def test_single_trial_cases_fold_at_once_to_the_same_reliability() -> None:
+    results = [
+        result(f"case-{i}", 0, score("exact", i % 3 != 0), score("skip", None)) for i in range(12)
+    ] + [result("failed", 0, score("exact", None), failure=FailureCause.AGENT_ERROR)]
+    folding = ReliabilityBuilder(trials_per_case=1)
+    for item in results:
+        folding.add(item)
+    assert folding.build() == reliability(results)

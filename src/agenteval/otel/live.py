@@ -299,13 +299,18 @@ class _Otel:
         # Trace ids of bare roots: random high bits for the process, a counter below them.
         self._prefix = random.getrandbits(64) << 64
         self._next = itertools.count(1).__next__
+        self._provider: object = None
+        self._tracing: tuple[Tracer, bool] | None = None
 
     def capture(
         self, recorder: TrialRecorder, case_id: str, index: int
     ) -> AbstractContextManager[None]:
         """Capture one attempt of trial `index` of case `case_id` into `recorder`."""
         # The provider is looked up per attempt: an agent may install its own mid-run.
-        tracing = _tracing()
+        provider = self.trace.get_tracer_provider()
+        if provider is not self._provider:
+            self._provider, self._tracing = provider, _tracing()
+        tracing = self._tracing
         if tracing is None:
             return contextlib.nullcontext()
         tracer, exported = tracing

@@ -258,6 +258,9 @@ class ReliabilityBuilder:
         worked out already."""
         case_id = result.case.id
         tally = self._open.get(case_id)
+        if tally is None and self._per_case == 1:
+            self._add_single(result, verdict)
+            return
         if tally is None:
             tally = self._open[case_id] = _CaseTally(order=self._seen)
             self._seen += 1
@@ -278,6 +281,16 @@ class ReliabilityBuilder:
             del self._open[case_id]
             self._most_trials = max(self._most_trials, tally.trials)
             _fold(case_id, tally, self._trial_counts, self._scorer_counts, self._flaky)
+
+    def _add_single(self, result: TrialResult, verdict: bool | None) -> None:
+        # A case of one trial is whole at once (and never flaky): straight into the counts.
+        self._seen += 1
+        self._most_trials = max(self._most_trials, 1)
+        self._trial_counts[(0, 0) if verdict is None else (1, int(verdict))] += 1
+        for name, score in result.scores.items():
+            if score.applied:
+                self._names.setdefault(name)
+                _count(self._scorer_counts, name, (1, int(bool(score.passed))))
 
     def build(self) -> Reliability:
         """The reliability of everything added so far."""
@@ -308,7 +321,7 @@ def _fold(
     """Count a case's tally into the run's counts (and its flaky cases)."""
     trial_counts[(len(tally.passed) + len(tally.failed), len(tally.passed))] += 1
     for name, (judged, ok) in tally.scorers.items():
-        scorer_counts.setdefault(name, Counter())[(judged, ok)] += 1
+        _count(scorer_counts, name, (judged, ok))
     if tally.passed and tally.failed:
         case = FlakyCase(
             case_id=case_id,
@@ -317,6 +330,13 @@ def _fold(
             scorers=[name for name, (judged, ok) in tally.scorers.items() if 0 < ok < judged],
         )
         flaky.append((tally.order, case))
+
+
+def _count(counts: dict[str, Counter[tuple[int, int]]], name: str, pair: tuple[int, int]) -> None:
+    tally = counts.get(name)
+    if tally is None:
+        tally = counts[name] = Counter()
+    tally[pair] += 1
 
 
 def reliability(
