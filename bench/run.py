@@ -124,7 +124,13 @@ WORKLOADS_BY_KEY: dict[str, Workload] = {
             stream=True,
         ),
         Workload(
-            "W4", "rate limit: loopback server admitting R requests/s", script="w4_rate_limit.py"
+            "W4", "rate limit: a loopback server admitting R requests/s", script="w4_rate_limit.py"
+        ),
+        Workload(
+            "W4-plain",
+            "rate limit, adaptive concurrency off (plain retries)",
+            script="w4_rate_limit.py",
+            args=("--no-adaptive",),
         ),
         Workload("W5", "rescore 100,000 stored trials; judge them twice", script="w5_rescore.py"),
     )
@@ -296,9 +302,10 @@ def table(results: Results, workloads: Sequence[Workload], peers: Sequence[str])
         elif w.key.startswith("W3"):
             row(w, "wall time", "s", lambda f, k=w.key: results.median(k, f, "seconds"))
             row(w, "peak RSS", "MB", lambda f, k=w.key: results.median(k, f, "peak_rss_mb"))
-        elif w.key == "W4":
+        elif w.key.startswith("W4"):
             row(w, "goodput / R", "", lambda f, k=w.key: results.median(k, f, "goodput_share"))
             row(w, "trials lost", "", lambda f, k=w.key: results.median(k, f, "lost"))
+            row(w, "429 answers", "", lambda f, k=w.key: results.median(k, f, "responses_429"))
         elif w.key == "W5":
             row(
                 w,
