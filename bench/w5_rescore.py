@@ -10,7 +10,9 @@
    per N (in a child process, so it does not count towards this process's peak RSS) and copied
    afresh for each measurement, since rescoring writes to it.
 2. Timed: `agenteval.rescore(run_id, builtins=True, store=...)`: read every trial, score it
-   with the ten deterministic built-ins of seed 000, write the scores back, summarise.
+   with the ten deterministic built-ins of seed 000, write back the scores that changed (none,
+   as the store was scored by this agenteval; `--stale-scores` makes every stored score differ
+   by a byte, so that every score is written again), summarise.
 3. The judge: `agenteval.judge_run` twice over a run of the first J trials (a separate run in
    the same store: judging all 100,000 through one loopback server would take minutes) against
    an OpenAI-compatible loopback server in a child process (`tests/judge/fakes.py`'s
@@ -28,6 +30,7 @@ import multiprocessing
 import os
 import resource
 import shutil
+import sqlite3
 import sys
 import time
 from multiprocessing.connection import Connection
@@ -225,6 +228,9 @@ def main() -> None:
     parser.add_argument("--judge-trials", type=int, default=2_000)
     parser.add_argument("--workdir", type=Path, default=_ROOT / "bench" / "results" / "w5")
     parser.add_argument("--no-judge", action="store_true", help="time the rescore only")
+    parser.add_argument(
+        "--stale-scores", action="store_true", help="every stored score differs: all rewritten"
+    )
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
 
@@ -243,6 +249,9 @@ def main() -> None:
     for stale in (store, Path(f"{store}-wal"), Path(f"{store}-shm")):
         stale.unlink(missing_ok=True)
     shutil.copyfile(built, store)
+    if args.stale_scores:
+        with sqlite3.connect(store) as conn:  # a trailing space: the same score, other text
+            conn.execute("UPDATE scores SET data = data || ' ' WHERE run_id = ?", (_RUN_ID,))
 
     start = time.perf_counter()
     run = agenteval.rescore(_RUN_ID, builtins=True, store=store)
@@ -263,6 +272,7 @@ def main() -> None:
                 "trials": args.trials,
                 "rescore_seconds": round(seconds, 3),
                 "trials_per_second": round(args.trials / seconds),
+                "stale_scores": args.stale_scores,
                 "scorers": scorers,
                 "judge_trials": None if args.no_judge else args.judge_trials,
                 "judge_rubrics": None if args.no_judge else _JUDGE_RUBRICS,
