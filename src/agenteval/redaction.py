@@ -56,11 +56,12 @@ a key glued to a preceding letter, digit or `_` (`abcsk-...`); a value that only
 reveals and that has no digit or has spaces (`password: correct horse`) - the environment and
 the dict-key rule still catch those when they know them.
 
-Everything is compiled into one regular expression, a trie of literal heads (environment values,
-key prefixes, header and credential names) each followed by what must come after it, compiled on
-first use (some tens of milliseconds). Every branch starts with a literal character, so the regex
-engine skips ahead to candidate positions: searching 200 characters of ordinary text takes about
-3 microseconds, and `redact_text` then returns the very same string object. When something
+Everything is compiled into one regular expression: a trie of literal heads (environment values,
+key prefixes, header and credential names), then what must come after the head that matched,
+written once for all the heads that share it (see `_combined_regex`), compiled on first use (about
+10 milliseconds). Every top-level branch starts with a literal character, so the regex engine
+skips ahead to candidate positions: searching 200 characters of ordinary text takes about 3
+microseconds, and `redact_text` then returns the very same string object. When something
 matched, one substitution pass does the work; a second pass, normally finding nothing, makes sure
 the result is stable (a mask can expose a word start that was glued to a secret).
 """
@@ -207,16 +208,43 @@ def _environment_secret(value: str, min_length: int) -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _not_after(chars: str, head: str) -> str:
-    """Zero-width check, placed right after `head`: the head is not preceded by one of `chars`,
-    unless that character ends an escape such as `\\n` (so escaped text still has words)."""
-    literal = re.escape(head)
-    return f"(?:(?<!{chars}{literal})|(?<=\\\\[nrtbf]{literal}))"
+@dataclass(frozen=True)
+class _Boundary:
+    """What must precede a head for it to count: every clause holds, and a clause holds when
+    one of its lookbehinds does. A lookbehind is `(must match, fixed-width pattern)`.
+
+    Kept as data rather than regex text so the combined regex can check it once for many heads,
+    after the first characters they share (`after`), instead of once at the end of every head.
+    """
+
+    clauses: tuple[tuple[tuple[bool, str], ...], ...] = ()
+
+    def __add__(self, other: _Boundary) -> _Boundary:
+        return _Boundary(self.clauses + other.clauses)
+
+    def after(self, consumed: str) -> str:
+        """The zero-width checks, placed right after `consumed`, the first characters of the head
+        (each lookbehind reaches past them to what precedes the head)."""
+        literal = re.escape(consumed)
+        checks = []
+        for clause in self.clauses:
+            looks = [f"(?{'<=' if must else '<!'}{pattern}{literal})" for must, pattern in clause]
+            checks.append(looks[0] if len(looks) == 1 else "(?:" + "|".join(looks) + ")")
+        return "".join(checks)
 
 
-def _after(chars: str, head: str) -> str:
-    """Zero-width check, placed right after `head`: the head is preceded by one of `chars`."""
-    return f"(?<={chars}{re.escape(head)})"
+_NO_BOUNDARY: Final = _Boundary()
+
+
+def _not_after(chars: str) -> _Boundary:
+    """The head is not preceded by one of `chars`, unless that character ends an escape such
+    as `\\n` (so escaped text still has words)."""
+    return _Boundary((((False, chars), (True, r"\\[nrtbf]")),))
+
+
+def _after(chars: str) -> _Boundary:
+    """The head is preceded by one of `chars`."""
+    return _Boundary((((True, chars),),))
 
 
 _WORD = r"\w"
@@ -229,45 +257,46 @@ class _Rule:
     itself and a kept tail. The replacement is `head + keep + [REDACTED] + tail`."""
 
     name: str
-    heads: tuple[tuple[str, str], ...]
+    heads: tuple[tuple[str, _Boundary], ...]
     keep: str
     secret: str
     tail: str = ""
 
-    def continuation(self, boundary: str) -> str:
-        """What follows one head in the combined regex (no capturing groups)."""
-        return f"{boundary}(?:{self.keep})(?:{self.secret})(?:{self.tail})"
+    @property
+    def body(self) -> str:
+        """What follows a head and its boundary in the combined regex (no capturing groups)."""
+        return f"(?:{self.keep})(?:{self.secret})(?:{self.tail})"
 
-    def grouped(self, head: str, boundary: str) -> re.Pattern[str]:
+    def grouped(self, head: str, boundary: _Boundary) -> re.Pattern[str]:
         """The rule for one head, with `secret` and `tail` groups, to rebuild a replacement."""
         return re.compile(
-            f"{re.escape(head)}{boundary}(?:{self.keep})"
+            f"{re.escape(head)}{boundary.after(head)}(?:{self.keep})"
             f"(?P<secret>{self.secret})(?P<tail>{self.tail})"
         )
 
 
-def _word_heads(*heads: str) -> tuple[tuple[str, str], ...]:
-    return tuple((head, _not_after(_WORD, head)) for head in heads)
+def _word_heads(*heads: str) -> tuple[tuple[str, _Boundary], ...]:
+    return tuple((head, _not_after(_WORD)) for head in heads)
 
 
-def _name_heads(*heads: str) -> tuple[tuple[str, str], ...]:
-    return tuple((head, _not_after(_ALNUM, head)) for head in heads)
+def _name_heads(*heads: str) -> tuple[tuple[str, _Boundary], ...]:
+    return tuple((head, _not_after(_ALNUM)) for head in heads)
 
 
-def _free_heads(*heads: str) -> tuple[tuple[str, str], ...]:
-    return tuple((head, "") for head in heads)
+def _free_heads(*heads: str) -> tuple[tuple[str, _Boundary], ...]:
+    return tuple((head, _NO_BOUNDARY) for head in heads)
 
 
 def _case_forms(word: str) -> tuple[str, str, str]:
     return word.lower(), word.upper(), word.capitalize()
 
 
-def _not_cursor(cursors: Iterable[str], sep: str, head: str, case: Callable[[str], str]) -> str:
-    """Zero-width checks, placed right after `head`: it does not end a cursor's name."""
-    return "".join(f"(?<!{re.escape(case(cursor) + sep + head)})" for cursor in cursors)
+def _not_cursor(cursors: Iterable[str], case: Callable[[str], str]) -> _Boundary:
+    """The head does not end a cursor's name: it does not come right after a cursor word."""
+    return _Boundary(tuple(((False, re.escape(case(cursor))),) for cursor in cursors))
 
 
-def _credential_name_heads() -> tuple[tuple[str, str], ...]:
+def _credential_name_heads() -> tuple[tuple[str, _Boundary], ...]:
     """Heads for credential names in text, in the spellings code and configs use."""
     compounds = [
         ("api", "key"),
@@ -282,22 +311,22 @@ def _credential_name_heads() -> tuple[tuple[str, str], ...]:
         ("passwd",),
         ("passphrase",),
     ]
-    heads: dict[str, str] = {}
+    heads: dict[str, _Boundary] = {}
     for words in compounds:
         lower = [w.lower() for w in words]
         separators = ("_", "-", "") if len(words) > 1 else ("",)
         for sep in separators:
-            heads[sep.join(lower)] = _not_after(_ALNUM, sep.join(lower))
-            heads[sep.join(lower).upper()] = _not_after(_ALNUM, sep.join(lower).upper())
+            heads[sep.join(lower)] = _not_after(_ALNUM)
+            heads[sep.join(lower).upper()] = _not_after(_ALNUM)
             title = sep.join(w.capitalize() for w in lower)  # Api-Key, ApiKey, Password
-            heads[title] = _not_after("[A-Z]", title)  # camelCase joins: dbPassword
+            heads[title] = _not_after("[A-Z]")  # camelCase joins: dbPassword
         if len(words) > 1:
             camel = lower[0] + "".join(w.capitalize() for w in lower[1:])  # apiKey
-            heads[camel] = _not_after(_ALNUM, camel)
+            heads[camel] = _not_after(_ALNUM)
             if lower[0] == "api":
                 for sep in ("_", "-", ""):
                     acronym = "API" + sep + sep.join(w.capitalize() for w in lower[1:])
-                    heads[acronym] = _not_after(_ALNUM, acronym)  # X-API-Key, API_Key
+                    heads[acronym] = _not_after(_ALNUM)  # X-API-Key, API_Key
     # `token` and `secret` alone are ordinary words; as the last part of a name they are not:
     # HF_TOKEN=, x-auth-token:, webhook_secret=, accessToken:, clientSecret:. Pagination
     # cursors (page_token=, nextPageToken:) are not credentials.
@@ -305,11 +334,11 @@ def _credential_name_heads() -> tuple[tuple[str, str], ...]:
         small, capital, title = _case_forms(word)
         cursors = _CURSOR_WORDS if word == "token" else ()
         for sep in ("_", "-"):
-            heads[sep + small] = _not_cursor(cursors, sep, small, str.lower)
-            heads[sep + capital] = _not_cursor(cursors, sep, capital, str.upper)
-        heads["-" + title] = _not_cursor(cursors, "-", title, str.capitalize)  # X-Auth-Token
-        heads[title] = _after("[a-z0-9]", title) + (  # accessToken
-            _not_cursor(cursors, "", title, str.lower) + _not_cursor(cursors, "", title, str.title)
+            heads[sep + small] = _not_cursor(cursors, str.lower)
+            heads[sep + capital] = _not_cursor(cursors, str.upper)
+        heads["-" + title] = _not_cursor(cursors, str.capitalize)  # X-Auth-Token
+        heads[title] = (  # accessToken
+            _after("[a-z0-9]") + _not_cursor(cursors, str.lower) + _not_cursor(cursors, str.title)
         )
     return tuple(heads.items())
 
@@ -411,56 +440,147 @@ _RULES: Final[tuple[_Rule, ...]] = (
 )
 
 
+_RULE_HEADS: Final = tuple(
+    (head, rule_index, head_index)
+    for rule_index, rule in enumerate(_RULES)
+    for head_index, (head, _) in enumerate(rule.heads)
+)
+"""Every (head, rule) pair, in the order the rules are tried to rebuild a replacement."""
+
+
 @functools.cache
-def _grouped_rules() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """Every (head, rule) pair as its own regex with groups, compiled when first needed."""
-    return tuple(
-        (head, rule.grouped(head, boundary)) for rule in _RULES for head, boundary in rule.heads
-    )
+def _grouped(rule_index: int, head_index: int) -> re.Pattern[str]:
+    """One head's rule as a regex with groups. Compiled the first time a match needs it:
+    compiling all of them up front would cost as much as the old combined regex did."""
+    rule = _RULES[rule_index]
+    head, boundary = rule.heads[head_index]
+    return rule.grouped(head, boundary)
 
 
 # ---------------------------------------------------------------------------------------------
-# The combined regex: a trie of literal heads
+# The combined regex: a trie of literal heads, then the body of the rule whose head matched
 # ---------------------------------------------------------------------------------------------
 
 
 @dataclass
 class _Node:
+    """A node of the trie of heads: the heads through it continue with one of its children."""
+
     children: dict[str, _Node] = field(default_factory=dict)
-    continuations: list[str] = field(default_factory=list)
+    entries: list[tuple[_Boundary, str]] = field(default_factory=list)
+    """`(boundary, body)` of the heads ending here, in the order given."""
+    boundaries: set[_Boundary] = field(default_factory=set)
+    bodies: set[str] = field(default_factory=set)
+    """The boundaries and bodies of every head through this node."""
 
 
-def _trie_regex(entries: Iterable[tuple[str, str]]) -> str:
-    """One regex for many `(literal head, continuation)` entries.
+def _combined_regex(entries: Iterable[tuple[str, _Boundary, str]]) -> str:
+    """One regex for many `(literal head, boundary, body)` entries: at any position it matches
+    what the alternation of `head + boundary + body`, longest head first, would match there.
 
-    Entries sharing a prefix share a branch, so at any position the engine follows at most one
-    path of literals. Longer heads are tried before shorter ones (a longer secret wins), and at
-    one head the continuations are tried in the order given, an empty one (a plain literal) last.
+    The heads form a trie, so the engine follows at most one path of literals, and every
+    top-level branch starts with a literal character, so the engine skips straight to candidate
+    positions. Longer heads are tried before shorter ones (a longer secret wins), and at one
+    head the entries in the order given, a plain literal (empty body) last.
+
+    A body shared by several heads is written once, after the trie, rather than after each of
+    them (107 credential names share one; copied 107 times it took ~70 ms to compile): each
+    subtree whose heads all lead to it is a named group, and after the trie comes the body of
+    the group that took part in the match. When that body fails, the engine backtracks into
+    the trie and tries the next head, exactly as with the body written after every head. A
+    body that follows one head stays right after it, where a failing match costs least (`://`
+    comes with every URL). Likewise a boundary shared by a subtree is checked once where its
+    heads have a few characters in common, looking back past them. (A body or a boundary
+    before a trie of heads would cost the literal first characters that make searching fast.)
     """
     root = _Node()
-    for head, continuation in entries:
+    heads_of: dict[str, set[str]] = {}
+    for head, boundary, body in entries:
         node = root
         for char in head:
             node = node.children.setdefault(char, _Node())
-        if continuation not in node.continuations:
-            node.continuations.append(continuation)
-    return _node_regex(root)
+            node.boundaries.add(boundary)
+            node.bodies.add(body)
+        if (boundary, body) not in node.entries:
+            node.entries.append((boundary, body))
+        heads_of.setdefault(body, set()).add(head)
+    shared = frozenset(body for body, heads in heads_of.items() if body and len(heads) > 1)
+    writer = _TrieWriter(shared)
+    trie = writer.node(root, "", checked=False, grouped=False)
+    return f"(?:{trie}){writer.tail()}"
 
 
-def _node_regex(node: _Node) -> str:
-    branches = []
-    for char, child in node.children.items():
-        label, end = char, child
-        while len(end.children) == 1 and not end.continuations:  # a chain of single letters
-            (next_char, end), *_ = end.children.items()
-            label += next_char
-        branches.append(re.escape(label) + _node_regex(end))
-    branches.extend(f"(?:{c})" for c in node.continuations if c)
-    if "" in node.continuations:
-        branches.append("")
-    if len(branches) == 1:
-        return branches[0]
-    return "(?:" + "|".join(branches) + ")"
+_CHECK_DEPTH: Final = 3
+"""How many characters of a head are read before a boundary shared by several is checked:
+fewer, and the lookbehinds run at every common letter of ordinary text."""
+
+
+class _TrieWriter:
+    """Writes a trie of `_Node`s as a regex, with a named group for each subtree whose heads
+    all lead to one shared body, and that body after the trie."""
+
+    def __init__(self, shared: frozenset[str]) -> None:
+        self._shared = shared
+        self._groups: dict[str, list[str]] = {}
+        self._count = 0
+
+    def node(self, node: _Node, path: str, *, checked: bool, grouped: bool) -> str:
+        """The regex for the subtree of `node`, reached by reading `path`. `checked`: every
+        boundary below has been checked; `grouped`: an enclosing group names every body below."""
+        check = ""
+        if not checked and len(path) >= _CHECK_DEPTH and len(node.boundaries) == 1:
+            (boundary,) = node.boundaries
+            check, checked = boundary.after(path), True
+        branches = []
+        for char, child in node.children.items():
+            label, end = char, child
+            while len(end.children) == 1 and not end.entries:  # a chain of single letters
+                (next_char, end), *_ = end.children.items()
+                label += next_char
+            (body, *others) = end.bodies
+            if grouped or others or body not in self._shared:
+                rest = self.node(end, path + label, checked=checked, grouped=grouped)
+            else:  # every head below leads to one shared body: name it once, here
+                inner = self.node(end, path + label, checked=checked, grouped=True)
+                rest = self._group(body, inner)
+            branches.append(re.escape(label) + rest)
+        for boundary, body in sorted(node.entries, key=lambda entry: entry[1] == ""):
+            own = "" if checked else boundary.after(path)
+            if not grouped:
+                own = self._group(body, own) if body in self._shared else own + body
+            branches.append(own)
+        if len(branches) == 1:
+            return check + branches[0]
+        return check + "(?:" + "|".join(branches) + ")"
+
+    def _group(self, body: str, regex: str) -> str:
+        name = f"b{self._count}"
+        self._count += 1
+        self._groups.setdefault(body, []).append(name)
+        return f"(?P<{name}>{regex})"
+
+    def tail(self) -> str:
+        """What follows the trie: the body of the group that took part in the match, if any.
+
+        An atomic group first notes which body that is (each of its alternatives checks the
+        groups leading to one body, a chain of conditionals), then conditionals pick the body.
+        So when the body fails, as it does after almost every head found in ordinary text,
+        nothing here is tried again: the engine goes straight back into the trie.
+        """
+        if not self._groups:
+            return ""
+        # Most heads lead to the credential names' body: check its groups first.
+        bodies = sorted(self._groups, key=lambda body: -len(self._groups[body]))
+        picks = []
+        for index, body in enumerate(bodies):
+            took_part = "(?!)"
+            for name in self._groups[body]:
+                took_part = f"(?({name})|{took_part})"
+            picks.append(f"{took_part}(?P<t{index}>)")
+        chosen = ""
+        for index in reversed(range(len(bodies))):
+            chosen = f"(?(t{index}){bodies[index]}|{chosen})"
+        return f"(?>{'|'.join(picks)}|){chosen}"
 
 
 def _value_forms(value: str) -> Iterator[str]:
@@ -477,12 +597,12 @@ def _value_forms(value: str) -> Iterator[str]:
 
 @functools.lru_cache(maxsize=8)
 def _combined_pattern(literal_heads: tuple[str, ...]) -> re.Pattern[str]:
-    """The regex for these secrets and every rule. Compiling it takes some tens of
-    milliseconds, so redactors over the same secrets (each store opened in a process) share it."""
-    entries = [(head, "") for head in literal_heads]
+    """The regex for these secrets and every rule. Compiling it takes some milliseconds, so
+    redactors over the same secrets (each store opened in a process) share it."""
+    entries: list[tuple[str, _Boundary, str]] = [(head, _NO_BOUNDARY, "") for head in literal_heads]
     for rule in _RULES:
-        entries.extend((head, rule.continuation(boundary)) for head, boundary in rule.heads)
-    return re.compile(_trie_regex(entries))
+        entries.extend((head, boundary, rule.body) for head, boundary in rule.heads)
+    return re.compile(_combined_regex(entries))
 
 
 class Redactor:
@@ -677,10 +797,10 @@ class Redactor:
         if found in self._secrets:
             return REDACTED
         start, end = match.span()
-        for head, grouped in _grouped_rules():
+        for head, rule_index, head_index in _RULE_HEADS:
             if not found.startswith(head):
                 continue
-            parts = grouped.fullmatch(match.string, start, end)
+            parts = _grouped(rule_index, head_index).fullmatch(match.string, start, end)
             if parts is None:
                 continue
             kept = match.string[start : parts.start("secret")]
