@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ __all__ = ["AvoidsForbiddenText"]
 _WORD_CHAR = re.compile(r"\w")
 
 
+@functools.lru_cache(maxsize=1024)  # the same few phrases are looked for in every trial
 def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     """A pattern that finds `phrase` in text read with `fold`: the phrase `normalise`d, held to a
     word boundary at each end that is a word character (see `AvoidsForbiddenText`)."""

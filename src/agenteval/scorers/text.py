@@ -86,8 +86,10 @@ def fold(text: str) -> str:
         # decompose, and its casefold is its lowercase.
         return " ".join(text.lower().split())
     # Casefold first (a combining mark may fold to a letter: U+0345 to iota), then again after
-    # decomposing, which can produce uppercase letters (℃ decomposes to °C).
-    text = _strip_marks(_strip_marks(text.casefold()).casefold())
+    # decomposing, which can produce uppercase letters (℃ decomposes to °C); text that came out
+    # ASCII (most accented text) needs only the lowercase of that second round.
+    text = _strip_marks(text.casefold())
+    text = text.lower() if text.isascii() else _strip_marks(text.casefold())
     return " ".join(text.split())
 
 
