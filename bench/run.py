@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,8 +60,13 @@ class Workload:
     """The peers that run it by default; `slow_peers` only with --slow."""
     slow_peers: tuple[str, ...] = ()
     script: str | None = None
-    """An agenteval-only workload script under bench/ (W4, W5) instead of the protocol."""
+    """A workload script under bench/ (W4, W5) that agenteval runs instead of the protocol."""
     args: tuple[str, ...] = ()
+    """Arguments to agenteval's `script` (not to the peers' scripts)."""
+    peer_scripts: Mapping[str, str] = field(default_factory=dict)
+    """For a script workload: peer -> its runner under bench/, run with the peer's python."""
+    peer_requirements: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Packages a peer's runner needs beyond the peer's pin, installed into its venv on use."""
     stream: bool = False
     once: tuple[str, ...] = ()
     """Peers run in the first round only (their run takes minutes)."""
@@ -74,6 +79,17 @@ class Workload:
 
 
 ALL_PEERS = tuple(PEERS)
+W4_PEER_REQUIREMENTS = {
+    "pydantic-evals": ("pydantic-ai-slim[openai]==2.62.0", "openai==3.57.0"),
+    "inspect-ai": ("openai==3.57.0",),
+}
+"""W4 calls an OpenAI-compatible server through each peer's OpenAI client, which the peers'
+pins leave out; openai 3.57.0 is the release DeepEval 4.3.1's pin resolves to."""
+_INSTALLED = (
+    "import re, sys; from importlib.metadata import version; "
+    "sys.exit(any(version(re.sub(r'\\[.*', '', n)) != v "
+    "for n, v in (r.split('==') for r in sys.argv[1:])))"
+)
 IMPORTS = {
     AGENTEVAL: "agenteval",
     "pydantic-evals": "pydantic_evals",
@@ -124,7 +140,14 @@ WORKLOADS_BY_KEY: dict[str, Workload] = {
             stream=True,
         ),
         Workload(
-            "W4", "rate limit: a loopback server admitting R requests/s", script="w4_rate_limit.py"
+            "W4",
+            "rate limit: a loopback server admitting R requests/s",
+            script="w4_rate_limit.py",
+            peer_scripts={
+                "pydantic-evals": "peers/pydantic_evals_w4.py",
+                "inspect-ai": "peers/inspect_w4.py",
+            },
+            peer_requirements=W4_PEER_REQUIREMENTS,
         ),
         Workload(
             "W4-plain",
@@ -185,7 +208,11 @@ def run_one(workload: Workload, framework: str, workdir: Path) -> dict[str, Any]
         code = _TIME_IMPORT.format(module=IMPORTS[framework])
         return _run([python, "-c", code], env)
     if workload.script is not None:
-        return _run([sys.executable, str(BENCH / workload.script), *workload.args], env)
+        if framework == AGENTEVAL:
+            return _run([sys.executable, str(BENCH / workload.script), *workload.args], env)
+        runner = BENCH / workload.peer_scripts[framework]
+        needs = workload.peer_requirements.get(framework, ())
+        return _run([str(peer_python_with(framework, needs)), str(runner)], env)
     protocol = [
         "--cases",
         str(workload.cases),
@@ -211,10 +238,27 @@ def run_one(workload: Workload, framework: str, workdir: Path) -> dict[str, Any]
     return result
 
 
+def peer_python_with(peer: str, requirements: Sequence[str]) -> Path:
+    """The python of `peer`'s venv, with `requirements` (each `name[extras]==version`) in it."""
+    python = peer_python(peer)
+    if requirements:
+        check = subprocess.run(
+            [str(python), "-c", _INSTALLED, *requirements], capture_output=True, check=False
+        )
+        if check.returncode != 0:
+            print(f"[peers] installing {' '.join(requirements)} into {peer}", file=sys.stderr)
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "-qq", *requirements],
+                check=True,
+                stdout=sys.stderr,
+            )
+    return python
+
+
 def frameworks_of(workload: Workload, peers: Sequence[str], slow: bool) -> list[str]:
     """agenteval first, then the chosen peers that run this workload."""
     if workload.script is not None:
-        return [AGENTEVAL]
+        return [AGENTEVAL, *(p for p in workload.peer_scripts if p in peers)]
     wanted = [*workload.peers, *(workload.slow_peers if slow else ())]
     return [AGENTEVAL, *(p for p in wanted if p in peers)]
 
@@ -245,7 +289,7 @@ def measure(
 
 
 def _brief(result: dict[str, Any]) -> str:
-    keys = ("seconds", "peak_rss_mb", "goodput_share", "lost", "trials_per_second")
+    keys = ("seconds", "peak_rss_mb", "goodput_share", "lost", "responses_429", "trials_per_second")
     return ", ".join(f"{k}={result[k]:.4g}" for k in keys if isinstance(result.get(k), int | float))
 
 
