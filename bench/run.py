@@ -150,6 +150,17 @@ WORKLOADS_BY_KEY: dict[str, Workload] = {
             peer_requirements=W4_PEER_REQUIREMENTS,
         ),
         Workload(
+            "W4-R20",
+            "rate limit: 300 trials at R = 20 requests/s, where retries decide",
+            script="w4_rate_limit.py",
+            args=("--rate", "20", "--trials", "300"),
+            peer_scripts={
+                "pydantic-evals": "peers/pydantic_evals_w4.py",
+                "inspect-ai": "peers/inspect_w4.py",
+            },
+            peer_requirements=W4_PEER_REQUIREMENTS,
+        ),
+        Workload(
             "W4-plain",
             "rate limit, adaptive concurrency off (plain retries)",
             script="w4_rate_limit.py",
@@ -212,7 +223,7 @@ def run_one(workload: Workload, framework: str, workdir: Path) -> dict[str, Any]
             return _run([sys.executable, str(BENCH / workload.script), *workload.args], env)
         runner = BENCH / workload.peer_scripts[framework]
         needs = workload.peer_requirements.get(framework, ())
-        return _run([str(peer_python_with(framework, needs)), str(runner)], env)
+        return _run([str(peer_python_with(framework, needs)), str(runner), *workload.args], env)
     protocol = [
         "--cases",
         str(workload.cases),
