@@ -172,7 +172,14 @@ class Trial(_Model):
             outputs = [step.output for step in self.steps if step.output]
             if outputs:
                 self.output = outputs[-1]
-        if self.model_calls and self.usage == Usage():
+        usage = self.usage
+        unset = not (
+            usage.input_tokens
+            or usage.output_tokens
+            or usage.cached_tokens
+            or usage.reasoning_tokens
+        )
+        if self.model_calls and unset:
             total = Usage()
             for call in self.model_calls:
                 total = total + call.usage
