@@ -39,7 +39,10 @@ sys.path.insert(0, str(BENCH))
 from peers.setup import PEERS, WORKLOADS, peer_python  # noqa: E402
 
 AGENTEVAL = "agenteval"
+FLOOR = "floor"
+"""The same agent in a bare asyncio pool, no framework (`floor_workload.py`): the machine's part."""
 PEER_NAMES = {
+    FLOOR: "asyncio alone",
     "pydantic-evals": "pydantic-evals",
     "deepeval": "DeepEval",
     "inspect-ai": "Inspect AI",
@@ -237,6 +240,8 @@ def run_one(workload: Workload, framework: str, workdir: Path) -> dict[str, Any]
         command = [sys.executable, str(BENCH / "agenteval_workload.py"), *protocol]
         if workload.stream:
             command.append("--stream")
+    elif framework == FLOOR:
+        command = [sys.executable, str(BENCH / "floor_workload.py"), *protocol]
     else:
         command = [str(peer_python(framework)), str(WORKLOADS[framework]), *protocol]
     result = _run(command, env)
@@ -270,7 +275,8 @@ def frameworks_of(workload: Workload, peers: Sequence[str], slow: bool) -> list[
     if workload.script is not None:
         return [AGENTEVAL, *(p for p in workload.peer_scripts if p in peers)]
     wanted = [*workload.peers, *(workload.slow_peers if slow else ())]
-    return [AGENTEVAL, *(p for p in wanted if p in peers)]
+    floor = [FLOOR] if workload.cases else []  # not for the import times
+    return [AGENTEVAL, *floor, *(p for p in wanted if p in peers)]
 
 
 def measure(
@@ -322,7 +328,7 @@ def _fmt(value: float | None, unit: str) -> str:
 
 def table(results: Results, workloads: Sequence[Workload], peers: Sequence[str]) -> str:
     """The Markdown table: medians per workload and framework, and agenteval / peer."""
-    shown = [p for p in peers if any(p in results.runs.get(w.key, {}) for w in workloads)]
+    shown = [p for p in (FLOOR, *peers) if any(p in results.runs.get(w.key, {}) for w in workloads)]
     rounds = max(
         (results.count(w.key, AGENTEVAL) for w in workloads if w.key in results.runs), default=1
     )
@@ -407,8 +413,10 @@ def targets(results: Results) -> list[str]:
         )
     for key, limit in (("W2", 1.03), ("W2-1000", 1.10)):
         ratio = _ratio_ideal(results, WORKLOADS_BY_KEY[key], AGENTEVAL)
+        floor = _ratio_ideal(results, WORKLOADS_BY_KEY[key], FLOOR)
         if ratio is not None:
-            check(f"{key} ≤ {limit}× ideal", ratio <= limit, f"{ratio:.3f}×")
+            machine = f"; asyncio alone {floor:.3f}× on this machine now" if floor else ""
+            check(f"{key} ≤ {limit}× ideal", ratio <= limit, f"{ratio:.3f}×{machine}")
     big = results.median("W3-100k", AGENTEVAL, "seconds")
     small = results.median("W3-20k", AGENTEVAL, "seconds")
     rss = results.median("W3-100k", AGENTEVAL, "peak_rss_mb")
