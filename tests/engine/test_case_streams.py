@@ -87,3 +87,17 @@ def test_a_listed_run_is_stored_before_any_of_its_trials(
         assert [r.case.id for r in opened.iter_results(run.run_id)] == [
             f"case-{i}" for i in range(40)
         ]
+
+
+@pytest.mark.parametrize("failing", ["create_run", "write_results"])
+def test_a_store_that_cannot_be_written_ends_in_its_own_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    # The run and its results are written by the writer task while trials run: its failure
+    # surfaces as the store's own error (one clear message), not as an exception group.
+    def refuse(self: RunStore, *args: Any) -> None:
+        raise StoreError("database or disk is full", file=tmp_path / "runs.db")
+
+    monkeypatch.setattr(RunStore, failing, refuse)
+    with pytest.raises(StoreError, match="disk is full"):
+        agenteval.evaluate(echo, list(stream(30)), concurrency=5, store=tmp_path / "runs.db")

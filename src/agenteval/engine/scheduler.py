@@ -145,6 +145,13 @@ async def execute(
         await finished.put(None)
 
     # One group: if the writer fails, the workers stop too, and the other way round.
-    async with asyncio.TaskGroup() as group:
-        group.create_task(produce())
-        group.create_task(write())
+    try:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(produce())
+            group.create_task(write())
+    except BaseExceptionGroup as failed:
+        # The one task that failed (the others were cancelled) raises its own error, so that a
+        # store that cannot be written ends in its one clear message, not in a group of one.
+        if len(failed.exceptions) == 1:
+            raise failed.exceptions[0] from None
+        raise
