@@ -396,8 +396,8 @@ class JudgeCache:
                     conn.execute("ROLLBACK")
                 raise
 
-    def _check_identity(self, app_id: int, version: int, tables: set[str]) -> None:
-        if app_id not in (0, _APPLICATION_ID) or (app_id == 0 and tables):
+    def _check_identity(self, app_id: int, version: int, tables: int) -> None:
+        if app_id not in (0, _APPLICATION_ID) or (app_id == 0 and tables > 0):
             raise StoreError(
                 "is a SQLite database but not an agenteval judge cache",
                 file=self._path,
@@ -481,16 +481,16 @@ class NullCache:
         return "NullCache()"
 
 
-def _identify(conn: sqlite3.Connection) -> tuple[int, int, set[str]]:
-    app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    tables = {
-        str(row[0])
-        for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        )
-    }
-    return app_id, version, tables
+def _identify(conn: sqlite3.Connection) -> tuple[int, int, int]:
+    """The file's application id, schema version and number of tables."""
+    # One statement, so one snapshot (as in store.py): read apart, another process setting the
+    # file up in between could show its tables but not yet its application id.
+    app_id, version, tables = conn.execute(
+        "SELECT (SELECT application_id FROM pragma_application_id),"
+        " (SELECT user_version FROM pragma_user_version),"
+        " (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%')"
+    ).fetchone()
+    return int(app_id), int(version), int(tables)
 
 
 def _time_text(moment: datetime) -> str:
