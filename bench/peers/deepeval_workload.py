@@ -23,29 +23,12 @@ os.environ["DEEPEVAL_TELEMETRY_OPT_OUT"] = "1"
 os.environ["DEEPEVAL_NO_INSPECT_PROMPT"] = "1"
 os.environ["DEEPEVAL_DISABLE_DOTENV"] = "1"
 
-import argparse
 import asyncio
-import json
-import resource
 import sys
 import time
-from importlib.metadata import version
 from pathlib import Path
 
-ANSWER = "Paris"
-
-
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    """Parse the command line every peer runner shares."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, required=True)
-    parser.add_argument("--latency-ms", type=float, required=True)
-    parser.add_argument("--concurrency", type=int, required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args(argv)
-    if args.cases < 1 or args.concurrency < 1 or args.latency_ms < 0:
-        parser.error("--cases and --concurrency must be >= 1, --latency-ms >= 0")
-    return args
+from protocol import ANSWER, parse_args, report
 
 
 def run(cases: int, latency_ms: float, concurrency: int) -> tuple[int, float]:
@@ -120,30 +103,16 @@ def run(cases: int, latency_ms: float, concurrency: int) -> tuple[int, float]:
 
 def main(argv: list[str]) -> int:
     """Run the workload in DIR and print its JSON result as the last line of stdout."""
-    args = parse_args(argv)
+    args = parse_args(__doc__.splitlines()[0], argv)
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     os.chdir(workdir)
-    try:
-        passed, seconds = run(args.cases, args.latency_ms, args.concurrency)
-    except Exception as error:
-        print(f"deepeval workload failed: {type(error).__name__}: {error}", file=sys.stderr)
-        return 1
-    print(f"passed {passed}/{args.cases}")
-    result = {
-        "framework": "deepeval",
-        "version": version("deepeval"),
-        "cases": args.cases,
-        "passed": passed,
-        "seconds": seconds,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "persists": ".deepeval/.latest_run_full.json (whole run, ~300 B/case)",
-    }
-    print(json.dumps(result))
-    if passed != args.cases:
-        print(f"deepeval workload: only {passed} of {args.cases} cases passed", file=sys.stderr)
-        return 1
-    return 0
+    return report(
+        "deepeval",
+        args.cases,
+        ".deepeval/.latest_run_full.json (whole run, ~300 B/case)",
+        lambda: run(args.cases, args.latency_ms, args.concurrency),
+    )
 
 
 if __name__ == "__main__":

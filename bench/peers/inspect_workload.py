@@ -14,31 +14,14 @@ adaptive), ``log_realtime=False``, no display, logs and ``XDG_DATA_HOME`` inside
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import os
-import resource
 import sys
 import time
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-ANSWER = "Paris"
-
-
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    """Parse the command line every peer runner shares."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, required=True)
-    parser.add_argument("--latency-ms", type=float, required=True)
-    parser.add_argument("--concurrency", type=int, required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args(argv)
-    if args.cases < 1 or args.concurrency < 1 or args.latency_ms < 0:
-        parser.error("--cases and --concurrency must be >= 1, --latency-ms >= 0")
-    return args
+from protocol import ANSWER, parse_args, report
 
 
 def run(cases: int, latency_ms: float, concurrency: int, log_dir: Path) -> tuple[int, float]:
@@ -95,33 +78,19 @@ def run(cases: int, latency_ms: float, concurrency: int, log_dir: Path) -> tuple
 
 def main(argv: list[str]) -> int:
     """Run the workload with all of Inspect's files in DIR; print the JSON result last."""
-    args = parse_args(argv)
+    args = parse_args(__doc__.splitlines()[0], argv)
     workdir = Path(args.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     os.chdir(workdir)
     # Inspect's traces and buffers go under XDG_DATA_HOME/inspect_ai; set before it is imported.
     os.environ["XDG_DATA_HOME"] = str(workdir / "xdg-data")
     os.environ["INSPECT_LOG_DIR"] = str(workdir / "logs")
-    try:
-        passed, seconds = run(args.cases, args.latency_ms, args.concurrency, workdir / "logs")
-    except Exception as error:
-        print(f"inspect-ai workload failed: {type(error).__name__}: {error}", file=sys.stderr)
-        return 1
-    print(f"passed {passed}/{args.cases}")
-    result = {
-        "framework": "inspect-ai",
-        "version": version("inspect-ai"),
-        "cases": args.cases,
-        "passed": passed,
-        "seconds": seconds,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "persists": ".eval log (~1.9 KB/sample) plus a trace under XDG_DATA_HOME",
-    }
-    print(json.dumps(result))
-    if passed != args.cases:
-        print(f"inspect-ai workload: only {passed} of {args.cases} cases passed", file=sys.stderr)
-        return 1
-    return 0
+    return report(
+        "inspect-ai",
+        args.cases,
+        ".eval log (~1.9 KB/sample) plus a trace under XDG_DATA_HOME",
+        lambda: run(args.cases, args.latency_ms, args.concurrency, workdir / "logs"),
+    )
 
 
 if __name__ == "__main__":

@@ -11,30 +11,13 @@ scores it.  Only ``Dataset.evaluate`` is timed.  The last stdout line is one JSO
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import os
-import resource
 import sys
 import time
-from importlib.metadata import version
 from pathlib import Path
 
-ANSWER = "Paris"
-
-
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    """Parse the command line every peer runner shares."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, required=True)
-    parser.add_argument("--latency-ms", type=float, required=True)
-    parser.add_argument("--concurrency", type=int, required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args(argv)
-    if args.cases < 1 or args.concurrency < 1 or args.latency_ms < 0:
-        parser.error("--cases and --concurrency must be >= 1, --latency-ms >= 0")
-    return args
+from protocol import ANSWER, parse_args, report
 
 
 async def run(cases: int, latency_ms: float, concurrency: int) -> tuple[int, float]:
@@ -73,31 +56,15 @@ async def run(cases: int, latency_ms: float, concurrency: int) -> tuple[int, flo
 
 def main(argv: list[str]) -> int:
     """Run the workload and print its JSON result as the last line of stdout."""
-    args = parse_args(argv)
+    args = parse_args(__doc__.splitlines()[0], argv)
     Path(args.workdir).mkdir(parents=True, exist_ok=True)
     os.chdir(args.workdir)
-    try:
-        passed, seconds = asyncio.run(run(args.cases, args.latency_ms, args.concurrency))
-    except Exception as error:
-        print(f"pydantic-evals workload failed: {type(error).__name__}: {error}", file=sys.stderr)
-        return 1
-    print(f"passed {passed}/{args.cases}")
-    result = {
-        "framework": "pydantic-evals",
-        "version": version("pydantic-evals"),
-        "cases": args.cases,
-        "passed": passed,
-        "seconds": seconds,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "persists": "nothing (report in memory)",
-    }
-    print(json.dumps(result))
-    if passed != args.cases:
-        print(
-            f"pydantic-evals workload: only {passed} of {args.cases} cases passed", file=sys.stderr
-        )
-        return 1
-    return 0
+    return report(
+        "pydantic-evals",
+        args.cases,
+        "nothing (report in memory)",
+        lambda: asyncio.run(run(args.cases, args.latency_ms, args.concurrency)),
+    )
 
 
 if __name__ == "__main__":
