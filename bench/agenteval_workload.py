@@ -13,13 +13,15 @@ of stdout is one JSON object (see `bench/run.py`).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import resource
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
+
+from peers.protocol import parse_args
 
 import agenteval
 from agenteval import EvalCase
@@ -41,15 +43,10 @@ def _agent(latency_s: float):  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--cases", type=int, required=True)
-    parser.add_argument("--latency-ms", type=float, required=True)
-    parser.add_argument("--concurrency", type=int, required=True)
-    parser.add_argument("--workdir", type=Path, required=True)
-    parser.add_argument("--stream", action="store_true", help="give the cases as a generator")
-    args = parser.parse_args()
-    args.workdir.mkdir(parents=True, exist_ok=True)
-    store = args.workdir / "agenteval.db"
+    args = parse_args(__doc__.splitlines()[0], sys.argv[1:], stream=True)
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    store = workdir / "agenteval.db"
     store.unlink(missing_ok=True)
 
     stream = (

@@ -11,13 +11,14 @@ The last line of stdout is one JSON object, as every workload runner prints.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import platform
 import resource
+import sys
 import time
-from pathlib import Path
+
+from peers.protocol import parse_args
 
 
 async def evaluate(cases: int, latency_s: float, concurrency: int) -> int:
@@ -44,13 +45,7 @@ async def evaluate(cases: int, latency_s: float, concurrency: int) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--cases", type=int, required=True)
-    parser.add_argument("--latency-ms", type=float, required=True)
-    parser.add_argument("--concurrency", type=int, required=True)
-    parser.add_argument("--workdir", type=Path, required=True)
-    parser.add_argument("--stream", action="store_true", help="accepted; the floor keeps nothing")
-    args = parser.parse_args()
+    args = parse_args(__doc__.splitlines()[0], sys.argv[1:], stream=True)
     start = time.perf_counter()
     passed = asyncio.run(evaluate(args.cases, args.latency_ms / 1000, args.concurrency))
     seconds = time.perf_counter() - start

@@ -19,13 +19,16 @@ ANSWER = "Paris"
 """What the fake agent answers, and what every case expects."""
 
 
-def parse_args(description: str, argv: list[str]) -> argparse.Namespace:
-    """The command line every peer runner shares."""
+def parse_args(description: str, argv: list[str], *, stream: bool = False) -> argparse.Namespace:
+    """The command line every runner shares (`stream`: also `--stream`, agenteval's own runner
+    and the floor's, which run on the repository's Python)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--cases", type=int, required=True)
     parser.add_argument("--latency-ms", type=float, required=True)
     parser.add_argument("--concurrency", type=int, required=True)
     parser.add_argument("--workdir", required=True)
+    if stream:
+        parser.add_argument("--stream", action="store_true", help="give the cases as a stream")
     args = parser.parse_args(argv)
     if args.cases < 1 or args.concurrency < 1 or args.latency_ms < 0:
         parser.error("--cases and --concurrency must be >= 1, --latency-ms >= 0")
