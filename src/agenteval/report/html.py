@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
 from agenteval.pricing import PriceTable
+from agenteval.redaction import Redactor
 from agenteval.report.statistics import Interval, trial_passed
 from agenteval.report.summary import SECTION_SCORERS, Summary
 from agenteval.report.terminal import (
@@ -602,6 +603,9 @@ def render_html(
     `Comparison` (through `diff_from_comparison`), a `BaselineDiff` as its tables, or any other
     pydantic model or JSON-like mapping as nested tables.
     """
+    # The run's settings may be the ones in memory (the results come from the store, and the
+    # summary is redacted when it is built): redacted as the store would.
+    info = Redactor.from_environment().redact_model(info)
     table = prices if prices is not None else PriceTable.default()
     flaky = {case.case_id for case in summary.reliability.flaky} if summary.reliability else set()
     views: list[_TrialView] = []

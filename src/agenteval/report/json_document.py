@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from agenteval.redaction import Redactor
 from agenteval.report.summary import Summary
 from agenteval.run import RunInfo, TrialResult
 
@@ -18,6 +19,9 @@ SCHEMA = "agenteval.run/1"
 
 
 def _header(info: RunInfo, summary: Summary) -> dict[str, Any]:
+    # The results come from the store, redacted when they were written; the run's settings
+    # may be the ones in memory, so they are redacted here (the summary is, when it is built).
+    info = Redactor.from_environment().redact_model(info)
     return {
         "schema": SCHEMA,
         "run_id": info.run_id,

@@ -26,6 +26,7 @@ from datetime import UTC
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from agenteval.redaction import Redactor
 from agenteval.run import RunInfo, TrialResult
 
 __all__ = ["JUnitTotals", "write_junit"]
@@ -154,6 +155,8 @@ def write_junit(path: Path, info: RunInfo, results: Iterable[TrialResult]) -> JU
     """Write the run to `path` as JUnit XML; `results` in case order (as the store yields
     them), streamed: only one case's trials are held at a time."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    # The run's settings may be the ones in memory (the results come from the store).
+    info = Redactor.from_environment().redact_model(info)
     stem = Path(info.dataset).stem if info.dataset else ""
     classname = f"agenteval.{stem}" if stem else "agenteval"
     counts = {"failure": 0, "error": 0, "skipped": 0}

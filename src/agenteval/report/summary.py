@@ -7,6 +7,11 @@ how many trials it is over and its 95% Wilson interval.
 
 Built incrementally (`SummaryBuilder.add` per trial), so a run of any size is summarised
 without holding its trials in memory (per case, only pass counts are kept).
+
+The summary is redacted when it is built, as the store redacts what it writes: it is made from
+the trials as the agent left them in memory (retry reasons and model names are the agent's own
+text), and every report of a run (terminal, JSON, HTML, the `Run` that `evaluate` returns) shows
+it. Nothing is redacted per trial: the few strings a summary keeps are redacted once, in `build`.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
+from agenteval.redaction import Redactor
 from agenteval.report import statistics as stats
 from agenteval.report.statistics import Interval, Reliability, ReliabilityBuilder
 from agenteval.run import TrialResult
@@ -259,8 +265,10 @@ class SummaryBuilder:
         passing: Collection[str] | None = None,
         *,
         trials_per_case: int | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self._order = list(scorer_order)
+        self._redactor = redactor
         self._given_prices = prices
         self._passing = None if passing is None else sorted(passing)
         self._reliability = ReliabilityBuilder(passing, trials_per_case=trials_per_case)
@@ -395,7 +403,7 @@ class SummaryBuilder:
             wrong_unchecked=self._wrong_unchecked,
         )
 
-    def _cost(self, scorers: dict[str, ScorerStats]) -> CostStats:
+    def _cost(self, scorers: dict[str, ScorerStats], redactor: Redactor) -> CostStats:
         agent, judge = self._agent_usd, self._judge_usd
         total = None if agent is None and judge is None else (agent or 0.0) + (judge or 0.0)
         correct_by = next(
@@ -420,7 +428,7 @@ class SummaryBuilder:
             agent_per_correct_usd=per(agent),
             judge_per_correct_usd=per(judge),
             total_per_correct_usd=per(total),
-            unpriced_models=sorted(self._unpriced),
+            unpriced_models=sorted({redactor.redact_text(model) for model in self._unpriced}),
         )
 
     def _sections(self, summary: Summary) -> list[Section]:
@@ -452,7 +460,8 @@ class SummaryBuilder:
         return sections
 
     def build(self) -> Summary:
-        """The summary of everything added so far."""
+        """The summary of everything added so far, secrets redacted (see the module docs)."""
+        redactor = self._redactor if self._redactor is not None else Redactor.from_environment()
         scorers = self._scorer_stats()
         reliability = self._reliability.build()
         summary = Summary(
@@ -467,18 +476,28 @@ class SummaryBuilder:
             failure_rates={
                 cause: Rate.of(n, self._trials) for cause, n in self._failures.most_common()
             },
-            retries=dict(self._retries.most_common()),
+            retries=_redacted_counts(self._retries, redactor),
             retried_trials=Rate.of(self._retried, self._trials),
             latency=LatencyStats.of(self._latency),
             working_latency=LatencyStats.of(self._working),
             usage=self._usage,
             judge_usage=self._judge_usage,
-            judge_retries=dict(self._judge_retries.most_common()),
-            cost=self._cost(scorers),
+            judge_retries=_redacted_counts(self._judge_retries, redactor),
+            cost=self._cost(scorers, redactor),
             reliability=reliability if reliability.trials > 1 else None,
         )
         summary.sections = self._sections(summary)
-        return summary
+        # What is left (scorer names, flaky case ids) is the user's; redacted all the same.
+        return redactor.redact_model(summary)
+
+
+def _redacted_counts(counts: Counter[str], redactor: Redactor) -> dict[str, int]:
+    """Counts by reason, most common first, with secrets redacted from the reasons: reasons
+    that differ only by a secret are one reason, their counts summed."""
+    merged: Counter[str] = Counter()
+    for reason, count in counts.items():
+        merged[redactor.redact_text(reason)] += count
+    return dict(merged.most_common())
 
 
 def summarize(
