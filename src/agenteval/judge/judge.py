@@ -1,5 +1,12 @@
 """The judge: one model asked for structured verdicts, sampled, cached, rate-limited, retried,
-and paid for. Every LLM-scored metric goes through `Judge.score`."""
+and paid for. Every LLM-scored metric goes through `Judge.score`.
+
+Secrets never reach a provider: `Judge.sample`, which every request passes through, redacts
+the blocks it is given (the agent's answer, tool calls and results, the case) with the run's
+`Redactor` before the cache key is computed and the request is built, and the request's two
+messages are redacted once more as they are sent. A provider's error or a malformed reply kept
+in a score or a log line is redacted too (an SDK's 401 message echoes the key it was given).
+"""
 
 from __future__ import annotations
 
@@ -24,6 +31,7 @@ from agenteval.judge.provider import JudgeRequest, Provider
 from agenteval.judge.templates import Template, fence
 from agenteval.judge.verdict import Verdict
 from agenteval.pricing import PriceTable
+from agenteval.redaction import Redactor
 from agenteval.score import JudgeRecord, Score
 from agenteval.throttle import RetryBudget, endpoint, shared_limit
 from agenteval.trace import Usage, utc_now
@@ -111,8 +119,11 @@ class Judge:
         cache: JudgeCache | NullCache | None = None,
         prices: PriceTable | None = None,
         retry: RetryPolicy | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self.config = config
+        self.redactor = redactor if redactor is not None else Redactor.from_environment()
+        """What every request, and every error kept, is redacted with."""
         self.provider = provider
         self.cache: JudgeCache | NullCache = cache if cache is not None else NullCache()
         self.prices = PriceTable.default() if prices is None else prices
@@ -160,10 +171,13 @@ class Judge:
 
     def _request(self, template: Template, blocks: Mapping[str, str]) -> JudgeRequest:
         fenced = {name: fence(name, text) for name, text in blocks.items()}
+        # The blocks are redacted already; the whole messages are, once more, as they leave:
+        # a template's own text is sent too, and this is the last place before the provider.
+        redact = self.redactor.redact_text
         return JudgeRequest(
             model=self.config.model,
-            system=template.system,
-            user=template.render(fenced),
+            system=redact(template.system),
+            user=redact(template.render(fenced)),
             schema_name="verdict",
             verdict_schema=template.verdict_schema,
             params=dict(self.config.params),
@@ -192,7 +206,10 @@ class Judge:
         self, template: Template, blocks: Mapping[str, str], index: int
     ) -> SampleOutcome:
         """Sample `index` of the verdict on `blocks` (the raw, unfenced inputs), from the cache
-        when it was asked before."""
+        when it was asked before. The blocks are redacted first: the request, and the cache key
+        made from it, never hold a secret."""
+        redact = self.redactor.redact_text
+        blocks = {name: redact(text) for name, text in blocks.items()}
         key = cache_key(
             provider=self.config.provider,
             model=self.config.model,
@@ -257,7 +274,8 @@ class Judge:
                     outcome.retries[kind.cause.value] += 1
                     await asyncio.sleep(self.retry.wait_s(number, exc))
                     continue
-                outcome.error = f"{kind.cause.value}: {type(exc).__name__}: {exc}"
+                error = f"{kind.cause.value}: {type(exc).__name__}: {exc}"
+                outcome.error = self.redactor.redact_text(error)
                 return outcome
             outcome.usage = outcome.usage + reply.usage
             outcome.raw, outcome.model = reply.raw, reply.model
@@ -270,7 +288,9 @@ class Judge:
                     reasked = True
                     outcome.retries["invalid_verdict"] += 1
                     continue
-                outcome.error = f"invalid_verdict: {exc}".splitlines()[0]
+                error = f"invalid_verdict: {exc}".splitlines()[0]
+                outcome.error = self.redactor.redact_text(error)
+                outcome.raw = self.redactor.redact_text(outcome.raw)
                 return outcome
             entry = CachedVerdict(
                 verdict={**outcome.verdict.model_dump(), **outcome.extra},
