@@ -288,7 +288,7 @@ class Judge:
                     reasked = True
                     outcome.retries["invalid_verdict"] += 1
                     continue
-                error = f"invalid_verdict: {exc}".splitlines()[0]
+                error = f"invalid_verdict: {_problem(exc)}"
                 outcome.error = self.redactor.redact_text(error)
                 outcome.raw = self.redactor.redact_text(outcome.raw)
                 return outcome
@@ -374,3 +374,14 @@ class Judge:
             usage=usage,
             judge=record,
         )
+
+
+def _problem(exc: ValueError | ValidationError) -> str:
+    """What is wrong with a verdict, in one line naming the fields: `score: Input should be a
+    valid number` rather than pydantic's header line."""
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(map(str, error['loc'])) or 'verdict'}: {error['msg']}"
+            for error in exc.errors(include_url=False, include_input=False)
+        )
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -13,9 +13,14 @@ __all__ = ["RESERVED_FIELDS", "VERDICT_SCHEMA", "Verdict", "read_verdict", "verd
 
 
 class Verdict(BaseModel):
-    """One judge sample: its reasoning first (so the score follows from it), then the score."""
+    """One judge sample: its reasoning first (so the score follows from it), then the score.
 
-    model_config = ConfigDict(extra="forbid")
+    Strict, as the schema sent to the provider is: the score is a JSON number (a whole number
+    too) and the reasoning a string; a score written as text (`"1"`), a boolean, bytes or a
+    field of its own is a malformed verdict, asked again, never read as a number.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     reasoning: str = Field(description="Why the score: what was checked and what was found.")
     score: float = Field(
