@@ -110,3 +110,12 @@ def test_the_run_settings_a_report_shows_are_redacted(tmp_path: Path) -> None:
         text = (tmp_path / name).read_text()
         for secret in (ENV_SECRET, SHAPED, "plain words but a secret"):
             assert secret not in text, (name, secret)
+
+
+def test_a_reason_named_like_a_secret_keeps_its_count() -> None:
+    # A whole-model redaction would take `api_key` for a secret-named key and mask its count.
+    builder = SummaryBuilder(["exact_match"], redactor=Redactor())
+    builder.add(_result("a", {"api_key": 2, "password": 1}, []))
+    builder.add(_result("a", {"api_key": 1}, []))
+    summary = builder.build()
+    assert summary.retries == {"api_key": 3, "password": 1}

@@ -11,7 +11,8 @@ without holding its trials in memory (per case, only pass counts are kept).
 The summary is redacted when it is built, as the store redacts what it writes: it is made from
 the trials as the agent left them in memory (retry reasons and model names are the agent's own
 text), and every report of a run (terminal, JSON, HTML, the `Run` that `evaluate` returns) shows
-it. Nothing is redacted per trial: the few strings a summary keeps are redacted once, in `build`.
+it. Nothing is redacted per trial: the strings a summary keeps of its trials (retry reasons,
+unpriced model names, flaky case ids) are redacted once, in `build`.
 """
 
 from __future__ import annotations
@@ -484,11 +485,25 @@ class SummaryBuilder:
             judge_usage=self._judge_usage,
             judge_retries=_redacted_counts(self._judge_retries, redactor),
             cost=self._cost(scorers, redactor),
-            reliability=reliability if reliability.trials > 1 else None,
+            reliability=_redacted_reliability(reliability, redactor)
+            if reliability.trials > 1
+            else None,
         )
         summary.sections = self._sections(summary)
-        # What is left (scorer names, flaky case ids) is the user's; redacted all the same.
-        return redactor.redact_model(summary)
+        return summary
+
+
+def _redacted_reliability(reliability: Reliability, redactor: Redactor) -> Reliability:
+    """`reliability` with secrets redacted from the flaky cases' ids, as the store keeps them.
+
+    Not a whole-model `redact_model`: a reason or a name that is itself secret-looking (a retry
+    reason `api_key`) would have its count masked, and the summary would no longer validate.
+    """
+    flaky = [
+        case.model_copy(update={"case_id": redactor.redact_text(case.case_id)})
+        for case in reliability.flaky
+    ]
+    return reliability.model_copy(update={"flaky": flaky})
 
 
 def _redacted_counts(counts: Counter[str], redactor: Redactor) -> dict[str, int]:
