@@ -19,8 +19,9 @@ What counts as a secret:
   answers. Secrets passed as `extra` are taken as they are (only stripped).
 - **Well-known key shapes, whatever the environment**: OpenAI `sk-…`/`sk-proj-…`, Anthropic
   `sk-ant-…`, Google `AIza…`, GitHub `ghp_…`/`gho_…`/`ghu_…`/`ghs_…`/`ghr_…`/`github_pat_…`,
-  AWS access key ids `AKIA…`/`ASIA…`, Slack `xoxa-`/`xoxb-`/`xoxp-`/`xoxr-`/`xoxs-`, JSON Web
-  Tokens, PEM private key blocks.
+  AWS access key ids `AKIA…`/`ASIA…`, Slack `xoxa-`/`xoxb-`/`xoxp-`/`xoxr-`/`xoxs-`, Stripe
+  `sk_live_…`/`sk_test_…`/`rk_live_…`/`rk_test_…`/`whsec_…` (with a digit, as an `sk-` key),
+  JSON Web Tokens, PEM private key blocks.
 - **Credentials by context**: `Bearer <token>`, the value of an `Authorization:` header, the
   password in `scheme://user:password@host`, and values assigned to credential names in text
   (`api_key=…`, `"password": "…"`, `GITHUB_TOKEN=…`, `clientSecret: …`).
@@ -386,6 +387,12 @@ _RULES: Final[tuple[_Rule, ...]] = (
         secret=r"[A-Za-z0-9]{30,}+",
     ),
     _Rule("github-pat", _word_heads("github_pat_"), keep="", secret=r"[A-Za-z0-9_]{30,}+"),
+    _Rule(
+        "stripe-key",
+        _word_heads("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
+        keep="",
+        secret=r"(?=[A-Za-z]*[0-9])[A-Za-z0-9]{16,}+",
+    ),
     _Rule(
         "aws-access-key-id",
         _word_heads("AKIA", "ASIA"),
