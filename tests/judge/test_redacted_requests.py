@@ -138,3 +138,29 @@ async def test_the_judge_s_errors_and_log_lines_hold_no_secret(
     assert "401" in shown or "authentication" in shown.lower()
     assert leaked(shown) == []
     assert caplog.records and leaked(caplog.text) == []
+
+
+async def test_plain_words_under_a_secret_named_key_are_not_sent(
+    provider: str, fake: FakeServer, tmp_path: Path
+) -> None:
+    # No shape gives these away once written as text: only the key they sit under does.
+    trial = Trial(
+        output="Done.",
+        tool_calls=[
+            ToolCall(
+                name="login",
+                arguments={"user": "ada", "password": "velvet morning lantern"},
+                result={"session_cookie": "amber orchard whistle", "ok": True},
+            )
+        ],
+    )
+    fake.default = verdict({"reasoning": "Grounded.", "score": 1.0, "unsupported_claims": []})
+    judge = make_judge(provider, fake, tmp_path / "cache.db")
+    try:
+        score = await JudgeRubric(name="groundedness", judge=judge)(CASE, trial)
+    finally:
+        await judge.aclose()
+    assert score.value == 1.0, score
+    sent = json.dumps(fake.requests, ensure_ascii=False)
+    assert "velvet morning lantern" not in sent and "amber orchard whistle" not in sent
+    assert '\\"password\\": \\"[REDACTED]\\"' in sent

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval.case import EvalCase
 from agenteval.judge.templates import load_template
+from agenteval.redaction import NULL_REDACTOR
 from agenteval.score import Score
 from agenteval.trace import Trial
 
@@ -47,12 +48,17 @@ def case_question(case: EvalCase) -> str:
 def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
+    # Masked while it is still data: once written as JSON text, a plain-words value under a
+    # secret-named key (`"password": "velvet morning"`) no longer looks like a secret, and the
+    # judge's redaction of the text it sends could not tell.
+    value = NULL_REDACTOR.redact_value(value)
     return json.dumps(value, ensure_ascii=False, default=repr, sort_keys=True)
 
 
 def tool_results_text(trial: Trial) -> tuple[str, int]:
     """Every tool call that returned a result, as text, and how many results were cut short
-    (each result is kept to 4,000 characters, all of them to 24,000)."""
+    (each result is kept to 4,000 characters, all of them to 24,000). Values under
+    secret-named keys (`password`, `api_key`, ...) are masked."""
     parts: list[str] = []
     cut = 0
     total = 0
