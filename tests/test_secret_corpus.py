@@ -1,0 +1,195 @@
+"""Secrets are never stored or sent: every shape of the corpus (`tests/secrets_corpus.py`),
+planted by an agent everywhere it can write, is in no output of a real `agenteval run`.
+
+One run in a subprocess, with a judge on a loopback fake provider: the agent plants every
+secret in its answer, its tool arguments and results, its model names and retry reasons, its
+metadata and (on the second case) its failure message; the case file holds them too. Then no
+secret may appear in the store's bytes (the database and its write-ahead log, read raw), the
+JSON, HTML and JUnit reports, the terminal, the requests the fake provider received, the judge
+cache's bytes, or what `agenteval show` and `agenteval report` make from the store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from tests.judge.fakes import PROVIDER_ENV, FakeOpenAI, verdict
+from tests.secrets_corpus import (
+    CORPUS,
+    KEYED_BRANCH,
+    SecretShape,
+    environment,
+    found_in,
+    keyed,
+    texts,
+)
+
+from agenteval.redaction import REDACTED, Redactor
+
+AGENT = """
+import json
+
+import agenteval
+
+PLANTED = json.loads({planted!r})
+KEYED = json.loads({keyed!r})
+TEXT = "\\n".join(PLANTED)
+
+
+@agenteval.tool
+def lookup(query: str, password: str, client_secret: str, session_cookie: str, api_key: str) -> dict:
+    return {{"found": TEXT, "credentials": dict(KEYED), "echo": query}}
+
+
+def run(question: str) -> dict:
+    lookup(TEXT, **KEYED)
+    for text in PLANTED:
+        agenteval.record_retry(text)
+        agenteval.record_model_call(model=text, input_tokens=3, output_tokens=2)
+    if "fail" in question:
+        raise RuntimeError("the service refused: " + TEXT)
+    return {{"output": "The answer: " + TEXT, "metadata": {{"seen": PLANTED, "auth": KEYED}}}}
+"""
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Everything the run and the commands after it wrote or sent, as text, by where."""
+
+    by_place: dict[str, str]
+
+
+def _raw(*paths: Path) -> str:
+    """Files read as bytes (a missing one as nothing), decoded leniently: SQLite pages hold
+    the text as UTF-8 between binary headers."""
+    return b"".join(p.read_bytes() for p in paths if p.exists()).decode("utf-8", "replace")
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "agenteval", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
+    folder = tmp_path_factory.mktemp("corpus")
+    planted = [shape.planted for shape in texts()]
+    (folder / "planter.py").write_text(
+        AGENT.format(planted=json.dumps(planted), keyed=json.dumps(keyed()))
+    )
+    secret_text = "\n".join(planted)
+    cases = [
+        {"id": "plants", "input": f"Look it up: {secret_text}", "expected_output": secret_text},
+        {"id": "fails", "input": f"fail after {secret_text}", "expected_output": "anything"},
+    ]
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    with FakeOpenAI(default=verdict({"reasoning": "Looks right.", "score": 1.0})) as fake:
+        env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
+        env.update(environment())
+        env.update(
+            COLUMNS="400",
+            OPENAI_BASE_URL=fake.base_url,
+            NO_PROXY="127.0.0.1,localhost",
+            no_proxy="127.0.0.1,localhost",
+        )
+        terminal = _run(
+            [
+                *("run", "cases.jsonl", "--agent", "planter.py:run", "-v", "--retries", "0"),
+                *("--judge", "openai:gpt-4o-mini"),
+                *("--rubric", "correctness,groundedness,answer_relevance"),
+                *("--json", "run.json", "--html", "run.html", "--junit", "run.xml"),
+            ],
+            folder,
+            env,
+        )
+        requests = json.dumps(fake.requests, ensure_ascii=False)
+        assert fake.request_count > 0, terminal
+        # The store and the cache as they are right after the run, WAL included.
+        store = folder / ".agenteval" / "runs.db"
+        cache = folder / ".agenteval" / "judge-cache.db"
+        store_bytes = _raw(store, store.with_name("runs.db-wal"))
+        cache_bytes = _raw(cache, cache.with_name("judge-cache.db-wal"))
+        shown = _run(["show", "latest", "-v", "--json", "shown.json"], folder, env)
+        reported = _run(
+            ["report", "latest", "--html", "report.html", "--junit", "report.xml"], folder, env
+        )
+    yield Outputs(
+        {
+            "store (db and WAL)": store_bytes,
+            "--json": (folder / "run.json").read_text(),
+            "--html": (folder / "run.html").read_text(),
+            "--junit": (folder / "run.xml").read_text(),
+            "terminal of run": terminal,
+            "judge requests": requests,
+            "judge cache (db and WAL)": cache_bytes,
+            "agenteval show": shown + (folder / "shown.json").read_text(),
+            "agenteval report": (folder / "report.html").read_text()
+            + (folder / "report.xml").read_text()
+            + reported,
+        }
+    )
+
+
+def _marks(shape: SecretShape) -> list[pytest.MarkDecorator]:
+    if shape.key is None:
+        return []
+    return [pytest.mark.xfail(strict=True, reason=KEYED_BRANCH)]
+
+
+@pytest.mark.parametrize("shape", [pytest.param(s, id=s.name, marks=_marks(s)) for s in CORPUS])
+def test_no_output_holds_the_secret(outputs: Outputs, shape: SecretShape) -> None:
+    leaks = [place for place, text in outputs.by_place.items() if found_in(text, [shape])]
+    assert leaks == [], f"{shape.name} leaked into: {', '.join(leaks)}"
+
+
+@pytest.mark.parametrize(
+    "place",
+    [
+        "store (db and WAL)",
+        "--json",
+        "--html",
+        "--junit",
+        "terminal of run",
+        "judge requests",
+        "agenteval show",
+        "agenteval report",
+    ],
+)
+def test_each_output_did_hold_the_planted_text_masked(outputs: Outputs, place: str) -> None:
+    # Not a check that passes because nothing was written: each place shows masked secrets.
+    assert REDACTED in outputs.by_place[place]
+
+
+def test_the_judge_cache_holds_the_verdicts(outputs: Outputs) -> None:
+    assert "Looks right." in outputs.by_place["judge cache (db and WAL)"]
+
+
+@pytest.mark.parametrize("shape", texts(), ids=lambda s: s.name)
+def test_every_shape_is_caught_by_the_run_s_redactor(shape: SecretShape) -> None:
+    redactor = Redactor.from_environment(environment())
+    assert found_in(redactor.redact_text(shape.planted), [shape]) == []
+
+
+def test_the_corpus_is_broad_and_its_secrets_distinct() -> None:
+    assert len(CORPUS) >= 15
+    values = [shape.value for shape in CORPUS]
+    assert len(set(values)) == len(values)
+    for shape in CORPUS:
+        others = [other for other in CORPUS if other is not shape]
+        assert found_in(shape.planted or shape.value, others) == [], shape.name
