@@ -6,7 +6,8 @@ secret in its answer, its tool arguments and results, its model names and retry 
 metadata and (on the second case) its failure message; the case file holds them too. Then no
 secret may appear in the store's bytes (the database and its write-ahead log, read raw), the
 JSON, HTML and JUnit reports, the terminal, the requests the fake provider received, the judge
-cache's bytes, or what `agenteval show` and `agenteval report` make from the store.
+cache's bytes, what `agenteval show` and `agenteval report` make from the store, or the output
+and store of the pytest plugin run over the same cases.
 """
 
 from __future__ import annotations
@@ -59,6 +60,21 @@ def run(question: str) -> dict:
 """
 
 
+PYTEST_FILE = """
+from agenteval.pytest_plugin import agenteval_cases
+
+
+@agenteval_cases(
+    "cases.jsonl", agent="planter.py:run", retries=0, judge="openai:gpt-4o-mini",
+    rubrics=["correctness", "groundedness"],
+)
+def test_planted(agenteval_result):
+    pass
+"""
+"""A test of the pytest plugin over the same cases: its failure reports show answers, failure
+messages and score reasons."""
+
+
 @dataclass(frozen=True)
 class Outputs:
     """Everything the run and the commands after it wrote or sent, as text, by where."""
@@ -72,9 +88,9 @@ def _raw(*paths: Path) -> str:
     return b"".join(p.read_bytes() for p in paths if p.exists()).decode("utf-8", "replace")
 
 
-def _run(args: list[str], cwd: Path, env: dict[str, str]) -> str:
+def _run(args: list[str], cwd: Path, env: dict[str, str], *, module: bool = True) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "agenteval", *args],
+        [sys.executable, *(("-m", "agenteval") if module else ()), *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -118,12 +134,24 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
             folder,
             env,
         )
-        requests = json.dumps(fake.requests, ensure_ascii=False)
         assert fake.request_count > 0, terminal
-        # The store and the cache as they are right after the run, WAL included.
+        # The store as it is right after the run, WAL included.
         store = folder / ".agenteval" / "runs.db"
-        cache = folder / ".agenteval" / "judge-cache.db"
         store_bytes = _raw(store, store.with_name("runs.db-wal"))
+        (folder / "test_evals.py").write_text(PYTEST_FILE)
+        plugin = _run(
+            [
+                *("-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider"),
+                *("test_evals.py", "--agenteval-store", "plugin.db"),
+            ],
+            folder,
+            env,
+            module=False,
+        )
+        plugin_store = folder / "plugin.db"
+        plugin_bytes = _raw(plugin_store, plugin_store.with_name("plugin.db-wal"))
+        requests = json.dumps(fake.requests, ensure_ascii=False)
+        cache = folder / ".agenteval" / "judge-cache.db"
         cache_bytes = _raw(cache, cache.with_name("judge-cache.db-wal"))
         shown = _run(["show", "latest", "-v", "--json", "shown.json"], folder, env)
         reported = _run(
@@ -142,6 +170,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
             "agenteval report": (folder / "report.html").read_text()
             + (folder / "report.xml").read_text()
             + reported,
+            "pytest plugin (output and store)": plugin + plugin_bytes,
         }
     )
 
@@ -169,6 +198,7 @@ def test_no_output_holds_the_secret(outputs: Outputs, shape: SecretShape) -> Non
         "judge requests",
         "agenteval show",
         "agenteval report",
+        "pytest plugin (output and store)",
     ],
 )
 def test_each_output_did_hold_the_planted_text_masked(outputs: Outputs, place: str) -> None:

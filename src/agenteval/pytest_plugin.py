@@ -274,7 +274,8 @@ class CaseResult:
         return bool(self.results) and self.pass_k_value >= self.spec.pass_k_min - 1e-12
 
     def report(self) -> str:
-        """What the case did against its requirement, failing trials first-hand."""
+        """What the case did against its requirement, failing trials first-hand, secrets
+        redacted."""
         n, c, k = len(self.results), sum(self.passes), self.spec.pass_k
         lines = [
             f"case {self.case.id!r}: {c} of {_count(n, 'trial')} passed; "
@@ -289,7 +290,11 @@ class CaseResult:
             if result.trial.output is not None:
                 lines.append(f"    answer: {_clip(result.trial.output)!r}")
         lines.append(f"run {self.run_id} in {self.store} (agenteval show {self.run_id})")
-        return "\n".join(lines)
+        # The trials are the ones in memory, not the store's redacted copies: the report goes to
+        # a terminal or a CI log, so it is redacted as the store is.
+        from agenteval.redaction import Redactor
+
+        return Redactor.from_environment().redact_text("\n".join(lines))
 
     def check(self) -> None:
         """Fail the test, with the failing scorers and reasons, unless the case passed."""
