@@ -11,6 +11,7 @@ in a score or a log line is redacted too (an SDK's 401 message echoes the key it
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import statistics
 from collections import Counter
@@ -42,6 +43,8 @@ logger = logging.getLogger("agenteval.judge")
 
 PROVIDERS = ("openai", "anthropic", "google")
 DEFAULT_CACHE_PATH = Path(".agenteval/judge-cache.db")
+_REMEMBERED_BLOCKS = 256
+"""Redacted blocks a judge remembers (the texts of the trials being judged now)."""
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -124,6 +127,12 @@ class Judge:
         self.config = config
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
         """What every request, and every error kept, is redacted with."""
+        # The same texts come again and again: a trial's question and answer for each rubric
+        # and each sample. Redacting one costs about 25 microseconds a kilobyte; remembering
+        # the last few makes a cache hit cost what it did before redaction.
+        self._redact_block = functools.lru_cache(maxsize=_REMEMBERED_BLOCKS)(
+            self.redactor.redact_text
+        )
         self.provider = provider
         self.cache: JudgeCache | NullCache = cache if cache is not None else NullCache()
         self.prices = PriceTable.default() if prices is None else prices
@@ -208,7 +217,7 @@ class Judge:
         """Sample `index` of the verdict on `blocks` (the raw, unfenced inputs), from the cache
         when it was asked before. The blocks are redacted first: the request, and the cache key
         made from it, never hold a secret."""
-        redact = self.redactor.redact_text
+        redact = self._redact_block
         blocks = {name: redact(text) for name, text in blocks.items()}
         key = cache_key(
             provider=self.config.provider,
