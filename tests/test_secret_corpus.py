@@ -7,7 +7,8 @@ metadata and (on the second case) its failure message; the case file holds them 
 secret may appear in the store's bytes (the database and its write-ahead log, read raw), the
 JSON, HTML and JUnit reports, the terminal, the requests the fake provider received, the judge
 cache's bytes, what `agenteval show` and `agenteval report` make from the store, or the output
-and store of the pytest plugin run over the same cases.
+and store of the pytest plugin run over the same cases, and everything `agenteval score` writes
+from recorded trials holding the same secrets.
 """
 
 from __future__ import annotations
@@ -73,6 +74,29 @@ def test_planted(agenteval_result):
 """
 """A test of the pytest plugin over the same cases: its failure reports show answers, failure
 messages and score reasons."""
+
+
+def _recorded_trials(planted: list[str]) -> str:
+    """Trials as `agenteval score` reads them (JSONL), planting every secret where a recorded
+    trial can hold one."""
+    text = "\n".join(planted)
+    call = {"name": "lookup", "arguments": {"query": text, **keyed()}, "result": {"found": text}}
+    common = {
+        "tool_calls": [call],
+        "model_calls": [{"model": p, "usage": {"input_tokens": 3}} for p in planted],
+        "retries": dict.fromkeys(planted, 1),
+        "metadata": {"seen": planted, "auth": keyed()},
+    }
+    trials = [
+        {"case_id": "plants", "output": "The answer: " + text, **common},
+        {
+            "case_id": "fails",
+            "output": None,
+            "failure": {"cause": "agent_error", "message": "refused: " + text},
+            **common,
+        },
+    ]
+    return "".join(json.dumps(t) + "\n" for t in trials)
 
 
 @dataclass(frozen=True)
@@ -150,6 +174,20 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
         )
         plugin_store = folder / "plugin.db"
         plugin_bytes = _raw(plugin_store, plugin_store.with_name("plugin.db-wal"))
+        # `agenteval score` over recorded trials holding the same secrets everywhere.
+        (folder / "trials.jsonl").write_text(_recorded_trials(planted))
+        scored = _run(
+            [
+                *("score", "trials.jsonl", "--cases", "cases.jsonl", "--store", "scored.db"),
+                *("--judge", "openai:gpt-4o-mini", "--rubric", "correctness,groundedness"),
+                *("--json", "scored.json", "-v"),
+            ],
+            folder,
+            env,
+        )
+        scored_store = folder / "scored.db"
+        scored += _raw(scored_store, scored_store.with_name("scored.db-wal"))
+        scored += (folder / "scored.json").read_text()
         requests = json.dumps(fake.requests, ensure_ascii=False)
         cache = folder / ".agenteval" / "judge-cache.db"
         cache_bytes = _raw(cache, cache.with_name("judge-cache.db-wal"))
@@ -171,6 +209,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
             + (folder / "report.xml").read_text()
             + reported,
             "pytest plugin (output and store)": plugin + plugin_bytes,
+            "agenteval score (terminal, JSON, store)": scored,
         }
     )
 
@@ -199,6 +238,7 @@ def test_no_output_holds_the_secret(outputs: Outputs, shape: SecretShape) -> Non
         "agenteval show",
         "agenteval report",
         "pytest plugin (output and store)",
+        "agenteval score (terminal, JSON, store)",
     ],
 )
 def test_each_output_did_hold_the_planted_text_masked(outputs: Outputs, place: str) -> None:
