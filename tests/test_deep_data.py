@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import agenteval
 from agenteval import EvalCase, RunStore
 from agenteval.jsonsafe import CIRCULAR, CUT_NOTE, DEEP, MAX_DEPTH, model_json
@@ -196,3 +198,32 @@ def test_the_usual_record_is_pydantics_own_json() -> None:
         encoded = model_json(model)
         assert encoded.text == model.model_dump_json(exclude_defaults=True)
         assert encoded.cuts == ()
+
+
+# --- tool calls read from OpenTelemetry spans ---------------------------------------------------
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "otel"
+
+
+@pytest.mark.parametrize("levels", [300, 5000])
+def test_deep_tool_arguments_in_spans_are_scored_and_stored(tmp_path: Path, levels: int) -> None:
+    """A span's arguments JSON nested 300 deep is parsed and stored cut; one 5,000 deep (past
+    what Python's JSON reader takes) is kept as the text it is. Neither crashes `score`."""
+    deep = '{"city": "Lisbon", "filters": ' + '{"x": ' * levels + "1" + "}" * levels + "}"
+    traces = (EXAMPLE / "traces.jsonl").read_text()
+    planted = traces.replace('{\\"city\\": \\"Lisbon\\"}', json.dumps(deep)[1:-1])
+    assert planted != traces
+    (tmp_path / "traces.jsonl").write_text(planted)
+    cases = str(EXAMPLE / "cases.yaml")
+    done = cli(tmp_path, "score", "traces.jsonl", "--cases", cases, "--store", "s.db")
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    lisbon = next(t for t in stored_trials(tmp_path / "s.db") if t["case_id"] == "lisbon-weather")
+    arguments = lisbon["tool_calls"][0]["arguments"]
+    if levels == 300:
+        assert arguments["city"] == "Lisbon"
+        assert lisbon["metadata"][CUT_NOTE] == [
+            "tool_calls.0.arguments.filters.x.…: nested deeper than 64"
+        ]
+    else:
+        assert arguments == {"input": deep}
