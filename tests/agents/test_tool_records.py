@@ -120,3 +120,25 @@ def test_an_error_that_cannot_be_printed_reaches_the_agent_as_raised() -> None:
     with recording(recorder), pytest.raises(Unprintable):
         broken("q")
     assert recorder.tool_calls[0].error == "Unprintable: <the message could not be read>"
+
+
+def test_recording_a_model_call_wait_or_retry_never_raises_into_the_agent() -> None:
+    recorder = TrialRecorder()
+    with recording(recorder):
+        agenteval.record_model_call(
+            object(),  # type: ignore[arg-type]
+            input_tokens="many",  # type: ignore[arg-type]
+            output_tokens=12.7,  # type: ignore[arg-type]
+            duration_s=float("inf"),
+        )
+        agenteval.record_model_call("gpt", input_tokens=-3, duration_s=1e300)
+        agenteval.record_wait("a while")  # type: ignore[arg-type]
+        agenteval.record_wait(float("nan"))
+        agenteval.record_wait(0.5)
+        agenteval.record_retry(429)  # type: ignore[arg-type]
+    first, second = recorder.model_calls
+    assert first.model.startswith("<object object at")
+    assert (first.usage.input_tokens, first.usage.output_tokens, first.duration_s) == (0, 12, None)
+    assert (second.usage.input_tokens, second.started_at) == (0, None)
+    assert recorder.waits_s == 0.5
+    assert recorder.retries == {"429": 1}
