@@ -13,12 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agenteval
 from agenteval import EvalCase, RunStore
 from agenteval.jsonsafe import CIRCULAR, CUT_NOTE, DEEP, MAX_DEPTH, model_json
+from agenteval.redaction import REDACTED, is_secret_key
 from agenteval.run import RunInfo, TrialResult
 from agenteval.score import Score
+from agenteval.store import _to_json
 from agenteval.trace import ToolCall, Trial
 
 
@@ -227,3 +231,51 @@ def test_deep_tool_arguments_in_spans_are_scored_and_stored(tmp_path: Path, leve
         ]
     else:
         assert arguments == {"input": deep}
+
+
+# --- the quick look never lets through what the careful copy would cut or mask ----------------
+
+KEYS = st.sampled_from(["a", "query", "api_key", "Password", "x-session-cookie", "max_tokens", "k"])
+LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5), st.just(""))
+DATA = st.recursive(
+    LEAVES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+    max_leaves=40,
+)
+
+
+def wrapped(value: Any, levels: int) -> Any:
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=DATA, levels=st.integers(min_value=0, max_value=70))
+def test_a_stored_trial_is_never_too_deep_nor_holds_a_secret_named_value(
+    data: Any, levels: int
+) -> None:
+    trial = Trial(
+        output="a",
+        metadata={"v": wrapped(data, levels)},
+        tool_calls=[ToolCall(name="t", result=data)],
+    )
+    text = _to_json(trial)
+    stored = json.loads(text)
+    assert depth(stored) <= MAX_DEPTH
+
+    def check(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key != CUT_NOTE and is_secret_key(key):
+                    assert item in (None, True, False, "", REDACTED)
+                else:
+                    check(item)
+        elif isinstance(value, list):
+            for item in value:
+                check(item)
+
+    check(stored)
+    Trial.model_validate_json(text)  # and it reads back
+    if text == trial.model_dump_json(exclude_defaults=True):
+        assert CUT_NOTE not in stored.get("metadata", {})

@@ -27,6 +27,7 @@ import dataclasses
 import enum
 import json
 import math
+import operator
 import types
 import typing
 import uuid
@@ -51,6 +52,7 @@ __all__ = [
     "SafeJson",
     "cut_copy",
     "model_json",
+    "model_json_text",
     "plain_copy",
     "safe_repr",
     "valid_text",
@@ -159,17 +161,36 @@ def model_json(model: BaseModel, hide: Hide | None = None, note_in: str | None =
     `hide` masks secret-named keys; `note_in` names a dict field of the model under whose
     `CUT_NOTE` key the list of cuts is written when anything was cut.
     """
+    text = _usual_json(model, hide)
+    return SafeJson(text) if text is not None else _careful_json(model, hide, note_in)
+
+
+def model_json_text(model: BaseModel, hide: Hide | None = None, note_in: str | None = None) -> str:
+    """`model_json(...).text`, for the store's hot path: the usual record makes nothing more
+    than its text."""
     if _fits(model, hide):
         try:
             text = model.model_dump_json(fallback=safe_repr, warnings=False, exclude_defaults=True)
-            # A lone surrogate passes pydantic and fails when the text is encoded (SQLite).
             text.encode("utf-8")
-        except Exception:  # pydantic could not write something: the careful copy will
+        except Exception:
             pass
         else:
             if _MARKER_IN_JSON not in text:
-                return SafeJson(text)
-    return _careful_json(model, hide, note_in)
+                return text
+    return _careful_json(model, hide, note_in).text
+
+
+def _usual_json(model: BaseModel, hide: Hide | None) -> str | None:
+    """The record as pydantic writes it, or None when it needs the careful copy."""
+    if not _fits(model, hide):
+        return None
+    try:
+        text = model.model_dump_json(fallback=safe_repr, warnings=False, exclude_defaults=True)
+        # A lone surrogate passes pydantic and fails when the text is encoded (SQLite).
+        text.encode("utf-8")
+    except Exception:  # pydantic could not write something: the careful copy will
+        return None
+    return text if _MARKER_IN_JSON not in text else None
 
 
 def _careful_json(model: BaseModel, hide: Hide | None, note_in: str | None) -> SafeJson:
@@ -209,28 +230,42 @@ def plain_copy(value: Any) -> tuple[Any, tuple[str, ...]]:
 
 # Which fields of a model class can hold more than scalars, and whether they are free-form
 # (Any somewhere in their type). Fields of scalars only are never looked at.
-_Plan = dict[str, bool]
+_Plan = tuple[tuple[str, bool], ...]
+"""(field name, free-form) for each field that can hold more than scalars; `__pydantic_extra__`
+last when the model takes extra fields."""
 _PLANS: dict[type[BaseModel], _Plan] = {}
 _SCALAR, _TYPED, _FREE = 0, 1, 2
 _GENERIC = frozenset(
     {list, dict, tuple, set, frozenset, types.UnionType, typing.Union}
     | {abc.Sequence, abc.Mapping, abc.MutableMapping, abc.MutableSequence, abc.Set}
 )
+_EXTRA = "__pydantic_extra__"
+_LOOKS: dict[type[BaseModel], Callable[[dict[str, Any]], tuple[Any, ...]]] = {}
+"""For each planned model without extra fields: its planned fields' values, in one call."""
+_NOTHING: Final = frozenset({type(None), list, dict})
 
 
 def _plan(cls: type[BaseModel]) -> _Plan:
     plan = _PLANS.get(cls)
     if plan is None:
-        _PLANS[cls] = {}  # a model that contains itself: assume nothing while working it out
-        plan = {}
+        _PLANS[cls] = ()  # a model that contains itself: assume nothing while working it out
+        fields = []
         for name, info in cls.model_fields.items():
             kind = _kind(info.annotation)
             if kind != _SCALAR:
-                plan[name] = kind == _FREE
+                fields.append((name, kind == _FREE))
         if cls.model_config.get("extra") == "allow":
-            plan["__pydantic_extra__"] = True
-        _PLANS[cls] = plan
+            fields.append((_EXTRA, True))
+        plan = _PLANS[cls] = tuple(fields)
+        names = [name for name, _ in plan]
+        if names and _EXTRA not in names:
+            # Always a tuple, whatever the number of names.
+            _LOOKS[cls] = operator.itemgetter(*names, names[0])
     return plan
+
+
+def _field(model: BaseModel, name: str) -> Any:
+    return model.__dict__.get(name) if name != _EXTRA else model.__pydantic_extra__
 
 
 def _kind(annotation: Any) -> int:
@@ -259,38 +294,52 @@ def _kind(annotation: Any) -> int:
 def _fits(model: BaseModel, hide: Hide | None) -> bool:
     """Whether pydantic can write the record as it is: no container past `MAX_DEPTH` (a cycle
     goes past it too), no secret-named key to mask, nothing of unknown kind. Looks only at the
-    fields that can hold more than scalars, and allocates nothing."""
+    fields that can hold more than scalars (none of them, when they are empty), and allocates
+    nothing."""
+    looks = _LOOKS.get(type(model))
+    if looks is not None:  # the usual record: every such field empty, told in three C calls
+        found = looks(model.__dict__)
+        if _NOTHING.issuperset(map(type, found)) and not any(found):
+            return True
+    return _model_fits(model, 1, hide, hide.fields if hide is not None else None)
+
+
+def _model_fits(
+    model: BaseModel, depth: int, hide: Hide | None, fields: frozenset[str] | None
+) -> bool:
+    """`_fits` for one of our models at `depth`; `fields`, at the record, limits `hide` to the
+    fields it names."""
+    plan = _PLANS.get(type(model))
+    if plan is None:
+        plan = _plan(type(model))
     values = model.__dict__
-    for name, free in _plan(type(model)).items():
-        item = values.get(name) if name != "__pydantic_extra__" else model.__pydantic_extra__
-        if item is None or type(item) in _SIMPLE or (type(item) in _EMPTY and not item):
+    for name, free in plan:
+        item = values.get(name) if name != _EXTRA else model.__pydantic_extra__
+        kind = type(item)
+        if item is None or kind in _SIMPLE or (kind in _EMPTY and not item):
             continue
+        here = hide if fields is None or name in fields else None
         if free:
-            keys = hide.plain_keys if hide is not None and name in hide.fields else None
-            if not _free_fits(item, 2, keys, hide):
+            keys = here.plain_keys if here is not None else None
+            if (
+                kind is dict  # the usual metadata or details: flat, with known keys
+                and (keys is None or keys.issuperset(item))
+                and _SIMPLE.issuperset(map(type, item.values()))
+            ):
+                continue
+            if not _free_fits(item, depth + 1, keys, here):
                 return False
-        elif not _typed_fits(item, 2, hide):
+        elif not _typed_fits(item, depth + 1, here):
             return False
     return True
 
 
 def _typed_fits(value: Any, depth: int, hide: Hide | None) -> bool:
-    """`_fits` for a typed field: our own models, in lists or dicts, all inside `hide`."""
+    """`_fits` for a typed field: our own models, in lists or dicts."""
     if depth > MAX_DEPTH:
         return False
     if isinstance(value, BaseModel):
-        values = value.__dict__
-        for name, free in _plan(type(value)).items():
-            item = values.get(name) if name != "__pydantic_extra__" else value.__pydantic_extra__
-            if item is None or type(item) in _SIMPLE or (type(item) in _EMPTY and not item):
-                continue
-            if free:
-                keys = hide.plain_keys if hide is not None else None
-                if not _free_fits(item, depth + 1, keys, hide):
-                    return False
-            elif not _typed_fits(item, depth + 1, hide):
-                return False
-        return True
+        return _model_fits(value, depth, hide, None)
     kind = type(value)
     items = value.values() if kind is dict else value if kind is list or kind is tuple else None
     if items is None:
@@ -434,7 +483,7 @@ class _Copy:
     def _model(self, model: BaseModel, depth: int, free: bool, path: list[str | int]) -> Any:
         if free:  # a model inside free-form data: its fields are keys like any other
             return self._dict(iter(model), depth, True, path)
-        plan = _plan(type(model))
+        plan = dict(_plan(type(model)))
         fields = type(model).model_fields
         hide = self.hide
         out: dict[str, Any] = {}

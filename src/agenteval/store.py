@@ -27,7 +27,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from agenteval.case import EvalCase
 from agenteval.errors import StoreError
-from agenteval.jsonsafe import Hide, cut_copy, model_json, safe_repr
+from agenteval.jsonsafe import Hide, cut_copy, model_json_text, safe_repr
 from agenteval.redaction import REDACTED, Redactor, is_secret_key
 from agenteval.run import RunInfo, RunStatus, TrialResult
 from agenteval.score import Score
@@ -910,17 +910,23 @@ _NOTE_FIELDS: dict[type[BaseModel], str] = {
     EvalCase: "metadata",
     RunInfo: "settings",
 }
-_HIDES = {
-    model: Hide(secret=is_secret_key, fields=fields, mask=REDACTED)
-    for model, fields in _HIDDEN_FIELDS.items()
+_HOW: dict[type[BaseModel], tuple[Hide | None, str | None]] = {
+    model: (
+        Hide(secret=is_secret_key, fields=_HIDDEN_FIELDS[model], mask=REDACTED)
+        if model in _HIDDEN_FIELDS
+        else None,
+        note_in,
+    )
+    for model, note_in in _NOTE_FIELDS.items()
 }
+_AS_GIVEN: tuple[Hide | None, str | None] = (None, None)
 
 
 def _to_json(model: BaseModel) -> str:
     """The record as JSON text; never fails, whatever an agent or a tool put in it: deep or
     circular data is cut (and noted in the record), secret-named keys masked (`jsonsafe`)."""
-    kind = type(model)
-    return model_json(model, _HIDES.get(kind), _NOTE_FIELDS.get(kind)).text
+    hide, note_in = _HOW.get(type(model), _AS_GIVEN)
+    return model_json_text(model, hide, note_in)
 
 
 def _read_cut(model: type[_M], data: str) -> _M | None:
