@@ -4,8 +4,11 @@ One writer (the engine's driver) streams results in as trials finish; each trial
 are committed together, so a run killed at any moment resumes from what was stored. Readers in
 other processes (`agenteval runs`, a report) can read while a run writes (WAL mode).
 
-The store writes exactly what it is given. It adds nothing, so whatever a caller puts in a
-`RunInfo`, a case or a trial (including settings and tool arguments) is what lands on disk.
+The store writes what it is given, with three exceptions, all made where a record is encoded
+(`_to_json`): secrets are redacted; data nested past 64 levels, or circular, is stored cut, and
+the record notes the cut (`jsonsafe`); values under secret-named keys in what agents and scorers
+produced are masked. Anything else a caller puts in a `RunInfo`, a case or a trial is what lands
+on disk.
 """
 
 from __future__ import annotations
