@@ -21,9 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["CORPUS", "KEYED_BRANCH", "SecretShape", "environment", "found_in", "keyed", "texts"]
+__all__ = ["CORPUS", "SecretShape", "environment", "found_in", "keyed", "texts"]
 
-KEYED_BRANCH = "secret-named keys in tool records: branch data"
 """Why the secret-named-key shapes are still expected to leak on this branch: masking values
 under secret-named keys in tool records is being fixed on another branch (`data`)."""
 

@@ -25,7 +25,6 @@ import pytest
 from tests.judge.fakes import PROVIDER_ENV, FakeOpenAI, verdict
 from tests.secrets_corpus import (
     CORPUS,
-    KEYED_BRANCH,
     SecretShape,
     environment,
     found_in,
@@ -214,13 +213,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
     )
 
 
-def _marks(shape: SecretShape) -> list[pytest.MarkDecorator]:
-    if shape.key is None:
-        return []
-    return [pytest.mark.xfail(strict=True, reason=KEYED_BRANCH)]
-
-
-@pytest.mark.parametrize("shape", [pytest.param(s, id=s.name, marks=_marks(s)) for s in CORPUS])
+@pytest.mark.parametrize("shape", [pytest.param(s, id=s.name) for s in CORPUS])
 def test_no_output_holds_the_secret(outputs: Outputs, shape: SecretShape) -> None:
     leaks = [place for place, text in outputs.by_place.items() if found_in(text, [shape])]
     assert leaks == [], f"{shape.name} leaked into: {', '.join(leaks)}"

@@ -303,7 +303,7 @@ def test_tool_results_json_cannot_hold_are_stored_anyway(store: RunStore) -> Non
     assert sorted(read["a set"]) == [1, 2, 3]
     assert read["an object"] == "Opaque(42)"  # its repr
     assert read["raw bytes"] == "\\xff\\xfe"
-    assert read["a loop"] == {"name": "loop", "self": "<circular reference>"}
+    assert read["a loop"] == {"name": "loop", "self": "<cut: circular reference>"}
     assert read["not a number"] is None
     assert read["a lone surrogate"] == "?"
 

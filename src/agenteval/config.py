@@ -192,6 +192,10 @@ def _read_config(path: Path) -> ProjectConfig:
         raise ConfigError(
             f"invalid YAML: {getattr(exc, 'problem', exc)}", file=path, line=line
         ) from exc
+    except RecursionError as exc:  # the YAML parser recurses once per level of nesting
+        raise ConfigError(
+            "invalid YAML: nested too deeply", file=path, hint="a config is a few levels deep"
+        ) from exc
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -226,8 +230,8 @@ def _read_config(path: Path) -> ProjectConfig:
 def _looks_like_config(path: Path) -> bool:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return False  # not a config: reading it as a case file says what is wrong with it
     return (
         isinstance(data, dict)
         and "cases" not in data

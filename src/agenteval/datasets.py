@@ -55,6 +55,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter, Va
 
 from agenteval.case import EvalCase, ExpectedCall, Rubric
 from agenteval.errors import DatasetError
+from agenteval.jsonsafe import MAX_DEPTH
 
 __all__ = ["case_file_schema", "dump_cases", "load_cases"]
 
@@ -104,6 +105,12 @@ _CSV_LISTS = (
 )
 _CSV_COLUMNS = (*_CSV_TEXT, *_CSV_NUMBERS, *_CSV_LISTS)
 _METADATA_PREFIX = "metadata."
+
+# How deep the maps of where things are in a file go: a case sits at most three levels into its
+# document (`cases:` mapping, list, case), and nothing past a case's `MAX_DEPTH` levels is
+# pointed at (such a case is refused). Bounded, a file nested thousands deep cannot exhaust
+# the stack.
+_TREE_DEPTH = MAX_DEPTH + 4
 
 _Loc = tuple[str | int, ...]
 
@@ -597,7 +604,7 @@ def _prepare_yaml(root: yaml.Node) -> _Twice | None:
 
 
 def _yaml_duplicate_key(node: yaml.Node, path: _Loc, visited: set[int]) -> _Twice | None:
-    if id(node) in visited:
+    if id(node) in visited or len(path) > _TREE_DEPTH:
         return None
     visited.add(id(node))
     if isinstance(node, yaml.SequenceNode):
@@ -620,19 +627,21 @@ def _yaml_duplicate_key(node: yaml.Node, path: _Loc, visited: set[int]) -> _Twic
     return None
 
 
-def _yaml_tree(node: yaml.Node, built: dict[int, _Node]) -> _Node:
+def _yaml_tree(node: yaml.Node, built: dict[int, _Node], depth: int = 0) -> _Node:
     known = built.get(id(node))
     if known is not None:  # an alias, or a structure that contains itself
         return dataclasses.replace(known)
     result = _Node(node.start_mark.line + 1)
     built[id(node)] = result
+    if depth > _TREE_DEPTH:
+        return result
     if isinstance(node, yaml.SequenceNode):
-        result.children = [_yaml_tree(item, built) for item in node.value]
+        result.children = [_yaml_tree(item, built, depth + 1) for item in node.value]
     elif isinstance(node, yaml.MappingNode):
         children: dict[str, _Node] = {}
         for key, value in node.value:
             if isinstance(key, yaml.ScalarNode):
-                child = dataclasses.replace(_yaml_tree(value, built))
+                child = dataclasses.replace(_yaml_tree(value, built, depth + 1))
                 child.key_line = key.start_mark.line + 1
                 children[str(key.value)] = child
         result.children = children
@@ -745,6 +754,9 @@ class _JsonTree:
         offset = self.skip(offset)
         node = _Node(self.line(offset))
         opening = text[offset]
+        if len(path) > _TREE_DEPTH:  # past what any message points at: skip it whole
+            _, end = self.decoder.raw_decode(text, offset)
+            return node, end
         if opening == "{":
             children: dict[str, _Node] = {}
             node.children = children
@@ -993,6 +1005,16 @@ def _validate(record: _Record, file: str) -> EvalCase:
             case=record.number,
             hint=_mapping_hint(data, record.fmt),
         )
+    too_deep = _too_deep(data, record.fmt)
+    if too_deep is not None:
+        raise DatasetError(
+            f"nested more than {MAX_DEPTH} levels deep (or contains itself)",
+            file=file,
+            line=record.where.line(too_deep),
+            case=record.label,
+            field=_dotted(too_deep[:_SHOWN_STEPS]) + (".…" if len(too_deep) > _SHOWN_STEPS else ""),
+            hint=f"flatten the data: a case keeps at most {MAX_DEPTH} levels (the case is level 1)",
+        )
     if record.twice is not None:
         raise DatasetError(
             f"the field is given twice{_first_given(record.twice)}",
@@ -1014,6 +1036,59 @@ def _validate(record: _Record, file: str) -> EvalCase:
             case=record.label,
             hint="remove the YAML alias that points back into its own value",
         ) from exc
+
+
+_SHOWN_STEPS = 5
+
+
+def _too_deep(case: Any, fmt: str) -> _Loc | None:
+    """Where a case (level 1) first holds a list or mapping more than `MAX_DEPTH` levels deep,
+    in file order, or None."""
+    if not _exceeds(case, 1, {} if fmt == "yaml" else None):
+        return None
+    stack: list[tuple[Any, int, _Loc]] = [(case, 1, ())]
+    deepest: dict[int, int] = {}
+    while stack:  # the path to it, without recursion: it may be thousands of levels down
+        value, level, path = stack.pop()
+        if level > MAX_DEPTH:
+            return path
+        if deepest.get(id(value), 0) >= level:
+            continue
+        deepest[id(value)] = level
+        children = value.items() if isinstance(value, dict) else enumerate(value)
+        inner = [(child, level + 1, (*path, key)) for key, child in children if _nests(child)]
+        stack.extend(reversed(inner))
+    return None  # pragma: no cover - `_exceeds` found one
+
+
+def _exceeds(value: dict[Any, Any] | list[Any], level: int, seen: dict[int, int] | None) -> bool:
+    """Whether `value` (at `level`) holds a list or mapping past `MAX_DEPTH`.
+
+    `seen` is for YAML, whose aliases can share one part many times over, or make it contain
+    itself: a part is looked at again only from deeper down, so the check stays linear, and a
+    loop ends past the limit. JSON shares nothing, and needs no such bookkeeping.
+    """
+    if level > MAX_DEPTH:
+        return True
+    if seen is not None:
+        if seen.get(id(value), 0) >= level:
+            return False
+        seen[id(value)] = level
+    items = value.values() if type(value) is dict else value
+    if _FLAT.issuperset(map(type, items)):  # the usual list or mapping: one check, in C
+        return False
+    for item in items:
+        kind = type(item)
+        if (kind is dict or kind is list) and _exceeds(item, level + 1, seen):
+            return True
+    return False
+
+
+def _nests(value: Any) -> bool:
+    return type(value) is dict or type(value) is list
+
+
+_FLAT = frozenset({str, int, float, bool, type(None), date, datetime})
 
 
 def _first_given(twice: _Twice) -> str:

@@ -4,15 +4,17 @@ One writer (the engine's driver) streams results in as trials finish; each trial
 are committed together, so a run killed at any moment resumes from what was stored. Readers in
 other processes (`agenteval runs`, a report) can read while a run writes (WAL mode).
 
-The store writes exactly what it is given. It adds nothing, so whatever a caller puts in a
-`RunInfo`, a case or a trial (including settings and tool arguments) is what lands on disk.
+The store writes what it is given, with three exceptions, all made where a record is encoded
+(`_to_json`): secrets are redacted; data nested past 64 levels, or circular, is stored cut, and
+the record notes the cut (`jsonsafe`); values under secret-named keys in what agents and scorers
+produced are masked. Anything else a caller puts in a `RunInfo`, a case or a trial is what lands
+on disk.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import math
 import sqlite3
 import sys
 import threading
@@ -22,14 +24,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_core import to_jsonable_python
 
 from agenteval.case import EvalCase
 from agenteval.errors import StoreError
-from agenteval.redaction import Redactor
+from agenteval.jsonsafe import Hide, cut_copy, model_json_text, safe_repr
+from agenteval.redaction import REDACTED, Redactor, is_secret_key
 from agenteval.run import RunInfo, RunStatus, TrialResult
 from agenteval.score import Score
 from agenteval.trace import Trial, utc_now
@@ -130,7 +132,7 @@ _SCORE_LIST: TypeAdapter[list[Score]] = TypeAdapter(list[Score])
 
 def _scores_json(scores: list[Score]) -> bytes:
     """The scores as one JSON list in one call, each item as `_to_json` writes a score."""
-    return _SCORE_LIST.dump_json(scores, fallback=_safe_repr, warnings=False, exclude_defaults=True)
+    return _SCORE_LIST.dump_json(scores, fallback=safe_repr, warnings=False, exclude_defaults=True)
 
 
 @dataclass(frozen=True)
@@ -858,6 +860,9 @@ class RunStore:
         try:
             return model.model_validate_json(data)
         except ValidationError as exc:
+            cut = _read_cut(model, data)
+            if cut is not None:
+                return cut
             raise StoreError(
                 f"{where} cannot be read by this version of agenteval: "
                 f"{exc.error_count()} invalid field(s), first: {exc.errors()[0]['msg']}",
@@ -891,59 +896,50 @@ def _time_text(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+# What an agent or a tool produced is masked by key (`password`, `api_key`, `session_cookie`, ...)
+# wherever it comes from: every record passes through `_to_json` on its way in, so this is the
+# one place that covers the recorder, OpenTelemetry spans, an agent's own Trial, a recorded
+# `agent_trace` and a scorer's details alike. What the user wrote (settings, tool schemas,
+# expected arguments) is not masked by key: a schema's `password` property is not a secret.
+_HIDDEN_FIELDS: dict[type[BaseModel], frozenset[str]] = {
+    Trial: frozenset({"tool_calls", "steps", "metadata"}),
+    Score: frozenset({"details"}),
+    EvalCase: frozenset({"agent_trace"}),
+}
+# Where a record notes what had to be cut to store it (`jsonsafe.CUT_NOTE`).
+_NOTE_FIELDS: dict[type[BaseModel], str] = {
+    Trial: "metadata",
+    Score: "details",
+    EvalCase: "metadata",
+    RunInfo: "settings",
+}
+_HOW: dict[type[BaseModel], tuple[Hide | None, str | None]] = {
+    model: (
+        Hide(secret=is_secret_key, fields=_HIDDEN_FIELDS[model], mask=REDACTED)
+        if model in _HIDDEN_FIELDS
+        else None,
+        note_in,
+    )
+    for model, note_in in _NOTE_FIELDS.items()
+}
+_AS_GIVEN: tuple[Hide | None, str | None] = (None, None)
+
+
 def _to_json(model: BaseModel) -> str:
-    """The model as JSON text; never fails, whatever a tool returned."""
+    """The record as JSON text; never fails, whatever an agent or a tool put in it: deep or
+    circular data is cut (and noted in the record), secret-named keys masked (`jsonsafe`)."""
+    hide, note_in = _HOW.get(type(model), _AS_GIVEN)
+    return model_json_text(model, hide, note_in)
+
+
+def _read_cut(model: type[_M], data: str) -> _M | None:
+    """A stored record too deep for pydantic's JSON reader (stores written before the depth
+    limit): read by `json`, cut to the limit, then validated; None when that fails too."""
     try:
-        # Defaults left out: reading the record back restores them, and the text to redact,
-        # store and read is a third of the size for the usual case, trial and score.
-        text = model.model_dump_json(fallback=_safe_repr, warnings=False, exclude_defaults=True)
-        # A lone surrogate would pass here and fail when SQLite encodes the text.
-        text.encode("utf-8")
-        return text
-    except (ValueError, TypeError, UnicodeError, RecursionError):
-        # Invalid UTF-8 bytes, a value that contains itself, a lone surrogate (or a pydantic
-        # without `fallback`): fall back to a plain copy that replaces what cannot be written.
-        return json.dumps(_plain(model, set()), ensure_ascii=False, allow_nan=False)
-
-
-def _text(value: str) -> str:
-    return value.encode("utf-8", "replace").decode("utf-8")
-
-
-def _safe_repr(value: Any) -> str:
+        plain = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
     try:
-        return repr(value)
-    except Exception:
-        return f"<unrepresentable {type(value).__qualname__}>"
-
-
-def _plain(value: Any, active: set[int]) -> Any:
-    """`value` as JSON-ready data; `active` holds the containers being copied, to break cycles."""
-    if value is None or isinstance(value, bool | int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, str):
-        return _text(value)
-    if isinstance(value, bytes | bytearray):
-        return bytes(value).decode("utf-8", "backslashreplace")
-    if id(value) in active:
-        return "<circular reference>"
-    if isinstance(value, BaseModel | dict | list | tuple | set | frozenset):
-        active.add(id(value))
-        try:
-            if isinstance(value, BaseModel):
-                return {
-                    name: _plain(getattr(value, name), active) for name in type(value).model_fields
-                }
-            if isinstance(value, dict):
-                return {_text(str(key)): _plain(item, active) for key, item in value.items()}
-            return [_plain(item, active) for item in value]
-        finally:
-            active.discard(id(value))
-    try:
-        plain = to_jsonable_python(value, fallback=_safe_repr)
-        json.dumps(plain, allow_nan=False)
-    except (ValueError, TypeError, UnicodeError, RecursionError):
-        return _safe_repr(value)
-    return plain
+        return model.model_validate(cut_copy(plain, _NOTE_FIELDS.get(model)))
+    except (ValidationError, RecursionError):
+        return None

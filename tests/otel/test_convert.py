@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agenteval import FailureCause
+from agenteval import EvalCase, FailureCause, RunStore
 from agenteval.otel import SpanEvent, SpanKind, SpanRecord, SpanStatus, read_spans, span_kind
+from agenteval.run import RunInfo, TrialResult
 
 _ids = itertools.count(1)
 MS = 1_000_000
@@ -100,18 +102,27 @@ def test_plain_text_results_stay_text_and_unparsable_arguments_are_kept() -> Non
     assert call.result == "sunny in Paris"
 
 
-def test_secret_named_arguments_are_masked_as_agenteval_tools_mask_them() -> None:
+def test_secret_named_arguments_are_masked_where_the_trial_is_stored(tmp_path: Path) -> None:
+    """As for every source of tool calls: one place, the store, masks them, at any depth (see
+    tests/test_secret_keys.py)."""
     tool = span(
         "execute_tool fetch",
         {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": "fetch",
-            "gen_ai.tool.call.arguments": json.dumps({"url": "https://x", "api_key": "sk-123456"}),
+            "gen_ai.tool.call.arguments": json.dumps({"url": "https://x", "api_key": "pw-plain"}),
         },
     )
-    [call] = read_spans([tool]).tool_calls
-    assert call.arguments["url"] == "https://x"
-    assert "sk-123456" not in json.dumps(call.arguments)
+    trial = read_spans([tool]).trial()
+    case = EvalCase(id="c", input="q")
+    info = RunInfo(target="t")
+    with RunStore(tmp_path / "s.db") as store:
+        store.create_run(info, [case])
+        store.add_result(info.run_id, TrialResult(case=case, trial=trial))
+        [stored] = store.iter_results(info.run_id)
+    [call] = stored.trial.tool_calls
+    assert call.arguments == {"url": "https://x", "api_key": "[REDACTED]"}
+    assert b"pw-plain" not in (tmp_path / "s.db").read_bytes()
 
 
 def test_chat_span_is_a_model_call_with_every_kind_of_token() -> None:

@@ -7,6 +7,7 @@ Outside a trial, recording does nothing and tools behave as plain functions.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from agenteval.jsonsafe import safe_repr
 from agenteval.trace import ModelCall, ToolCall, Usage, utc_now
 
 __all__ = [
@@ -98,24 +100,29 @@ def record_model_call(
 ) -> None:
     """Record one model call of the agent (its tokens are summed into the trial's usage).
 
-    Does nothing outside a trial.
+    Does nothing outside a trial. Never raises into the agent: a value of the wrong kind is
+    recorded as best it can be (a count that is not a number as 0, a name as its text).
     """
     recorder = _current.get()
     if recorder is None:
         return
-    started = utc_now() - timedelta(seconds=duration_s) if duration_s is not None else None
+    duration = _seconds(duration_s)
+    try:
+        started = utc_now() - timedelta(seconds=duration) if duration is not None else None
+    except OverflowError:
+        started = None
     recorder.add_model_call(
         ModelCall(
-            model=model,
-            provider=provider,
+            model=_name(model) or "unknown",
+            provider=_name(provider),
             usage=Usage(
-                input_tokens=input_tokens,
-                output_tokens=output_tokens,
-                cached_tokens=cached_tokens,
-                reasoning_tokens=reasoning_tokens,
+                input_tokens=_count(input_tokens),
+                output_tokens=_count(output_tokens),
+                cached_tokens=_count(cached_tokens),
+                reasoning_tokens=_count(reasoning_tokens),
             ),
             started_at=started,
-            duration_s=duration_s,
+            duration_s=duration,
         )
     )
 
@@ -126,15 +133,42 @@ def record_wait(seconds: float) -> None:
     That time counts in the trial's total latency but not in its latency excluding waits.
     """
     recorder = _current.get()
-    if recorder is not None:
-        recorder.add_wait(seconds)
+    waited = _seconds(seconds)
+    if recorder is not None and waited is not None:
+        recorder.add_wait(waited)
 
 
 def record_retry(reason: str) -> None:
     """Record a retry the agent made itself (`rate_limited`, `provider_error`, ...)."""
     recorder = _current.get()
     if recorder is not None:
-        recorder.add_retry(reason)
+        recorder.add_retry(_name(reason) or "unknown")
+
+
+# What an agent passes to the functions above is recorded as best it can be: recording never
+# raises into the agent, whatever it is given.
+
+
+def _name(value: object) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return safe_repr(value)
+
+
+def _count(value: object) -> int:
+    try:
+        count: int = int(value)  # type: ignore[call-overload]
+    except Exception:
+        return 0
+    return max(count, 0)
+
+
+def _seconds(value: object) -> float | None:
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except Exception:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 class _UnrecordedCalls:

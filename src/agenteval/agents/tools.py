@@ -14,10 +14,9 @@ from types import MappingProxyType
 from typing import Any, TypeVar, cast, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
-from pydantic_core import to_jsonable_python
 
 from agenteval.agents.recorder import current_recorder, monotonic, note_unrecorded_call
-from agenteval.redaction import NULL_REDACTOR
+from agenteval.jsonsafe import CUT_HEAD, plain_copy
 
 __all__ = ["ToolSpec", "known_tools", "registered_tools", "tool"]
 
@@ -85,21 +84,27 @@ def _parameters_schema(fn: Callable[..., Any]) -> dict[str, Any]:
     return schema
 
 
-def _arguments(
-    signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> dict[str, Any]:
-    """The call's arguments by name, as plain data, with secret-named ones (`api_key`,
-    `authorization`, ...) masked."""
-    arguments: dict[str, Any] = NULL_REDACTOR.redact_value(
-        _snapshot(_bind(signature, args, kwargs))
-    )
-    return arguments
+def _snapshot(value: Any) -> Any:
+    """The value as JSON-like data, taken now: what is scored live is what is stored (and
+    rescored), and an agent that later changes the object it got back changes nothing.
+
+    Never raises, and never touches the value: a circular or very deep value is copied cut
+    (`jsonsafe`), so the tool call goes on exactly as without agenteval. Secret-named keys are
+    masked when the trial is stored, in one place for every source of tool calls.
+    """
+    try:
+        return plain_copy(value)[0]
+    except Exception as exc:  # not even a cut copy (the stack is nearly full, say)
+        return f"{CUT_HEAD}could not be recorded ({type(exc).__name__})>"
 
 
-def _snapshot(result: Any) -> Any:
-    """The result as JSON-like data, taken now: what is scored live is what is stored (and
-    rescored), and an agent that later changes the object it got back changes nothing."""
-    return to_jsonable_python(result, fallback=repr)
+def _error_text(exc: BaseException) -> str:
+    """How a tool's error is recorded: its type and message (the message may fail to print)."""
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<the message could not be read>"
+    return f"{type(exc).__name__}: {message}"
 
 
 def _bind(
@@ -160,7 +165,7 @@ def tool(
                 try:
                     result = await func(*args, **kwargs)
                 except Exception as exc:
-                    call.error = f"{type(exc).__name__}: {exc}"
+                    call.error = _error_text(exc)
                     raise
                 else:
                     call.result = _snapshot(result)
@@ -184,7 +189,7 @@ def tool(
                 try:
                     result = func(*args, **kwargs)
                 except Exception as exc:
-                    call.error = f"{type(exc).__name__}: {exc}"
+                    call.error = _error_text(exc)
                     raise
                 else:
                     call.result = _snapshot(result)

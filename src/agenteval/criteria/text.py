@@ -50,11 +50,16 @@ class ExactMatchCriterion(SyncCriterion):
         if want is None:
             return self._result(
                 None,
-                {"match": None, "expected": None, "actual": got},
+                {"match": None, "expected": None, "actual": got[:_SHOWN_CHARS]},
                 reason="no expected final response in the case",
             )
         match = got == want.strip()
-        details = {"match": match, "expected": want.strip(), "actual": got}
+        # Excerpts: the trial holds the whole response, and details are stored with every score.
+        details = {
+            "match": match,
+            "expected": want.strip()[:_SHOWN_CHARS],
+            "actual": got[:_SHOWN_CHARS],
+        }
         if match:
             reason = "the response is exactly the expected response"
         elif not got:

@@ -27,7 +27,6 @@ from typing import Any
 
 from agenteval.agents.calling import no_response_failure
 from agenteval.agents.tools import ToolSpec
-from agenteval.redaction import NULL_REDACTOR
 from agenteval.trace import Failure, FailureCause, ModelCall, ToolCall, Trial, Usage
 
 from .spans import SpanRecord, SpanStatus
@@ -158,7 +157,7 @@ def _json(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
             return value
     return value
 
@@ -171,7 +170,7 @@ def _text(value: Any) -> str | None:
         if value[:1] == '"':
             try:
                 decoded = json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return value
             return decoded if isinstance(decoded, str) else value
         return value
@@ -210,8 +209,9 @@ def _arguments(value: Any) -> dict[str, Any]:
             data = named
         elif set(data) == {"inputs"} and isinstance(data["inputs"], dict):
             data = data["inputs"]
-        arguments: dict[str, Any] = NULL_REDACTOR.redact_value({str(k): v for k, v in data.items()})
-        return arguments
+        # Secret-named arguments (and results) are masked where the trial is stored, as for
+        # every other source of tool calls (`store.py`), at any depth.
+        return {str(k): v for k, v in data.items()}
     return {"input": data}
 
 

@@ -17,7 +17,13 @@ from typing import Any
 
 from agenteval.case import EvalCase
 from agenteval.score import Score
-from agenteval.scorers.text import NumberMention, find_numbers, normalise, numbers_equal
+from agenteval.scorers.text import (
+    NumberMention,
+    excerpt,
+    find_numbers,
+    normalise,
+    numbers_equal,
+)
 from agenteval.trace import Trial
 
 __all__ = ["ExactMatch", "answers_match", "failure_text", "no_answer_reason", "not_judged"]
@@ -30,7 +36,8 @@ class ExactMatch:
 
     Applies when the case has a non-blank `expected_output`. Not judged when the trial failed for
     an infrastructure reason (see `not_judged`). A trial that gave no answer otherwise (the agent
-    failed, or answered nothing) scores 0. Binary: 1.0 or 0.0.
+    failed, or answered nothing) scores 0. Binary: 1.0 or 0.0. `details` quote the first 200
+    characters of the expected and given answers, with the answer's length.
     """
 
     name: str = "exact_match"
@@ -46,7 +53,12 @@ class ExactMatch:
         if skipped is not None:
             return skipped
         answer = trial.output or ""
-        details: dict[str, Any] = {"expected": expected, "answer": trial.output}
+        # Excerpts: the trial already holds the answer, and a 10 MB answer stored twice is 20.
+        details: dict[str, Any] = {
+            "expected": excerpt(expected),
+            "answer": None if trial.output is None else excerpt(answer),
+            "answer_chars": len(answer),
+        }
         if not answer.strip():
             return Score(
                 name=self.name,

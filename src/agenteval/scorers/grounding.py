@@ -19,6 +19,7 @@ from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.text import (
     NumberMention,
     content_words,
+    excerpts,
     find_numbers,
     fold,
     json_value,
@@ -175,8 +176,8 @@ class ToolFaithfulness:
             "rule": "numbers",
             "checked": len(mentions),
             "supported": supported,
-            "unsupported": unsupported,
-            "echoed": echoed,
+            "unsupported": excerpts(unsupported),
+            "echoed": excerpts(echoed),
             "results": results,
         }
         if not unsupported:
@@ -203,7 +204,7 @@ class ToolFaithfulness:
             return Score(
                 name=self.name,
                 reason=f"nothing to check: the answer has {numbers} and no content words",
-                details={"echoed": echoed} if echoed else {},
+                details={"echoed": excerpts(echoed)} if echoed else {},
             )
         unsupported = [word for word in checked if word not in sources.words]
         value = (len(checked) - len(unsupported)) / len(checked)
@@ -211,8 +212,8 @@ class ToolFaithfulness:
             "rule": "words",
             "checked": len(checked),
             "supported": len(checked) - len(unsupported),
-            "unsupported": unsupported,
-            "echoed": echoed,
+            "unsupported": excerpts(unsupported),
+            "echoed": excerpts(echoed),
             "results": results,
         }
         reason = (

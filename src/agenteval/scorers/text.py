@@ -24,10 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "EXCERPT_CHARS",
+    "EXCERPT_ITEMS",
     "NUMBER_TOLERANCE",
     "STOPWORDS",
     "NumberMention",
     "content_words",
+    "excerpt",
+    "excerpts",
     "find_numbers",
     "fold",
     "json_value",
@@ -41,6 +45,12 @@ __all__ = [
 
 NUMBER_TOLERANCE = 0.01
 """Two numbers within this of each other (absolute) are the same number."""
+
+EXCERPT_CHARS = 200
+"""How much of a text a score's details quote: details are stored with every score, so they
+carry excerpts and counts, never a copy of the whole answer, argument or error."""
+EXCERPT_ITEMS = 50
+"""How many items of a list a score's details show (their count says how many there were)."""
 
 _NUMBER = re.compile(
     r"""
@@ -203,3 +213,17 @@ def json_value(value: Any) -> Any:
         except ValueError:
             return value
     return value
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """The first `limit` characters of `text`, with `…` when there was more."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def excerpts(items: list[str]) -> list[str]:
+    """The first `EXCERPT_ITEMS` items, each an excerpt, with `… and N more` when there were
+    more."""
+    shown = [excerpt(item) for item in items[:EXCERPT_ITEMS]]
+    if len(items) > EXCERPT_ITEMS:
+        shown.append(f"… and {len(items) - EXCERPT_ITEMS} more")
+    return shown

@@ -37,7 +37,7 @@ from agenteval.case import EvalCase, ExpectedCall
 from agenteval.errors import ScorerError
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
-from agenteval.scorers.text import json_value
+from agenteval.scorers.text import EXCERPT_CHARS, EXCERPT_ITEMS, excerpt, json_value
 from agenteval.trace import ToolCall, Trial
 
 __all__ = [
@@ -319,9 +319,10 @@ class ToolArgumentsValid:
         for index, call in enumerate(trial.tool_calls):
             problem = _argument_problem(call, self.tools, self._validators)
             if problem is not None:
-                invalid.append({"index": index, "name": call.name, "problem": problem})
+                # The problem may quote the bad value whole: an excerpt, as every detail.
+                invalid.append({"index": index, "name": call.name, "problem": excerpt(problem)})
         total = len(trial.tool_calls)
-        details: dict[str, Any] = {"calls": total, "invalid": invalid}
+        details: dict[str, Any] = {"calls": total, "invalid": invalid[:EXCERPT_ITEMS]}
         if not invalid:
             return _binary(self.name, True, f"all {total} calls valid", details)
         first = invalid[0]
@@ -389,8 +390,8 @@ class ToolExecution:
         for index, call in checked:
             error = call_error(call)
             if error is not None:
-                failed.append({"index": index, "name": call.name, "error": error})
-        details: dict[str, Any] = {"checked": len(checked), "failed": failed}
+                failed.append({"index": index, "name": call.name, "error": excerpt(error)})
+        details: dict[str, Any] = {"checked": len(checked), "failed": failed[:EXCERPT_ITEMS]}
         if not failed:
             return _binary(self.name, True, f"all {len(checked)} calls ran without error", details)
         first = failed[0]
@@ -616,13 +617,19 @@ class RedundantCalls:
                     {
                         "index": index,
                         "name": call.name,
-                        "arguments": json.loads(key[1]),
+                        # Long arguments as an excerpt of their JSON: the trial holds them whole.
+                        "arguments": json.loads(key[1])
+                        if len(key[1]) <= EXCERPT_CHARS
+                        else excerpt(key[1]),
                         "earlier_index": worked[key],
                     }
                 )
             elif call_error(call) is None:
                 worked[key] = index
-        details: dict[str, Any] = {"calls": len(trial.tool_calls), "redundant": redundant}
+        details: dict[str, Any] = {
+            "calls": len(trial.tool_calls),
+            "redundant": redundant[:EXCERPT_ITEMS],
+        }
         if not redundant:
             return _binary(self.name, True, "no call repeated one that had worked", details)
         first = redundant[0]
