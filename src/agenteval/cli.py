@@ -375,6 +375,54 @@ def run(
         "again[/]"
     )
     _write_junit(junit_path, result)
+    _refuse_incomplete(
+        result, f"`agenteval run {target} --resume {result.run_id}` runs the missing ones"
+    )
+
+
+INCOMPLETE_EXIT = 3
+"""`agenteval run` and `score` exit with this when the run ended with trials missing: not a
+verdict on the agent (0), not a gate refusing (1), not a mistake in the input (2), not Ctrl-C
+(130), but a run to resume."""
+
+
+def _refuse_incomplete(result: Run, hint: str) -> None:
+    """Exit 3, saying what is missing, when the run ended without every trial stored."""
+    if result.complete:
+        return
+    # The engine's warning, printed before the summary, named the missing trials.
+    missing = result.missing
+    what = (
+        f"{missing.count} of {missing.expected} trials have no stored result"
+        if missing is not None
+        else "it is not finished"
+    )
+    errors.print(
+        Text.assemble(
+            ("error: ", "bold red"),
+            f"run {result.run_id} did not finish: {what}; the summary covers only the "
+            f"stored trials\n  hint: {hint}",
+        ),
+        highlight=False,
+    )
+    raise typer.Exit(INCOMPLETE_EXIT)
+
+
+def _missing_note(run_store: RunStore, info: RunInfo) -> str | None:
+    """What `show` and `report` say about a run with trials missing (None when it has all),
+    whatever its stored status says: an older agenteval could mark a run finished with trials
+    lost."""
+    missing = run_store.missing_trials(info.run_id)
+    resume = f"`agenteval run {info.target} --resume {info.run_id}` runs them"
+    if missing.count:
+        state = "is unfinished" if info.status is RunStatus.RUNNING else "is marked finished but"
+        return f"run {info.run_id} {state}: {missing.describe()}; {resume}"
+    if info.status is RunStatus.RUNNING:
+        return (
+            f"run {info.run_id} is unfinished ({missing.stored} of {missing.expected} trials "
+            f"stored); `agenteval run {info.target} --resume {info.run_id}` finishes it"
+        )
+    return None
 
 
 def _check_writable(path: Path, flag: str = "--json") -> None:
@@ -526,6 +574,7 @@ def score(
         f"[dim]stored in {escape(str(settings.store))} · `agenteval show {result.run_id}` shows it "
         "again[/]"
     )
+    _refuse_incomplete(result, "score the traces again: a new run")
 
 
 @app.command("judge")
@@ -607,12 +656,9 @@ def show(
             prices=prices,
             passing=info.settings.get("passing"),
         )
-        total = len(run_store.get_cases(info.run_id)) * info.trials
-    if info.status is RunStatus.RUNNING:
-        _warn(
-            f"run {info.run_id} is unfinished: {summary.trials} of {total} trials stored; "
-            f"`agenteval run {info.target} --resume {info.run_id}` finishes it"
-        )
+        note = _missing_note(run_store, info)
+    if note is not None:
+        _warn(note)
     shown = Run(info, summary, path)
     _report(shown, verbose=verbose, json_path=json_path, html_path=html_path, prices=prices)
     _write_junit(junit_path, shown)
@@ -633,10 +679,14 @@ def _write_junit(path: Path | None, run: Run) -> None:
     _wrote_junit(path, write_junit(path, run.info, run.iter_results()))
 
 
-def _junit_report(run_id: str, store: Path | None, path: Path) -> None:
-    """`agenteval report RUN_ID --junit FILE`: a stored run as JUnit XML."""
+def _junit_report(run_id: str, store: Path | None, path: Path, *, warn: bool = True) -> None:
+    """`agenteval report RUN_ID --junit FILE`: a stored run as JUnit XML (`warn`: say what
+    trials the run lacks, unless the HTML report just said it)."""
     with RunStore(_store_path(store), create=False) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
+        note = _missing_note(run_store, info) if warn else None
+        if note is not None:
+            _warn(note)
         totals = write_junit(path, info, run_store.iter_results(info.run_id))
     _wrote_junit(path, totals)
 
@@ -773,11 +823,9 @@ def report(
             prices=prices,
             passing=_rubrics(passing) or info.settings.get("passing"),
         )
-        if info.status is RunStatus.RUNNING:
-            _warn(
-                f"run {info.run_id} is unfinished: the report shows its {summary.trials} "
-                "stored trials"
-            )
+        note = _missing_note(run_store, info)
+        if note is not None:
+            _warn(f"{note}; the report shows its {summary.trials} stored trials")
         diff = (
             None
             if baseline is None
@@ -795,7 +843,7 @@ def report(
         )
     console.print(f"[dim]wrote[/] {escape(str(html_path))}")
     if junit_path is not None:
-        _junit_report(run_id, store, junit_path)
+        _junit_report(run_id, store, junit_path, warn=False)
 
 
 def _run_prices(info: RunInfo, prices: PriceTable | None) -> PriceTable | None:

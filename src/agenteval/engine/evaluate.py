@@ -235,6 +235,7 @@ async def evaluate_async(
                     tools=dict(run_tools) if agent is None else known_tools(),
                     settings={
                         "owner": current_owner(),
+                        **({"expected_trials": len(recorded)} if recorded is not None else {}),
                         **({"passing": list(passing)} if passing is not None else {}),
                         **({"judge": judge_record} if judge_record else {}),
                         **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
@@ -287,15 +288,21 @@ async def evaluate_async(
                 )
         finally:
             await choice.aclose()
+        # Finished only when the store holds every (case, trial): whatever ended a job without
+        # a stored result, the run stays resumable and says what it lacks.
+        missing = run_store.missing_trials(info.run_id)
+        complete = missing.count == 0
         info = info.model_copy(
             update={
-                "status": RunStatus.FINISHED,
-                "finished_at": utc_now(),
+                "status": RunStatus.FINISHED if complete else RunStatus.RUNNING,
+                "finished_at": utc_now() if complete else None,
                 "tools": dict(run_tools) if agent is None else known_tools(),
             }
         )
         run_store.update_info(info)
-    return Run(info, builder.build(), store_path)
+        if not complete:
+            on_warning(f"run {info.run_id} did not finish: {missing.describe()}")
+    return Run(info, builder.build(), store_path, missing)
 
 
 def evaluate(
