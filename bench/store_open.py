@@ -80,7 +80,9 @@ def main() -> None:
             run_id = build(path, args.trials)
             print(f"built {args.trials} trials in {time.perf_counter() - start:.1f} s")
         size = path.stat().st_size
-        print(f"store: {size / 1e6:.1f} MB, {sqlite3.sqlite_version=}, Python {sys.version.split()[0]}")
+        print(
+            f"store: {size / 1e6:.1f} MB, {sqlite3.sqlite_version=}, Python {sys.version.split()[0]}"
+        )
 
         def open_read() -> None:
             with RunStore(path, create=False) as store:

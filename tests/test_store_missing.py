@@ -36,7 +36,11 @@ def agenteval_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "COLUMNS": "200",
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        },
         timeout=120,
     )
 
@@ -56,8 +60,7 @@ def test_missing_trials_counts_and_names_the_pairs_without_a_stored_trial(tmp_pa
     assert (missing.count, missing.expected, missing.stored) == (4, 20, 16)
     assert missing.examples == (("c3", 1), ("c5", 0), ("c5", 1))
     assert missing.describe() == (
-        "4 of 20 trials have no stored result "
-        "(case 'c3' trial 1, case 'c5' trials 0, 1 and 1 more)"
+        "4 of 20 trials have no stored result (case 'c3' trial 1, case 'c5' trials 0, 1 and 1 more)"
     )
 
 
@@ -121,11 +124,20 @@ def test_an_agent_raising_cancelled_error_never_gives_a_finished_run_with_exit_0
     missing, stays resumable and exits 3."""
     (tmp_path / "agent.py").write_text(CANCELLING_AGENT)
     (tmp_path / "cases.json").write_text(
-        json.dumps([{"id": f"c{i}", "input": f"q{i}", "expected_output": f"Q{i}"} for i in range(10)])
+        json.dumps(
+            [{"id": f"c{i}", "input": f"q{i}", "expected_output": f"Q{i}"} for i in range(10)]
+        )
     )
     done = agenteval_cli(
-        tmp_path, "run", "cases.json", "--agent", "agent.py:answer", "--store", "runs.db",
-        "--concurrency", "4",
+        tmp_path,
+        "run",
+        "cases.json",
+        "--agent",
+        "agent.py:answer",
+        "--store",
+        "runs.db",
+        "--concurrency",
+        "4",
     )
     assert "Traceback" not in done.stderr, done.stderr
     with RunStore(tmp_path / "runs.db") as runs:
@@ -172,9 +184,7 @@ def test_gate_refuses_a_candidate_with_missing_trials_even_if_marked_finished(
     # And as the base: a base with holes says nothing about the cases it lacks either.
     swapped = agenteval_cli(tmp_path, "gate", candidate, base, "--store", str(store))
     assert swapped.returncode == 1
-    assert f"the base run {candidate} is missing 2 of 10 trials" in " ".join(
-        swapped.stdout.split()
-    )
+    assert f"the base run {candidate} is missing 2 of 10 trials" in " ".join(swapped.stdout.split())
     # The complete pair passes: the rule blocks on the holes, not on anything else.
     whole = agenteval_cli(tmp_path, "gate", base, base, "--store", str(store))
     assert whole.returncode == 0, whole.stdout

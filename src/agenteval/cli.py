@@ -37,6 +37,7 @@ from agenteval.config import (
 )
 from agenteval.datasets import case_file_schema
 from agenteval.engine.evaluate import evaluate_async, judge_run_async, rescore_async
+from agenteval.engine.ownership import running_elsewhere
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
@@ -299,11 +300,13 @@ def run(
     if resume is not None:
         with RunStore(settings.store) as run_store:
             if resume == "latest":
-                resume_id = run_store.latest_unfinished(found.key)
+                # Runs another live process is running are not this one's to resume.
+                resume_id = run_store.latest_unfinished(found.key, skip=running_elsewhere)
                 if resume_id is None:
                     raise ConfigError(
                         f"no unfinished run of {target} to resume",
-                        hint="`agenteval runs` lists the stored runs; run without --resume to start one",
+                        hint="`agenteval runs` lists the stored runs (a run another live process "
+                        "is running is left to it); run without --resume to start one",
                     )
             else:
                 resume_id = run_store.resolve_run_id(resume)

@@ -71,8 +71,7 @@ class MissingTrials:
         for case_id, trial in self.examples:
             by_case.setdefault(case_id, []).append(trial)
         named = ", ".join(
-            f"case {case_id!r} trial{'s' if len(trials) > 1 else ''} "
-            + ", ".join(map(str, trials))
+            f"case {case_id!r} trial{'s' if len(trials) > 1 else ''} " + ", ".join(map(str, trials))
             for case_id, trials in by_case.items()
         )
         more = self.count - len(self.examples)
@@ -177,5 +176,9 @@ class Run:
         return run_document(self.info, self.summary, self.iter_results())
 
     def __repr__(self) -> str:
-        missing = "" if self.complete else f", incomplete: {self.missing.describe() if self.missing else 'not finished'}"
+        missing = (
+            ""
+            if self.complete
+            else f", incomplete: {self.missing.describe() if self.missing else 'not finished'}"
+        )
         return f"Run({self.run_id!r}, trials={self.summary.trials}, failed={self.summary.failed_trials}{missing})"

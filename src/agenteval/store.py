@@ -17,7 +17,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -319,6 +319,28 @@ class RunStore:
             if cursor.rowcount == 0:
                 raise self._unknown_run(info.run_id)
 
+    def change_info(self, run_id: str, change: Callable[[RunInfo], RunInfo]) -> RunInfo:
+        """Read the run's settings, pass them through `change`, and store what it returns, in
+        one write transaction; return the stored settings.
+
+        The file is locked for writing before the read, so no other process writes the run in
+        between: what `change` decides on (who owns the run, say) is still true when it is
+        stored. An error raised by `change` leaves the run as it was.
+        """
+        with self._write() as conn:
+            row = conn.execute("SELECT info FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise self._unknown_run(run_id)
+            info = change(self._parse(RunInfo, row[0], f"run {run_id!r}"))
+            if info.run_id != run_id:
+                raise ValueError(f"change_info changed the run id {run_id!r} to {info.run_id!r}")
+            conn.execute(
+                "UPDATE runs SET created_at = ?, finished_at = ?, status = ?, target = ?,"
+                " trials = ?, info = ? WHERE run_id = ?",
+                (*self._run_row(info)[1:], run_id),
+            )
+        return info
+
     def set_status(
         self, run_id: str, status: RunStatus, finished_at: datetime | None = None
     ) -> None:
@@ -369,15 +391,21 @@ class RunStore:
             for run_id, created_at, finished_at, status, target, trials, n_cases, done in rows
         ]
 
-    def latest_unfinished(self, target: str) -> str | None:
-        """The most recent run on `target` that is still marked running, if any."""
+    def latest_unfinished(
+        self, target: str, *, skip: Callable[[RunInfo], bool] | None = None
+    ) -> str | None:
+        """The most recent run on `target` that is still marked running, if any, passing over
+        the runs `skip` names (those another live process is running, for `--resume`)."""
         with self._read() as conn:
-            row = conn.execute(
-                "SELECT run_id FROM runs WHERE target = ? AND status = ?"
-                " ORDER BY created_at DESC, run_id DESC LIMIT 1",
+            rows = conn.execute(
+                "SELECT run_id, info FROM runs WHERE target = ? AND status = ?"
+                " ORDER BY created_at DESC, run_id DESC",
                 (target, RunStatus.RUNNING.value),
-            ).fetchone()
-        return None if row is None else str(row[0])
+            )
+            for run_id, data in rows:
+                if skip is None or not skip(self._parse(RunInfo, data, f"run {run_id!r}")):
+                    return str(run_id)
+        return None
 
     def resolve_run_id(self, prefix_or_id: str) -> str:
         """The full id of the run named by `prefix_or_id`: a full id, a unique prefix of one,

@@ -21,7 +21,7 @@ from agenteval.agents.recorder import watch_unrecorded_calls
 from agenteval.agents.tools import ToolSpec, known_tools, registered_tools
 from agenteval.case import EvalCase
 from agenteval.datasets import load_cases
-from agenteval.engine.ownership import claim, current_owner
+from agenteval.engine.ownership import claim_run, current_owner
 from agenteval.engine.rescoring import score_stored
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings, execute
 from agenteval.engine.trials import RetryPolicy
@@ -176,8 +176,8 @@ async def evaluate_async(
     store_path = Path(store)
     with RunStore(store_path) as run_store:
         if resume is not None:
-            info = claim(run_store.get_info(run_store.resolve_run_id(resume)))
-            run_store.update_info(info)
+            # One transaction: of several processes resuming the run at once, one claims it.
+            info = claim_run(run_store, run_store.resolve_run_id(resume))
             case_source: Iterable[EvalCase] | None = None  # read back from the store
             # A resumed run keeps its trials and time limit; concurrency may change.
             settings = replace(settings, trials=info.trials, timeout_s=info.timeout_s)
