@@ -8,8 +8,11 @@ The store is made the way users make it: `agenteval.evaluate` runs a trivial age
 real run stores. Then, each median of `--repeat` tries, in this process:
 
 - `open (read)`: `RunStore(path, create=False)`, what `runs`, `show`, `report` pay;
-- `open + first write`: opening and setting a run's status, the first write of `run`,
-  `rescore` and `--resume`, which checks the file for damage first (`PRAGMA quick_check`);
+- `open + first write, new process`: opening and setting a run's status, as the first write
+  of `run`, `rescore` and `--resume` does in a new process: the file is checked for damage
+  first (`PRAGMA quick_check`);
+- `open + first write, file checked before`: the same when this process already found the
+  file undamaged and nothing else wrote it since (the pytest plugin opens the store per case);
 - `quick_check` and `integrity_check` alone, on a fresh connection;
 - `missing trials`: `RunStore.missing_trials` on the 100,000-trial run (one COUNT query).
 
@@ -30,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import agenteval
+import agenteval.store
 from agenteval import RunStore
 from agenteval.case import EvalCase
 from agenteval.run import RunStatus
@@ -92,6 +96,11 @@ def main() -> None:
             with RunStore(path, create=False) as store:
                 store.set_status(run_id, RunStatus.FINISHED)
 
+        def open_write_first() -> None:
+            # As a new process would: nothing known about the file, so it is checked.
+            agenteval.store._CHECKED.clear()
+            open_write()
+
         def pragma(name: str) -> Callable[[], object]:
             def check() -> object:
                 with sqlite3.connect(path) as conn:
@@ -105,7 +114,11 @@ def main() -> None:
 
         rows = [
             ("open (read)", median_ms(open_read, args.repeat)),
-            ("open + first write", median_ms(open_write, args.repeat)),
+            (
+                "open + first write, new process (quick_check)",
+                median_ms(open_write_first, args.repeat),
+            ),
+            ("open + first write, file checked before", median_ms(open_write, args.repeat)),
             ("quick_check alone", median_ms(pragma("quick_check"), args.repeat)),
             ("integrity_check alone", median_ms(pragma("integrity_check"), args.repeat)),
             ("open + missing trials", median_ms(missing, args.repeat)),

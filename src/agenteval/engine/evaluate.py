@@ -175,6 +175,8 @@ async def evaluate_async(
         settings = replace(settings, retry=retry_policy)
     store_path = Path(store)
     with RunStore(store_path) as run_store:
+        # A damaged store is refused before anything starts (the first write would refuse it).
+        run_store.check_undamaged()
         if resume is not None:
             # One transaction: of several processes resuming the run at once, one claims it.
             info = claim_run(run_store, run_store.resolve_run_id(resume))
