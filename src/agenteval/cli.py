@@ -214,7 +214,58 @@ def _store_path(store: Path | None) -> Path:
 
 
 def _run_async(make: Callable[[], Any]) -> Any:
-    return asyncio.run(make())
+    """Run a command's coroutine to its end, as `asyncio.run` does, but leave nothing behind
+    whatever stops it.
+
+    A KeyboardInterrupt raised inside a task (a second Ctrl-C lands wherever the main thread
+    is) or any other BaseException a task lets out escapes the event loop at once, leaving
+    the main task pending and the failed task's error unretrieved; `asyncio.run` then printed
+    "Task was destroyed but it is pending!" and tracebacks after the command's own message.
+    Here every task is cancelled and waited for before the loop closes.
+    """
+    runner = asyncio.Runner()
+    try:
+        return runner.run(make())
+    finally:
+        _close_quietly(runner)
+
+
+def _close_quietly(runner: asyncio.Runner) -> None:
+    loop = runner.get_loop()
+    if not loop.is_closed():
+        # What is still running is being stopped on purpose, and the command says why:
+        # asyncio's own reports (a task never awaited, an error never retrieved) are noise.
+        loop.set_exception_handler(lambda _loop, _context: None)
+        for _ in range(100):
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            if not pending:
+                break
+            for task in pending:
+                task.cancel()
+            try:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            except BaseException:  # a task raised KeyboardInterrupt again: go round
+                continue
+    runner.close()
+
+
+def _stopped(exc: BaseException, resume: str) -> typer.Exit:
+    """One message for a BaseException that is not an Exception (a scorer's or an agent's own
+    kind of stop) ending the run: what it was, and that the run resumes; exit 1, as before."""
+    if _state["debug"]:
+        traceback.print_exception(exc)
+    leaf = exc
+    while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+        leaf = leaf.exceptions[0]
+    errors.print(
+        Text.assemble(
+            ("error: ", "bold red"),
+            f"the run stopped: {type(leaf).__name__}: {leaf}; every finished trial is stored; "
+            f"`{resume}` goes on from here",
+        ),
+        highlight=False,
+    )
+    return typer.Exit(1)
 
 
 @app.command()
@@ -368,6 +419,11 @@ def run(
             f"`agenteval run {escape(target)} --resume` goes on from here"
         )
         raise typer.Exit(130) from None
+    except BaseException as exc:
+        if isinstance(exc, Exception):
+            raise  # a user's mistake (one message) or agenteval's bug (a traceback)
+        progress.stop()
+        raise _stopped(exc, f"agenteval run {target} --resume") from None
     finally:
         progress.stop()
     _report(
