@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -37,7 +38,7 @@ from agenteval.config import (
 )
 from agenteval.datasets import case_file_schema
 from agenteval.engine.evaluate import evaluate_async, judge_run_async, rescore_async
-from agenteval.engine.ownership import running_elsewhere
+from agenteval.engine.ownership import RunInUse, running_elsewhere
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
@@ -351,14 +352,7 @@ def run(
     if resume is not None:
         with RunStore(settings.store) as run_store:
             if resume == "latest":
-                # Runs another live process is running are not this one's to resume.
-                resume_id = run_store.latest_unfinished(found.key, skip=running_elsewhere)
-                if resume_id is None:
-                    raise ConfigError(
-                        f"no unfinished run of {target} to resume",
-                        hint="`agenteval runs` lists the stored runs (a run another live process "
-                        "is running is left to it); run without --resume to start one",
-                    )
+                resume_id = _latest_resumable(run_store, found.key, target)
             else:
                 resume_id = run_store.resolve_run_id(resume)
             stored = run_store.get_info(resume_id)
@@ -386,32 +380,48 @@ def run(
     if html_path is not None:
         _check_writable(html_path, "--html")
     progress = _LiveProgress()
-    try:
-        result: Run = _run_async(
-            lambda: evaluate_async(
-                agent_fn,
-                found.dataset or found.path,
-                scorer_refs if resume_id is None else [],
-                trials=settings.trials,
-                concurrency=settings.concurrency,
-                timeout=settings.timeout,
-                retries=settings.retries,
-                builtins=config.builtins and not no_builtins,
-                store=settings.store,
-                judge=settings.judge,
-                rubrics=_rubrics(rubric) or config.rubrics,
-                use_cache=not no_cache,
-                prices=settings.prices,
-                passing=_rubrics(passing),
-                resume=resume_id,
-                target=found.key,
-                agent_ref=agent_ref,
-                base_dir=found.base_dir,
-                on_start=progress.start,
-                on_result=progress.advance,
-                on_warning=_warn,
-            )
+
+    def evaluate_run() -> Run:
+        nonlocal resume_id
+        while True:
+            try:
+                chosen: Run = _run_async(functools.partial(evaluate_with, resume_id))
+                return chosen
+            except RunInUse:
+                if resume != "latest":
+                    raise
+                # Another process claimed the newest stopped run between the pick and the
+                # claim: `--resume` alone takes the next one, never refusing for it.
+                with RunStore(settings.store) as run_store:
+                    resume_id = _latest_resumable(run_store, found.key, target)
+
+    def evaluate_with(resume_id: str | None) -> Coroutine[Any, Any, Run]:
+        return evaluate_async(
+            agent_fn,
+            found.dataset or found.path,
+            scorer_refs if resume_id is None else [],
+            trials=settings.trials,
+            concurrency=settings.concurrency,
+            timeout=settings.timeout,
+            retries=settings.retries,
+            builtins=config.builtins and not no_builtins,
+            store=settings.store,
+            judge=settings.judge,
+            rubrics=_rubrics(rubric) or config.rubrics,
+            use_cache=not no_cache,
+            prices=settings.prices,
+            passing=_rubrics(passing),
+            resume=resume_id,
+            target=found.key,
+            agent_ref=agent_ref,
+            base_dir=found.base_dir,
+            on_start=progress.start,
+            on_result=progress.advance,
+            on_warning=_warn,
         )
+
+    try:
+        result = evaluate_run()
     except KeyboardInterrupt:
         progress.stop()
         errors.print(
@@ -482,6 +492,18 @@ def _missing_note(run_store: RunStore, info: RunInfo) -> str | None:
             f"stored); `agenteval run {info.target} --resume {info.run_id}` finishes it"
         )
     return None
+
+
+def _latest_resumable(run_store: RunStore, key: str, target: str) -> str:
+    """The newest unfinished run of the target that no live process is running."""
+    resume_id = run_store.latest_unfinished(key, skip=running_elsewhere)
+    if resume_id is None:
+        raise ConfigError(
+            f"no unfinished run of {target} to resume",
+            hint="`agenteval runs` lists the stored runs (a run another live process is "
+            "running is left to it); run without --resume to start one",
+        )
+    return resume_id
 
 
 def _check_writable(path: Path, flag: str = "--json") -> None:

@@ -74,6 +74,86 @@ def _pending_run(tmp_path: Path, store: Path) -> str:
     return info.run_id
 
 
+def _at_once(
+    tmp_path: Path, folder: Path, count: int, args: list[str]
+) -> list[tuple[int, str, str]]:
+    """Start `agenteval ARGS` in `count` processes held at a barrier, release them together,
+    and return each one's exit code, stdout and stderr."""
+    go = folder / "go"
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(tmp_path / "launcher.py"),
+                str(folder / f"ready{i}"),
+                str(go),
+                *args,
+            ],
+            cwd=tmp_path,
+            env=_env(folder / "calls.log"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(count)
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while sum((folder / f"ready{i}").exists() for i in range(count)) < count:
+            assert time.monotonic() < deadline, "the processes never got ready"
+            assert all(p.poll() is None for p in processes), [p.communicate() for p in processes]
+            time.sleep(0.005)
+        go.touch()
+        return [(p.wait(timeout=120), *p.communicate()) for p in processes]
+    finally:
+        for p in processes:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="process barrier by files, fork timing")
+def test_resumes_without_an_id_started_at_once_each_take_a_different_run(tmp_path: Path) -> None:
+    """Two `--resume` alone at once, two stopped runs: the one that loses the claim on the
+    newest takes the next, instead of refusing because the newest just became live."""
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "launcher.py").write_text(LAUNCHER)
+    (tmp_path / "cases.json").write_text(
+        "[" + ",".join(f'{{"id": "c{i}", "input": "q{i}"}}' for i in range(CASES)) + "]"
+    )
+    template = tmp_path / "template.db"
+    runs = [_pending_run(tmp_path, template)]
+    time.sleep(0.01)
+    runs.append(_pending_run(tmp_path, template))
+    for round_number in range(4):
+        folder = tmp_path / f"round{round_number}"
+        folder.mkdir()
+        store = folder / "runs.db"
+        shutil.copy(template, store)
+        outcomes = _at_once(
+            tmp_path,
+            folder,
+            2,
+            [
+                "run",
+                "cases.json",
+                "--agent",
+                "agent.py:answer",
+                "--store",
+                str(store),
+                "--concurrency",
+                "1",
+                "--resume",
+            ],
+        )
+        assert [code for code, _, _ in outcomes] == [0, 0], outcomes
+        with RunStore(store) as opened:
+            for run_id in runs:
+                assert opened.get_info(run_id).status is RunStatus.FINISHED
+        calls = (folder / "calls.log").read_text().splitlines()
+        assert len(calls) == 2 * CASES  # each run's trials once
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="process barrier by files, fork timing")
 def test_the_same_resume_started_at_once_is_run_by_exactly_one_process(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text(AGENT)
@@ -88,48 +168,24 @@ def test_the_same_resume_started_at_once_is_run_by_exactly_one_process(tmp_path:
         folder.mkdir()
         store = folder / "runs.db"
         shutil.copy(template, store)
-        log, go = folder / "calls.log", folder / "go"
-        processes = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    str(tmp_path / "launcher.py"),
-                    str(folder / f"ready{i}"),
-                    str(go),
-                    "run",
-                    "cases.json",
-                    "--agent",
-                    "agent.py:answer",
-                    "--store",
-                    str(store),
-                    "--concurrency",
-                    "1",
-                    "--resume",
-                    run_id,
-                ],
-                cwd=tmp_path,
-                env=_env(log),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for i in range(PROCESSES)
-        ]
-        try:
-            deadline = time.monotonic() + 60
-            while sum((folder / f"ready{i}").exists() for i in range(PROCESSES)) < PROCESSES:
-                assert time.monotonic() < deadline, "the processes never got ready"
-                assert all(p.poll() is None for p in processes), [
-                    p.communicate() for p in processes
-                ]
-                time.sleep(0.005)
-            go.touch()
-            outcomes = [(p.wait(timeout=120), *p.communicate()) for p in processes]
-        finally:
-            for p in processes:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
+        log = folder / "calls.log"
+        outcomes = _at_once(
+            tmp_path,
+            folder,
+            PROCESSES,
+            [
+                "run",
+                "cases.json",
+                "--agent",
+                "agent.py:answer",
+                "--store",
+                str(store),
+                "--concurrency",
+                "1",
+                "--resume",
+                run_id,
+            ],
+        )
         codes = sorted(code for code, _, _ in outcomes)
         calls = log.read_text().splitlines() if log.exists() else []
         callers = {line.split()[0] for line in calls}

@@ -15,7 +15,11 @@ from agenteval.errors import ConfigError
 from agenteval.run import RunInfo, RunStatus
 from agenteval.store import RunStore
 
-__all__ = ["claim", "claim_run", "current_owner", "running_elsewhere"]
+__all__ = ["RunInUse", "claim", "claim_run", "current_owner", "running_elsewhere"]
+
+
+class RunInUse(ConfigError):
+    """The run to resume is being run by another live process on this machine."""
 
 
 def current_owner() -> dict[str, Any]:
@@ -53,7 +57,7 @@ def claim(info: RunInfo) -> RunInfo:
     """The run, running and owned by this process; refused while another live process on this
     machine still runs it."""
     if running_elsewhere(info):
-        raise ConfigError(
+        raise RunInUse(
             f"run {info.run_id} is still running (process {info.settings['owner']['pid']})",
             hint="wait for it to finish, or stop it, then resume it",
         )
