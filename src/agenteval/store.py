@@ -32,6 +32,14 @@ from agenteval.errors import StoreError
 from agenteval.redaction import Redactor
 from agenteval.run import MissingTrials, RunInfo, RunStatus, TrialResult
 from agenteval.score import Score
+from agenteval.store_check import (
+    Stamp,
+    damage_summary,
+    file_stamp,
+    known_undamaged,
+    quick_check,
+    remember,
+)
 from agenteval.trace import Trial, utc_now
 
 __all__ = [
@@ -57,14 +65,6 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 _BUSY_TIMEOUT_S = 30.0
 _CHUNK = 500
 _RUNS_HINT = "agenteval runs lists the stored runs"
-_QUICK_CHECK_LINES = 3
-
-# The files this process found undamaged, by (device, inode), with the stamp they had then
-# (size, modification and change times in ns). The change time cannot be set by any program,
-# and every write to the file moves it, so a file with the same stamp holds the same bytes: it
-# need not be checked again. (A store is opened per test case by the pytest plugin.)
-_CHECKED: dict[tuple[int, int], tuple[int, int, int]] = {}
-_CHECKED_LOCK = threading.Lock()
 _OTHER_FILE_HINT = "pass --store PATH to use another file"
 
 _SCHEMA = """
@@ -194,9 +194,9 @@ class RunStore:
         self._lock = threading.RLock()
         self._known_cases: dict[str, set[str]] = {}
         self._conn: sqlite3.Connection | None = None
-        # The stamp this store found the file undamaged with, before its first write (None:
+        # The file's stamp when this store found it undamaged, before its first write (None:
         # not yet written, or an in-memory store).
-        self._checked_stamp: tuple[int, int, int] | None = None
+        self._checked_stamp: tuple[tuple[int, int], Stamp] | None = None
         self._checked = self._memory
         if not self._memory:
             self._check_file(create)
@@ -247,12 +247,13 @@ class RunStore:
                 # stamp; when nothing but this store's own writes touched the file since it was
                 # checked, the file as it is after closing is known to be undamaged too.
                 unchanged = (
-                    self._checked_stamp is not None and _stamp(self._path) == self._checked_stamp
+                    self._checked_stamp is not None
+                    and file_stamp(self._path) == self._checked_stamp
                 )
                 self._conn.close()
                 self._conn = None
                 if unchanged:
-                    _remember_checked(self._path)
+                    remember(self._path)
 
     def __enter__(self) -> RunStore:
         return self
@@ -885,41 +886,20 @@ class RunStore:
                 self._check_undamaged(self._live())
 
     def _check_undamaged(self, conn: sqlite3.Connection) -> None:
-        """Refuse to write to a damaged file, before the first write.
-
-        `PRAGMA quick_check` reads every page and checks the structure SQLite writes through
-        (b-trees, cells, record headers, free pages): O(file), about 250 ms for a
-        100,000-trial store (275 MB) with the file in the page cache (`bench/store_open.py`).
-        A file this process already found undamaged, unchanged since, is not read again.
-        """
+        """Refuse to write to a damaged file, before the first write (see `store_check`)."""
         self._checked = True
-        stamp = _stamp(self._path)
-        with _CHECKED_LOCK:
-            known = _CHECKED.get(_file_key(self._path))
-        if stamp is not None and known == stamp:
+        stamp = file_stamp(self._path)
+        if known_undamaged(self._path):
             self._checked_stamp = stamp
             return
-        try:
-            problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check").fetchmany(50)]
-        except sqlite3.DatabaseError as exc:  # too damaged to check at all
-            raise self._damaged([str(exc)]) from None
-        if problems == ["ok"]:
-            self._checked_stamp = stamp
-            _remember_checked(self._path, stamp)
-            return
-        raise self._damaged(problems)
+        problems = quick_check(conn)
+        if problems:
+            raise self._damaged(problems)
+        self._checked_stamp = stamp
+        remember(self._path, stamp)
 
     def _damaged(self, problems: list[str]) -> StoreError:
         """The error for a damaged file: what SQLite found, and what can still be read."""
-        lines = [
-            line.strip()
-            for problem in problems
-            for line in problem.splitlines()
-            if line.strip() and not line.startswith("***")
-        ]
-        shown = "; ".join(lines[:_QUICK_CHECK_LINES])
-        if len(lines) > _QUICK_CHECK_LINES:
-            shown += f"; and {len(lines) - _QUICK_CHECK_LINES} more"
         try:
             readable = (
                 f"`agenteval runs` still lists its {len(self.list_runs())} runs, and "
@@ -931,7 +911,7 @@ class RunStore:
                 "read a run whose pages are intact"
             )
         return StoreError(
-            f"the run store is damaged ({shown}); nothing was written to it",
+            f"the run store is damaged ({damage_summary(problems)}); nothing was written to it",
             file=self._path,
             hint=f"{readable}; `sqlite3 {self._path} .recover` salvages what SQLite can still "
             "read; move the file aside to start a new store, or " + _OTHER_FILE_HINT,
@@ -1029,30 +1009,6 @@ def _identify(conn: sqlite3.Connection) -> tuple[int, int, int]:
         " (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%')"
     ).fetchone()
     return int(app_id), int(version), int(tables)
-
-
-def _file_key(path: Path) -> tuple[int, int]:
-    try:
-        found = path.stat()
-    except OSError:
-        return (-1, -1)
-    return (found.st_dev, found.st_ino)
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    """The file's size, modification and change times (ns); None if it cannot be read."""
-    try:
-        found = path.stat()
-    except OSError:
-        return None
-    return (found.st_size, found.st_mtime_ns, found.st_ctime_ns)
-
-
-def _remember_checked(path: Path, stamp: tuple[int, int, int] | None = None) -> None:
-    stamp = stamp or _stamp(path)
-    if stamp is not None:
-        with _CHECKED_LOCK:
-            _CHECKED[_file_key(path)] = stamp
 
 
 def _exists(conn: sqlite3.Connection, run_id: str) -> bool:
