@@ -33,7 +33,7 @@ import os, time
 def answer(question: str) -> str:
     with open(os.environ["CALL_LOG"], "a") as log:
         log.write(f"{os.getpid()} {question}\\n")
-    time.sleep(0.1)  # long enough that every other process claims while this one runs
+    time.sleep(0.25)  # long enough that every other process claims while this one runs
     return question.upper()
 """
 
