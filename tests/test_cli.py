@@ -335,4 +335,5 @@ def test_show_says_when_a_run_is_unfinished(project: Path) -> None:
         db.execute("DELETE FROM trials WHERE trial = 1")
     shown = agenteval(project, "show", "latest")
     assert shown.returncode == 0, shown.stderr
-    assert "unfinished: 2 of 4 trials stored" in shown.stderr and "--resume" in shown.stderr
+    err = " ".join(shown.stderr.split())
+    assert "unfinished: 2 of 4 trials have no stored result" in err and "--resume" in err

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -37,6 +38,7 @@ from agenteval.config import (
 )
 from agenteval.datasets import case_file_schema
 from agenteval.engine.evaluate import evaluate_async, judge_run_async, rescore_async
+from agenteval.engine.ownership import RunInUse, running_elsewhere
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
@@ -213,7 +215,58 @@ def _store_path(store: Path | None) -> Path:
 
 
 def _run_async(make: Callable[[], Any]) -> Any:
-    return asyncio.run(make())
+    """Run a command's coroutine to its end, as `asyncio.run` does, but leave nothing behind
+    whatever stops it.
+
+    A KeyboardInterrupt raised inside a task (a second Ctrl-C lands wherever the main thread
+    is) or any other BaseException a task lets out escapes the event loop at once, leaving
+    the main task pending and the failed task's error unretrieved; `asyncio.run` then printed
+    "Task was destroyed but it is pending!" and tracebacks after the command's own message.
+    Here every task is cancelled and waited for before the loop closes.
+    """
+    runner = asyncio.Runner()
+    try:
+        return runner.run(make())
+    finally:
+        _close_quietly(runner)
+
+
+def _close_quietly(runner: asyncio.Runner) -> None:
+    loop = runner.get_loop()
+    if not loop.is_closed():
+        # What is still running is being stopped on purpose, and the command says why:
+        # asyncio's own reports (a task never awaited, an error never retrieved) are noise.
+        loop.set_exception_handler(lambda _loop, _context: None)
+        for _ in range(100):
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            if not pending:
+                break
+            for task in pending:
+                task.cancel()
+            try:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            except BaseException:  # a task raised KeyboardInterrupt again: go round
+                continue
+    runner.close()
+
+
+def _stopped(exc: BaseException, resume: str) -> typer.Exit:
+    """One message for a BaseException that is not an Exception (a scorer's or an agent's own
+    kind of stop) ending the run: what it was, and that the run resumes; exit 1, as before."""
+    if _state["debug"]:
+        traceback.print_exception(exc)
+    leaf = exc
+    while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+        leaf = leaf.exceptions[0]
+    errors.print(
+        Text.assemble(
+            ("error: ", "bold red"),
+            f"the run stopped: {type(leaf).__name__}: {leaf}; every finished trial is stored; "
+            f"`{resume}` goes on from here",
+        ),
+        highlight=False,
+    )
+    return typer.Exit(1)
 
 
 @app.command()
@@ -299,12 +352,7 @@ def run(
     if resume is not None:
         with RunStore(settings.store) as run_store:
             if resume == "latest":
-                resume_id = run_store.latest_unfinished(found.key)
-                if resume_id is None:
-                    raise ConfigError(
-                        f"no unfinished run of {target} to resume",
-                        hint="`agenteval runs` lists the stored runs; run without --resume to start one",
-                    )
+                resume_id = _latest_resumable(run_store, found.key, target)
             else:
                 resume_id = run_store.resolve_run_id(resume)
             stored = run_store.get_info(resume_id)
@@ -332,32 +380,48 @@ def run(
     if html_path is not None:
         _check_writable(html_path, "--html")
     progress = _LiveProgress()
-    try:
-        result: Run = _run_async(
-            lambda: evaluate_async(
-                agent_fn,
-                found.dataset or found.path,
-                scorer_refs if resume_id is None else [],
-                trials=settings.trials,
-                concurrency=settings.concurrency,
-                timeout=settings.timeout,
-                retries=settings.retries,
-                builtins=config.builtins and not no_builtins,
-                store=settings.store,
-                judge=settings.judge,
-                rubrics=_rubrics(rubric) or config.rubrics,
-                use_cache=not no_cache,
-                prices=settings.prices,
-                passing=_rubrics(passing),
-                resume=resume_id,
-                target=found.key,
-                agent_ref=agent_ref,
-                base_dir=found.base_dir,
-                on_start=progress.start,
-                on_result=progress.advance,
-                on_warning=_warn,
-            )
+
+    def evaluate_run() -> Run:
+        nonlocal resume_id
+        while True:
+            try:
+                chosen: Run = _run_async(functools.partial(evaluate_with, resume_id))
+                return chosen
+            except RunInUse:
+                if resume != "latest":
+                    raise
+                # Another process claimed the newest stopped run between the pick and the
+                # claim: `--resume` alone takes the next one, never refusing for it.
+                with RunStore(settings.store) as run_store:
+                    resume_id = _latest_resumable(run_store, found.key, target)
+
+    def evaluate_with(resume_id: str | None) -> Coroutine[Any, Any, Run]:
+        return evaluate_async(
+            agent_fn,
+            found.dataset or found.path,
+            scorer_refs if resume_id is None else [],
+            trials=settings.trials,
+            concurrency=settings.concurrency,
+            timeout=settings.timeout,
+            retries=settings.retries,
+            builtins=config.builtins and not no_builtins,
+            store=settings.store,
+            judge=settings.judge,
+            rubrics=_rubrics(rubric) or config.rubrics,
+            use_cache=not no_cache,
+            prices=settings.prices,
+            passing=_rubrics(passing),
+            resume=resume_id,
+            target=found.key,
+            agent_ref=agent_ref,
+            base_dir=found.base_dir,
+            on_start=progress.start,
+            on_result=progress.advance,
+            on_warning=_warn,
         )
+
+    try:
+        result = evaluate_run()
     except KeyboardInterrupt:
         progress.stop()
         errors.print(
@@ -365,6 +429,11 @@ def run(
             f"`agenteval run {escape(target)} --resume` goes on from here"
         )
         raise typer.Exit(130) from None
+    except BaseException as exc:
+        if isinstance(exc, Exception):
+            raise  # a user's mistake (one message) or agenteval's bug (a traceback)
+        progress.stop()
+        raise _stopped(exc, f"agenteval run {target} --resume") from None
     finally:
         progress.stop()
     _report(
@@ -375,6 +444,66 @@ def run(
         "again[/]"
     )
     _write_junit(junit_path, result)
+    _refuse_incomplete(
+        result, f"`agenteval run {target} --resume {result.run_id}` runs the missing ones"
+    )
+
+
+INCOMPLETE_EXIT = 3
+"""`agenteval run` and `score` exit with this when the run ended with trials missing: not a
+verdict on the agent (0), not a gate refusing (1), not a mistake in the input (2), not Ctrl-C
+(130), but a run to resume."""
+
+
+def _refuse_incomplete(result: Run, hint: str) -> None:
+    """Exit 3, saying what is missing, when the run ended without every trial stored."""
+    if result.complete:
+        return
+    # The engine's warning, printed before the summary, named the missing trials.
+    missing = result.missing
+    what = (
+        f"{missing.count} of {missing.expected} trials have no stored result"
+        if missing is not None
+        else "it is not finished"
+    )
+    errors.print(
+        Text.assemble(
+            ("error: ", "bold red"),
+            f"run {result.run_id} did not finish: {what}; the summary covers only the "
+            f"stored trials\n  hint: {hint}",
+        ),
+        highlight=False,
+    )
+    raise typer.Exit(INCOMPLETE_EXIT)
+
+
+def _missing_note(run_store: RunStore, info: RunInfo) -> str | None:
+    """What `show` and `report` say about a run with trials missing (None when it has all),
+    whatever its stored status says: an older agenteval could mark a run finished with trials
+    lost."""
+    missing = run_store.missing_trials(info.run_id)
+    resume = f"`agenteval run {info.target} --resume {info.run_id}` runs them"
+    if missing.count:
+        state = "is unfinished" if info.status is RunStatus.RUNNING else "is marked finished but"
+        return f"run {info.run_id} {state}: {missing.describe()}; {resume}"
+    if info.status is RunStatus.RUNNING:
+        return (
+            f"run {info.run_id} is unfinished ({missing.stored} of {missing.expected} trials "
+            f"stored); `agenteval run {info.target} --resume {info.run_id}` finishes it"
+        )
+    return None
+
+
+def _latest_resumable(run_store: RunStore, key: str, target: str) -> str:
+    """The newest unfinished run of the target that no live process is running."""
+    resume_id = run_store.latest_unfinished(key, skip=running_elsewhere)
+    if resume_id is None:
+        raise ConfigError(
+            f"no unfinished run of {target} to resume",
+            hint="`agenteval runs` lists the stored runs (a run another live process is "
+            "running is left to it); run without --resume to start one",
+        )
+    return resume_id
 
 
 def _check_writable(path: Path, flag: str = "--json") -> None:
@@ -526,6 +655,7 @@ def score(
         f"[dim]stored in {escape(str(settings.store))} · `agenteval show {result.run_id}` shows it "
         "again[/]"
     )
+    _refuse_incomplete(result, "score the traces again: a new run")
 
 
 @app.command("judge")
@@ -607,12 +737,9 @@ def show(
             prices=prices,
             passing=info.settings.get("passing"),
         )
-        total = len(run_store.get_cases(info.run_id)) * info.trials
-    if info.status is RunStatus.RUNNING:
-        _warn(
-            f"run {info.run_id} is unfinished: {summary.trials} of {total} trials stored; "
-            f"`agenteval run {info.target} --resume {info.run_id}` finishes it"
-        )
+        note = _missing_note(run_store, info)
+    if note is not None:
+        _warn(note)
     shown = Run(info, summary, path)
     _report(shown, verbose=verbose, json_path=json_path, html_path=html_path, prices=prices)
     _write_junit(junit_path, shown)
@@ -633,10 +760,14 @@ def _write_junit(path: Path | None, run: Run) -> None:
     _wrote_junit(path, write_junit(path, run.info, run.iter_results()))
 
 
-def _junit_report(run_id: str, store: Path | None, path: Path) -> None:
-    """`agenteval report RUN_ID --junit FILE`: a stored run as JUnit XML."""
+def _junit_report(run_id: str, store: Path | None, path: Path, *, warn: bool = True) -> None:
+    """`agenteval report RUN_ID --junit FILE`: a stored run as JUnit XML (`warn`: say what
+    trials the run lacks, unless the HTML report just said it)."""
     with RunStore(_store_path(store), create=False) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
+        note = _missing_note(run_store, info) if warn else None
+        if note is not None:
+            _warn(note)
         totals = write_junit(path, info, run_store.iter_results(info.run_id))
     _wrote_junit(path, totals)
 
@@ -773,11 +904,9 @@ def report(
             prices=prices,
             passing=_rubrics(passing) or info.settings.get("passing"),
         )
-        if info.status is RunStatus.RUNNING:
-            _warn(
-                f"run {info.run_id} is unfinished: the report shows its {summary.trials} "
-                "stored trials"
-            )
+        note = _missing_note(run_store, info)
+        if note is not None:
+            _warn(f"{note}; the report shows its {summary.trials} stored trials")
         diff = (
             None
             if baseline is None
@@ -795,7 +924,7 @@ def report(
         )
     console.print(f"[dim]wrote[/] {escape(str(html_path))}")
     if junit_path is not None:
-        _junit_report(run_id, store, junit_path)
+        _junit_report(run_id, store, junit_path, warn=False)
 
 
 def _run_prices(info: RunInfo, prices: PriceTable | None) -> PriceTable | None:

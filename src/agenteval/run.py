@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -19,7 +20,7 @@ from agenteval.trace import Trial, utc_now
 if TYPE_CHECKING:
     from agenteval.report.summary import Summary
 
-__all__ = ["Run", "RunInfo", "RunStatus", "TrialResult", "new_run_id"]
+__all__ = ["MissingTrials", "Run", "RunInfo", "RunStatus", "TrialResult", "new_run_id"]
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -35,6 +36,46 @@ class RunStatus(StrEnum):
     """Started and not finished: it was interrupted, or is still going."""
     FINISHED = "finished"
     """Every (case, trial) pair has a result."""
+
+
+@dataclass(frozen=True, slots=True)
+class MissingTrials:
+    """How many of the (case, trial) pairs a run was asked for have no stored result, and a few
+    of them by name (`RunStore.missing_trials`).
+
+    A run is finished only when none is missing; `show`, `report`, `compare` and `gate` read
+    this rather than the stored status, which a store written by an older agenteval may have
+    set with trials lost.
+    """
+
+    run_id: str
+    expected: int
+    """The pairs the run was asked for: its cases × its trials per case (for recorded traces,
+    the trials that were recorded)."""
+    stored: int
+    """The pairs with a stored trial."""
+    examples: tuple[tuple[str, int], ...] = ()
+    """A few missing pairs, (case id, trial index), in case order."""
+
+    @property
+    def count(self) -> int:
+        """How many pairs have no stored result."""
+        return max(self.expected - self.stored, 0)
+
+    def describe(self) -> str:
+        """`2 of 10 trials have no stored result (case 'a' trial 0, case 'b' trial 1)`."""
+        text = f"{self.count} of {self.expected} trials have no stored result"
+        if not self.examples:
+            return text
+        by_case: dict[str, list[int]] = {}
+        for case_id, trial in self.examples:
+            by_case.setdefault(case_id, []).append(trial)
+        named = ", ".join(
+            f"case {case_id!r} trial{'s' if len(trials) > 1 else ''} " + ", ".join(map(str, trials))
+            for case_id, trials in by_case.items()
+        )
+        more = self.count - len(self.examples)
+        return f"{text} ({named}{f' and {more} more' if more > 0 else ''})"
 
 
 class RunInfo(BaseModel):
@@ -87,11 +128,27 @@ class Run:
     streams them for runs too large to hold in memory.
     """
 
-    def __init__(self, info: RunInfo, summary: Summary, store_path: Path) -> None:
+    def __init__(
+        self,
+        info: RunInfo,
+        summary: Summary,
+        store_path: Path,
+        missing: MissingTrials | None = None,
+    ) -> None:
         self.info = info
         self.summary = summary
         self.store_path = store_path
+        self.missing = missing
+        """The pairs with no stored result when the run ended (None: not counted)."""
         self._results: list[TrialResult] | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Whether every (case, trial) pair has a stored result, so the run is finished; an
+        incomplete run stays resumable and its summary covers only the stored trials."""
+        if self.missing is not None:
+            return self.missing.count == 0
+        return self.info.status is RunStatus.FINISHED
 
     @property
     def run_id(self) -> str:
@@ -119,4 +176,9 @@ class Run:
         return run_document(self.info, self.summary, self.iter_results())
 
     def __repr__(self) -> str:
-        return f"Run({self.run_id!r}, trials={self.summary.trials}, failed={self.summary.failed_trials})"
+        missing = (
+            ""
+            if self.complete
+            else f", incomplete: {self.missing.describe() if self.missing else 'not finished'}"
+        )
+        return f"Run({self.run_id!r}, trials={self.summary.trials}, failed={self.summary.failed_trials}{missing})"

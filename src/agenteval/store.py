@@ -19,7 +19,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,8 +32,16 @@ from agenteval.case import EvalCase
 from agenteval.errors import StoreError
 from agenteval.jsonsafe import Hide, cut_copy, model_json_text, safe_repr
 from agenteval.redaction import REDACTED, Redactor, is_secret_key
-from agenteval.run import RunInfo, RunStatus, TrialResult
+from agenteval.run import MissingTrials, RunInfo, RunStatus, TrialResult
 from agenteval.score import Score
+from agenteval.store_check import (
+    Stamp,
+    damage_summary,
+    file_stamp,
+    known_undamaged,
+    quick_check,
+    remember,
+)
 from agenteval.trace import Trial, utc_now
 
 __all__ = [
@@ -188,6 +196,10 @@ class RunStore:
         self._lock = threading.RLock()
         self._known_cases: dict[str, set[str]] = {}
         self._conn: sqlite3.Connection | None = None
+        # The file's stamp when this store found it undamaged, before its first write (None:
+        # not yet written, or an in-memory store).
+        self._checked_stamp: tuple[tuple[int, int], Stamp] | None = None
+        self._checked = self._memory
         if not self._memory:
             self._check_file(create)
         try:
@@ -233,8 +245,17 @@ class RunStore:
         """Close the file. Everything written so far is already committed."""
         with self._lock:
             if self._conn is not None:
+                # Closing the last connection folds the WAL into the file, which changes its
+                # stamp; when nothing but this store's own writes touched the file since it was
+                # checked, the file as it is after closing is known to be undamaged too.
+                unchanged = (
+                    self._checked_stamp is not None
+                    and file_stamp(self._path) == self._checked_stamp
+                )
                 self._conn.close()
                 self._conn = None
+                if unchanged:
+                    remember(self._path)
 
     def __enter__(self) -> RunStore:
         return self
@@ -321,6 +342,28 @@ class RunStore:
             if cursor.rowcount == 0:
                 raise self._unknown_run(info.run_id)
 
+    def change_info(self, run_id: str, change: Callable[[RunInfo], RunInfo]) -> RunInfo:
+        """Read the run's settings, pass them through `change`, and store what it returns, in
+        one write transaction; return the stored settings.
+
+        The file is locked for writing before the read, so no other process writes the run in
+        between: what `change` decides on (who owns the run, say) is still true when it is
+        stored. An error raised by `change` leaves the run as it was.
+        """
+        with self._write() as conn:
+            row = conn.execute("SELECT info FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise self._unknown_run(run_id)
+            info = change(self._parse(RunInfo, row[0], f"run {run_id!r}"))
+            if info.run_id != run_id:
+                raise ValueError(f"change_info changed the run id {run_id!r} to {info.run_id!r}")
+            conn.execute(
+                "UPDATE runs SET created_at = ?, finished_at = ?, status = ?, target = ?,"
+                " trials = ?, info = ? WHERE run_id = ?",
+                (*self._run_row(info)[1:], run_id),
+            )
+        return info
+
     def set_status(
         self, run_id: str, status: RunStatus, finished_at: datetime | None = None
     ) -> None:
@@ -371,15 +414,21 @@ class RunStore:
             for run_id, created_at, finished_at, status, target, trials, n_cases, done in rows
         ]
 
-    def latest_unfinished(self, target: str) -> str | None:
-        """The most recent run on `target` that is still marked running, if any."""
+    def latest_unfinished(
+        self, target: str, *, skip: Callable[[RunInfo], bool] | None = None
+    ) -> str | None:
+        """The most recent run on `target` that is still marked running, if any, passing over
+        the runs `skip` names (those another live process is running, for `--resume`)."""
         with self._read() as conn:
-            row = conn.execute(
-                "SELECT run_id FROM runs WHERE target = ? AND status = ?"
-                " ORDER BY created_at DESC, run_id DESC LIMIT 1",
+            rows = conn.execute(
+                "SELECT run_id, info FROM runs WHERE target = ? AND status = ?"
+                " ORDER BY created_at DESC, run_id DESC",
                 (target, RunStatus.RUNNING.value),
-            ).fetchone()
-        return None if row is None else str(row[0])
+            )
+            for run_id, data in rows:
+                if skip is None or not skip(self._parse(RunInfo, data, f"run {run_id!r}")):
+                    return str(run_id)
+        return None
 
     def resolve_run_id(self, prefix_or_id: str) -> str:
         """The full id of the run named by `prefix_or_id`: a full id, a unique prefix of one,
@@ -520,6 +569,48 @@ class RunStore:
             self._require_run(conn, run_id)
             row = conn.execute("SELECT COUNT(*) FROM trials WHERE run_id = ?", (run_id,)).fetchone()
         return int(row[0])
+
+    def missing_trials(self, run_id: str, *, examples: int = 5) -> MissingTrials:
+        """How many of the run's (case, trial) pairs have no stored trial, naming up to
+        `examples` of them in case order.
+
+        Counting is one query over the stored keys (a few milliseconds for 100,000 trials);
+        only a run with missing trials pays for finding which.
+        """
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT r.trials, json_extract(r.info, '$.settings.expected_trials'),"
+                " (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.run_id),"
+                " (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id AND t.trial < r.trials)"
+                " FROM runs r WHERE r.run_id = ?",
+                (run_id,),
+            ).fetchone()
+            if row is None:
+                raise self._unknown_run(run_id)
+            trials, recorded, n_cases, stored = int(row[0]), row[1], int(row[2]), int(row[3])
+            # Recorded traces scored as they are (`agenteval score`) may give cases unequal
+            # numbers of trials: the run then asks for the recorded ones only.
+            expected = n_cases * trials
+            if recorded is not None:
+                expected = min(int(recorded), expected)
+            named: list[tuple[str, int]] = []
+            if stored < expected and recorded is None and examples > 0:
+                short = conn.execute(
+                    "SELECT c.case_id, (SELECT group_concat(t.trial) FROM trials t"
+                    " WHERE t.run_id = c.run_id AND t.case_id = c.case_id AND t.trial < ?)"
+                    " FROM cases c WHERE c.run_id = ? AND (SELECT COUNT(*) FROM trials t"
+                    " WHERE t.run_id = c.run_id AND t.case_id = c.case_id AND t.trial < ?) < ?"
+                    " ORDER BY c.idx LIMIT ?",
+                    (trials, run_id, trials, trials, examples),
+                )
+                for case_id, have in short:
+                    present = {int(t) for t in str(have).split(",")} if have else set()
+                    named.extend((str(case_id), t) for t in range(trials) if t not in present)
+                    if len(named) >= examples:
+                        break
+        return MissingTrials(
+            run_id=run_id, expected=expected, stored=stored, examples=tuple(named[:examples])
+        )
 
     def iter_results(self, run_id: str) -> Iterator[TrialResult]:
         """Every stored result of the run with its scores, by case order then trial index.
@@ -788,10 +879,52 @@ class RunStore:
         with self._lock, self._guard():
             yield self._live()
 
+    def check_undamaged(self) -> None:
+        """Raise `StoreError` if the file is damaged, saying what can still be read; the first
+        write checks anyway, so a caller only calls this to refuse sooner (before a run
+        starts, say)."""
+        with self._lock, self._guard():
+            if not self._checked:
+                self._check_undamaged(self._live())
+
+    def _check_undamaged(self, conn: sqlite3.Connection) -> None:
+        """Refuse to write to a damaged file, before the first write (see `store_check`)."""
+        self._checked = True
+        stamp = file_stamp(self._path)
+        if known_undamaged(self._path):
+            self._checked_stamp = stamp
+            return
+        problems = quick_check(conn)
+        if problems:
+            raise self._damaged(problems)
+        self._checked_stamp = stamp
+        remember(self._path, stamp)
+
+    def _damaged(self, problems: list[str]) -> StoreError:
+        """The error for a damaged file: what SQLite found, and what can still be read."""
+        try:
+            readable = (
+                f"`agenteval runs` still lists its {len(self.list_runs())} runs, and "
+                "`agenteval show RUN_ID --json FILE` reads any run whose pages are intact"
+            )
+        except StoreError:
+            readable = (
+                "its list of runs is damaged too; `agenteval show RUN_ID --json FILE` may still "
+                "read a run whose pages are intact"
+            )
+        return StoreError(
+            f"the run store is damaged ({damage_summary(problems)}); nothing was written to it",
+            file=self._path,
+            hint=f"{readable}; `sqlite3 {self._path} .recover` salvages what SQLite can still "
+            "read; move the file aside to start a new store, or " + _OTHER_FILE_HINT,
+        )
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock, self._guard():
             conn = self._live()
+            if not self._checked:
+                self._check_undamaged(conn)
             # IMMEDIATE takes the write lock up front, so two writing processes wait for each
             # other (busy timeout) instead of failing halfway through a transaction.
             conn.execute("BEGIN IMMEDIATE")

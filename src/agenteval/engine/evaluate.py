@@ -21,7 +21,7 @@ from agenteval.agents.recorder import watch_unrecorded_calls
 from agenteval.agents.tools import ToolSpec, known_tools, registered_tools
 from agenteval.case import EvalCase
 from agenteval.datasets import load_cases
-from agenteval.engine.ownership import claim, current_owner
+from agenteval.engine.ownership import claim_run, current_owner
 from agenteval.engine.rescoring import score_stored
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings, execute
 from agenteval.engine.trials import RetryPolicy
@@ -175,9 +175,11 @@ async def evaluate_async(
         settings = replace(settings, retry=retry_policy)
     store_path = Path(store)
     with RunStore(store_path) as run_store:
+        # A damaged store is refused before anything starts (the first write would refuse it).
+        run_store.check_undamaged()
         if resume is not None:
-            info = claim(run_store.get_info(run_store.resolve_run_id(resume)))
-            run_store.update_info(info)
+            # One transaction: of several processes resuming the run at once, one claims it.
+            info = claim_run(run_store, run_store.resolve_run_id(resume))
             case_source: Iterable[EvalCase] | None = None  # read back from the store
             # A resumed run keeps its trials and time limit; concurrency may change.
             settings = replace(settings, trials=info.trials, timeout_s=info.timeout_s)
@@ -235,6 +237,7 @@ async def evaluate_async(
                     tools=dict(run_tools) if agent is None else known_tools(),
                     settings={
                         "owner": current_owner(),
+                        **({"expected_trials": len(recorded)} if recorded is not None else {}),
                         **({"passing": list(passing)} if passing is not None else {}),
                         **({"judge": judge_record} if judge_record else {}),
                         **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
@@ -287,15 +290,21 @@ async def evaluate_async(
                 )
         finally:
             await choice.aclose()
+        # Finished only when the store holds every (case, trial): whatever ended a job without
+        # a stored result, the run stays resumable and says what it lacks.
+        missing = run_store.missing_trials(info.run_id)
+        complete = missing.count == 0
         info = info.model_copy(
             update={
-                "status": RunStatus.FINISHED,
-                "finished_at": utc_now(),
+                "status": RunStatus.FINISHED if complete else RunStatus.RUNNING,
+                "finished_at": utc_now() if complete else None,
                 "tools": dict(run_tools) if agent is None else known_tools(),
             }
         )
         run_store.update_info(info)
-    return Run(info, builder.build(), store_path)
+        if not complete:
+            on_warning(f"run {info.run_id} did not finish: {missing.describe()}")
+    return Run(info, builder.build(), store_path, missing)
 
 
 def evaluate(

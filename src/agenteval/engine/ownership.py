@@ -1,4 +1,9 @@
-"""Which process is running a run, so that `--resume` never runs a live run's trials twice."""
+"""Which process is running a run, so that `--resume` never runs a live run's trials twice.
+
+Claiming a stored run is one write transaction (`RunStore.change_info`): the owner is read,
+checked and replaced with the file locked for writing, so of several processes resuming the
+same run at once exactly one claims it and the others refuse.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,13 @@ from typing import Any
 
 from agenteval.errors import ConfigError
 from agenteval.run import RunInfo, RunStatus
+from agenteval.store import RunStore
 
-__all__ = ["claim", "current_owner"]
+__all__ = ["RunInUse", "claim", "claim_run", "current_owner", "running_elsewhere"]
+
+
+class RunInUse(ConfigError):
+    """The run to resume is being run by another live process on this machine."""
 
 
 def current_owner() -> dict[str, Any]:
@@ -24,23 +34,42 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:  # someone else's process: alive
         return True
+    except (OverflowError, OSError):  # not a process id at all
+        return False
     return True
 
 
-def claim(info: RunInfo) -> RunInfo:
-    """The run, owned by this process; refused while another live process on this machine
-    still runs it (a killed run's process is gone, so it can be resumed)."""
+def running_elsewhere(info: RunInfo) -> bool:
+    """Whether another live process on this machine is running the run (a killed run's
+    process is gone, so it can be resumed)."""
     owner = info.settings.get("owner")
-    if (
+    return (
         info.status is RunStatus.RUNNING
         and isinstance(owner, dict)
         and owner.get("host") == socket.gethostname()
         and isinstance(owner.get("pid"), int)
         and owner["pid"] != os.getpid()
         and _alive(owner["pid"])
-    ):
-        raise ConfigError(
-            f"run {info.run_id} is still running (process {owner['pid']})",
+    )
+
+
+def claim(info: RunInfo) -> RunInfo:
+    """The run, running and owned by this process; refused while another live process on this
+    machine still runs it."""
+    if running_elsewhere(info):
+        raise RunInUse(
+            f"run {info.run_id} is still running (process {info.settings['owner']['pid']})",
             hint="wait for it to finish, or stop it, then resume it",
         )
-    return info.model_copy(update={"settings": {**info.settings, "owner": current_owner()}})
+    return info.model_copy(
+        update={
+            "status": RunStatus.RUNNING,
+            "finished_at": None,
+            "settings": {**info.settings, "owner": current_owner()},
+        }
+    )
+
+
+def claim_run(store: RunStore, run_id: str) -> RunInfo:
+    """Claim the stored run for this process in one transaction (see `claim`)."""
+    return store.change_info(run_id, claim)

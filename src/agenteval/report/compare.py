@@ -49,7 +49,7 @@ from agenteval.report.statistics import (
     wilcoxon_signed_rank,
 )
 from agenteval.report.summary import Summary, SummaryBuilder
-from agenteval.run import RunInfo, RunStatus, TrialResult
+from agenteval.run import MissingTrials, RunInfo, RunStatus, TrialResult
 from agenteval.store import RunStore
 
 __all__ = [
@@ -82,7 +82,11 @@ class RunSide(BaseModel):
     created_at: datetime
     target: str | None
     finished: bool
-    """False for a run that was interrupted (or is still going): some trials are missing."""
+    """False for a run that was interrupted (or is still going), or that lacks a stored trial
+    whatever its status says: some trials are missing."""
+    missing: str | None = None
+    """How many of its trials have no stored result, naming a few (None: none missing, or not
+    counted because the comparison was not made from a store)."""
     cases: int
     summary: Summary
     reliability: Reliability
@@ -278,12 +282,14 @@ class _RunTally:
                 tally.reason_trial = result.trial.trial
 
 
-def _side(info: RunInfo, tally: _RunTally) -> RunSide:
+def _side(info: RunInfo, tally: _RunTally, missing: MissingTrials | None) -> RunSide:
+    lacking = missing is not None and missing.count > 0
     return RunSide(
         run_id=info.run_id,
         created_at=info.created_at,
         target=info.target,
-        finished=info.status is RunStatus.FINISHED,
+        finished=info.status is RunStatus.FINISHED and not lacking,
+        missing=missing.describe() if missing is not None and lacking else None,
         cases=len(tally.cases),
         summary=tally.summary.build(),
         reliability=tally.reliability.build(),
@@ -411,12 +417,16 @@ def compare_results(
     *,
     passing: Collection[str] | None = None,
     prices: PriceTable | None = None,
+    base_missing: MissingTrials | None = None,
+    candidate_missing: MissingTrials | None = None,
 ) -> Comparison:
     """Compare two runs' results (each streamed once, in the store's case order).
 
     `passing` names the scorers that define "the trial passes" (default: the candidate run's
     own setting, else every scorer that applied); `prices` prices the agent's and the judge's
-    model calls (default: the shipped table).
+    model calls (default: the shipped table). `base_missing` and `candidate_missing` (from
+    `RunStore.missing_trials`) mark a run with trials missing as unfinished, whatever its
+    status.
     """
     if passing is None:
         stored = candidate_info.settings.get("passing")
@@ -436,8 +446,8 @@ def compare_results(
     shared = [case_id for case_id in cand.cases if case_id in base.cases]
     names = list(cand.names) + [n for n in base.names if n not in cand.names]
     failures, fixes = _case_changes(names, base, cand)
-    base_side = _side(base_info, base)
-    cand_side = _side(candidate_info, cand)
+    base_side = _side(base_info, base, base_missing)
+    cand_side = _side(candidate_info, cand, candidate_missing)
     bs, cs = base_side.summary, cand_side.summary
     return Comparison(
         base=base_side,
@@ -485,6 +495,8 @@ def compare_runs(
         store.iter_results(candidate_id),
         passing=passing,
         prices=prices,
+        base_missing=store.missing_trials(base_id),
+        candidate_missing=store.missing_trials(candidate_id),
     )
 
 
@@ -583,7 +595,9 @@ def _case_line(change: CaseChange, *, fix: bool) -> str:
 
 def _notes(comparison: Comparison) -> list[str]:
     notes: list[str] = [
-        f"the {which} run {side.run_id} is unfinished: only its stored trials are compared"
+        f"the {which} run {side.run_id}: {side.missing}; only its stored trials are compared"
+        if side.missing
+        else f"the {which} run {side.run_id} is unfinished: only its stored trials are compared"
         for which, side in (("base", comparison.base), ("candidate", comparison.candidate))
         if not side.finished
     ]

@@ -3,6 +3,8 @@ close it came.
 
 The rules, on a `Comparison` (the same statistics `compare` shows):
 0. **Both runs finished**: a run that stopped halfway says nothing about the cases it never ran.
+   A run lacking a stored trial is unfinished whatever its status says (a store written by an
+   older agenteval could mark a run finished with trials lost); the rule names them.
 1. **No new forbidden text.** Any case that fails `avoids_forbidden_text` in the candidate and
    did not fail it in the base blocks, whatever else improved (seed 000). A case the base did
    not have counts as not failing there.
@@ -244,17 +246,23 @@ def _pct(value: float) -> str:
 
 def _finished(comparison: Comparison) -> RuleOutcome:
     """A run that stopped halfway says nothing about the cases it never ran."""
+    sides = (("base", comparison.base), ("candidate", comparison.candidate))
     unfinished = [
-        f"the {which} run {side.run_id}"
-        for which, side in (("base", comparison.base), ("candidate", comparison.candidate))
+        f"the {which} run {side.run_id} "
+        + (
+            f"is missing {side.missing.replace(' have no stored result', '')}"
+            if side.missing
+            else "did not finish"
+        )
+        for which, side in sides
         if not side.finished
     ]
     if unfinished:
         return RuleOutcome(
             rule="both runs finished",
             passed=False,
-            detail=" and ".join(unfinished)
-            + " did not finish: resume it (`agenteval run TARGET --resume RUN_ID`) first",
+            detail="; ".join(unfinished)
+            + ": resume it (`agenteval run TARGET --resume RUN_ID`) first",
         )
     return RuleOutcome(
         rule="both runs finished",

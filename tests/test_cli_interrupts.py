@@ -1,0 +1,184 @@
+"""Ctrl-C, and anything else that stops `agenteval run` from outside the engine's reach, ends
+in the one clean message: no "Task was destroyed but it is pending!", no traceback, the same
+exit code, and a run that resumes with every stored trial kept.
+
+A KeyboardInterrupt raised inside a task (the second Ctrl-C, which asyncio raises wherever the
+main thread is) escapes the event loop and used to leave the main task pending and a task's
+exception unretrieved: asyncio printed both, with tracebacks, after the clean message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agenteval import RunStore
+from agenteval.run import RunStatus
+
+# Slow trials; a trial cancelled by the first Ctrl-C takes its time to stop (as agents holding
+# a connection do), so the second Ctrl-C lands in the middle of a task.
+STUBBORN_AGENT = """
+import asyncio, os, time
+from pathlib import Path
+
+async def answer(question: str) -> str:
+    try:
+        await asyncio.sleep(0.02)
+    except asyncio.CancelledError:
+        Path(os.environ["CANCELLED"]).touch()
+        time.sleep(2)  # blocking: the second Ctrl-C arrives in here
+        raise
+    return question.upper()
+"""
+
+ABORTING_SCORER = """
+class Abort(BaseException):
+    '''Not an Exception: a scorer's way of stopping everything.'''
+
+def stop_at_40(case, trial):
+    if case.id == "c040":
+        raise Abort("the scorer pulled the plug")
+    return True
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        "COLUMNS": "200",
+        **extra,
+    }
+
+
+def _cases(folder: Path, count: int) -> None:
+    (folder / "cases.json").write_text(
+        json.dumps(
+            [
+                {"id": f"c{i:03d}", "input": f"q{i}", "expected_output": f"Q{i}"}
+                for i in range(count)
+            ]
+        )
+    )
+
+
+def _stored(store: Path) -> tuple[str, RunStatus, dict[tuple[str, int], str]]:
+    with RunStore(store) as runs:
+        (row,) = runs.list_runs()
+        trials = {r.key: r.trial.model_dump_json() for r in runs.iter_results(row.run_id)}
+        return row.run_id, row.status, trials
+
+
+def _assert_clean(err: str) -> None:
+    for noise in ("Traceback", "Task was destroyed", "never retrieved", "Exception ignored"):
+        assert noise not in err, err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT")
+def test_a_second_ctrl_c_inside_a_task_prints_only_the_clean_message(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text(STUBBORN_AGENT)
+    _cases(tmp_path, 2000)
+    store, cancelled = tmp_path / "runs.db", tmp_path / "cancelled"
+    args = ["run", "cases.json", "--agent", "agent.py:answer", "--store", str(store)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agenteval", *args, "--concurrency", "4"],
+        cwd=tmp_path,
+        env=_env(CANCELLED=str(cancelled)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # A shell running the tests in the background ignores SIGINT, and children inherit
+        # that; the user at a terminal does not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        stored = 0
+        while stored < 20:
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+            if store.exists():
+                with RunStore(store) as runs:
+                    rows = runs.list_runs()
+                    stored = rows[0].trials_done if rows else 0
+        process.send_signal(signal.SIGINT)
+        while not cancelled.exists():
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.01)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, err
+    assert "interrupted: every finished trial is stored" in err
+    _assert_clean(err)
+
+    run_id, status, before = _stored(store)
+    assert status is RunStatus.RUNNING and len(before) >= 20
+    (tmp_path / "agent.py").write_text("def answer(q):\n    return q.upper()\n")
+    resumed = subprocess.run(
+        [sys.executable, "-m", "agenteval", *args, "--resume", run_id],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    _, status, after = _stored(store)
+    assert status is RunStatus.FINISHED and len(after) == 2000
+    assert all(after[key] == trial for key, trial in before.items())
+
+
+def test_a_base_exception_escaping_the_engine_ends_in_one_message(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text("def answer(q):\n    return q.upper()\n")
+    (tmp_path / "scorers.py").write_text(ABORTING_SCORER)
+    _cases(tmp_path, 200)
+    store = tmp_path / "runs.db"
+    args = [
+        "run",
+        "cases.json",
+        "--agent",
+        "agent.py:answer",
+        "--store",
+        str(store),
+        "--concurrency",
+        "4",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "agenteval", *args, "--scorer", "scorers.py:stop_at_40"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr  # as before: the run did not complete
+    _assert_clean(done.stderr)
+    message = " ".join(done.stderr.split())
+    assert "the run stopped: Abort: the scorer pulled the plug" in message
+    assert "every finished trial is stored" in message and "--resume" in message
+    run_id, status, before = _stored(store)
+    assert status is RunStatus.RUNNING and len(before) < 200
+    (tmp_path / "scorers.py").write_text("def stop_at_40(case, trial):\n    return True\n")
+    resumed = subprocess.run(
+        [sys.executable, "-m", "agenteval", *args, "--resume", run_id],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    _, status, after = _stored(store)
+    assert status is RunStatus.FINISHED and len(after) == 200
+    assert all(after[key] == trial for key, trial in before.items())
