@@ -10,6 +10,7 @@ from typing import Any
 
 from agenteval.agents.calling import Agent
 from agenteval.case import EvalCase
+from agenteval.engine.interrupts import stops_the_run, watching_sigint
 from agenteval.engine.trials import RetryPolicy, TrialRunner, trace_trial
 from agenteval.run import TrialResult
 from agenteval.score import Score
@@ -17,7 +18,7 @@ from agenteval.scorers.base import PreparedScorer, prepare_scorer, prepare_score
 from agenteval.store import RunStore
 from agenteval.trace import Trial
 
-__all__ = ["DEFAULT_CONCURRENCY", "EngineSettings", "execute", "score_trial"]
+__all__ = ["DEFAULT_CONCURRENCY", "EngineSettings", "WorkerLostError", "execute", "score_trial"]
 
 DEFAULT_CONCURRENCY = 16
 _WRITE_BATCH = 500
@@ -25,25 +26,43 @@ _WRITE_BATCH = 500
 
 @dataclass(frozen=True)
 class EngineSettings:
-    """How trials are run: how many per case, how many at once, time limit and retries."""
+    """How trials are run: how many per case, how many at once, time limit, retries, and the
+    exception classes the run declares as infrastructure (`infrastructure_errors`)."""
 
     trials: int = 1
     concurrency: int = DEFAULT_CONCURRENCY
     timeout_s: float | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    infrastructure: tuple[type[BaseException], ...] = ()
+
+
+class WorkerLostError(RuntimeError):
+    """A worker or the writer ended with jobs left and no error of its own (a `CancelledError`
+    nobody asked for, which a task group takes for a cancellation): the run cannot be finished,
+    and says so rather than finish with trials missing."""
 
 
 async def score_trial(scorers: Sequence[Any], case: EvalCase, trial: Trial) -> dict[str, Score]:
     """Every scorer's verdict on one trial, by scorer name; scorers prepared once for many
-    trials (`prepare_scorers`) skip working out again how each one runs."""
+    trials (`prepare_scorers`) skip working out again how each one runs.
+
+    A scorer that raises a `BaseException` (an `Exception` is caught where it runs) gives that
+    score an error, like any failing scorer; only the run being stopped propagates."""
     scores: dict[str, Score] = {}
     for scorer in scorers:
         prepared = scorer if isinstance(scorer, PreparedScorer) else prepare_scorer(scorer)
-        if prepared.synchronous:
-            score = prepared.call(case, trial)
-            scores[prepared.name] = score if isinstance(score, Score) else await score
-        else:
-            scores[prepared.name] = await prepared.run(case, trial)
+        try:
+            if prepared.synchronous:
+                score = prepared.call(case, trial)
+                scores[prepared.name] = score if isinstance(score, Score) else await score
+            else:
+                scores[prepared.name] = await prepared.run(case, trial)
+        except BaseException as exc:
+            if stops_the_run(exc):
+                raise
+            scores[prepared.name] = Score(
+                name=prepared.name, error=f"{type(exc).__name__}: {exc}".rstrip(": ")
+            )
     return scores
 
 
@@ -96,24 +115,38 @@ async def execute(
     runner = (
         None
         if agent is None
-        else TrialRunner.of(agent, timeout_s=settings.timeout_s, retry=settings.retry)
+        else TrialRunner.of(
+            agent,
+            timeout_s=settings.timeout_s,
+            retry=settings.retry,
+            declared=settings.infrastructure,
+        )
     )
     finished: asyncio.Queue[TrialResult | None] = asyncio.Queue(maxsize=4 * settings.concurrency)
 
     async def work() -> None:
-        for case, index in jobs:
-            if runner is not None:
-                trial = await runner.run(case, index)
-            elif recorded is not None:
-                if (case.id, index) not in recorded:
-                    continue
-                trial = recorded[(case.id, index)]
-            else:
-                trial = trace_trial(case, index)
-            scores = await score_trial(prepared, case, trial)
-            await finished.put(TrialResult(case=case, trial=trial, scores=scores))
+        try:
+            for case, index in jobs:
+                if runner is not None:
+                    trial = await runner.run(case, index)
+                elif recorded is not None:
+                    if (case.id, index) not in recorded:
+                        continue
+                    trial = recorded[(case.id, index)]
+                else:
+                    trial = trace_trial(case, index)
+                scores = await score_trial(prepared, case, trial)
+                await finished.put(TrialResult(case=case, trial=trial, scores=scores))
+        except asyncio.CancelledError as exc:
+            _lost(exc, "a worker")
 
     async def write() -> None:
+        try:
+            await _write()
+        except asyncio.CancelledError as exc:
+            _lost(exc, "the store writer")
+
+    async def _write() -> None:
         if first_write is not None:
             await asyncio.to_thread(first_write)
         while True:
@@ -146,12 +179,30 @@ async def execute(
 
     # One group: if the writer fails, the workers stop too, and the other way round.
     try:
-        async with asyncio.TaskGroup() as group:
-            group.create_task(produce())
-            group.create_task(write())
+        with watching_sigint():
+            async with asyncio.TaskGroup() as group:
+                group.create_task(produce())
+                group.create_task(write())
+        if next(jobs, None) is not None:  # every worker ended, and jobs are left: never "done"
+            raise WorkerLostError("the workers ended with jobs left; the run is not finished")
     except BaseExceptionGroup as failed:
         # The one task that failed (the others were cancelled) raises its own error, so that a
         # store that cannot be written ends in its one clear message, not in a group of one.
-        if len(failed.exceptions) == 1:
-            raise failed.exceptions[0] from None
-        raise
+        error: BaseException = failed
+        while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+            error = error.exceptions[0]  # a worker's own error comes in a group of the workers'
+        if error is failed:
+            raise
+        raise error from None
+
+
+def _lost(exc: asyncio.CancelledError, who: str) -> None:
+    """A `CancelledError` ending a worker or the writer: the run being stopped propagates; any
+    other (one raised where nobody cancelled) fails the run loudly, since a task group would
+    take it for a cancellation and let the run finish with trials missing."""
+    if stops_the_run(exc):
+        raise exc
+    raise WorkerLostError(
+        f"{who} ended with a CancelledError nobody asked for ({exc or 'no message'}), with "
+        "jobs left; the run is not finished (resume it)"
+    ) from exc
