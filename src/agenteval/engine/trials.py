@@ -16,7 +16,8 @@ from agenteval.agents.calling import (
 )
 from agenteval.agents.recorder import TrialRecorder, monotonic, recording
 from agenteval.case import EvalCase
-from agenteval.engine.failures import TrialTimeoutError, classify, retry_after_s
+from agenteval.engine.deadline import Deadline, grace_s
+from agenteval.engine.failures import classify, retry_after_s
 from agenteval.engine.interrupts import stops_the_run
 from agenteval.otel.live import SpanCapture, span_capture
 from agenteval.trace import Failure, FailureCause, Trial, Usage, utc_now
@@ -140,13 +141,11 @@ class TrialRunner:
     async def _call(self, case: EvalCase) -> Trial:
         if self.timeout_s is None:
             return await call_agent(self.invoke, case, prepared=True)
-        try:
-            async with asyncio.timeout(self.timeout_s) as limit:
-                return await call_agent(self.invoke, case, prepared=True)
-        except TimeoutError:
-            if limit.expired():  # agenteval's own limit, not a TimeoutError of the agent's
-                raise TrialTimeoutError(f"no answer within {self.timeout_s:g} s") from None
-            raise
+        # Not `asyncio.timeout`: the deadline holds against an agent that blocks the event loop
+        # or ignores its cancellation (see engine/deadline.py).
+        return await Deadline(
+            call_agent(self.invoke, case, prepared=True), self.timeout_s, grace_s(self.timeout_s)
+        )
 
     async def run(self, case: EvalCase, index: int) -> Trial:
         """Run the agent on one case once (retrying infrastructure failures) and record it.
