@@ -420,3 +420,60 @@ def test_every_known_type_of_an_installed_sdk_names_a_real_class() -> None:
         assert (cls.__module__, cls.__qualname__) == (module_name, qualname)
         checked += 1
     assert checked >= 20
+
+
+def _cli(cwd: Path, *args: str) -> Any:
+    import os
+    import subprocess
+
+    return subprocess.run(
+        [sys.executable, "-m", "agenteval", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "160", "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=120,
+    )
+
+
+def test_the_cli_runs_with_the_configs_infrastructure_errors(tmp_path: Path) -> None:
+    (tmp_path / "busy.py").write_text(
+        "class Busy(Exception):\n    pass\n\n"
+        "class Bug(Exception):\n    pass\n\n"
+        "def agent(text):\n"
+        "    raise (Busy if text == 'busy' else Bug)(text)\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "cases.yaml").write_text(
+        "- {id: busy, input: busy, expected_output: x}\n"
+        "- {id: bug, input: bug, expected_output: x}\n",
+        encoding="utf-8",
+    )
+    _config(
+        tmp_path,
+        "dataset: cases.yaml\nagent: busy.py:agent\nretries: 0\n"
+        "infrastructure_errors:\n  - busy.py:Busy\n",
+    )
+    done = _cli(tmp_path, "run", ".", "--json", "run.json")
+    assert done.returncode == 0, done.stderr
+    import json
+
+    report = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    causes = {r["case_id"]: r["failure"]["cause"] for r in report["results"]}
+    assert causes == {"busy": "provider_error", "bug": "agent_error"}
+
+
+def test_the_cli_names_the_file_and_line_of_a_declared_class_that_does_not_load(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "agent.py").write_text("def agent(text):\n    return 'x'\n", encoding="utf-8")
+    (tmp_path / "cases.yaml").write_text("- {id: a, input: a}\n", encoding="utf-8")
+    path = _config(
+        tmp_path,
+        "dataset: cases.yaml\nagent: agent.py:agent\n"
+        "infrastructure_errors:\n  - builtins.OSError\n  - nowhere_module_q:Busy\n",
+    )
+    done = _cli(tmp_path, "run", ".")
+    assert done.returncode == 2
+    assert f"{path.name}:5" in done.stderr and "nowhere_module_q" in done.stderr
+    assert "Traceback" not in done.stderr
