@@ -4,6 +4,7 @@ recorded and stored; no trial is lost, no worker dies, and a real Ctrl-C still s
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -285,3 +286,69 @@ def test_a_real_ctrl_c_still_stops_the_run(tmp_path: Path, body: str, runner: st
     assert "finished" not in out
     assert "KeyboardInterrupt" in err
     assert process.returncode != 0
+
+
+_RESCORE = """
+import asyncio, json, sys
+import agenteval
+from agenteval import EvalCase, Score
+
+class Custom(BaseException):
+    pass
+
+KIND = {kind}
+
+def bad_scorer(case, trial):
+    if case.id == "c1":
+        raise KIND("from the scorer")
+    return Score(name="bad_scorer", value=1.0, passed=True)
+
+async def bad_async_scorer(case, trial):
+    return bad_scorer(case, trial)
+
+cases = [EvalCase(id=f"c{{i}}", input="x", expected_output="fine") for i in range(3)]
+run = agenteval.evaluate(lambda text: "fine", cases, store="runs.db")
+again = agenteval.rescore(run.run_id, [bad_scorer, bad_async_scorer], store="runs.db")
+print(json.dumps({{r.case.id: [r.scores["bad_scorer"].error, r.scores["bad_async_scorer"].error]
+                  for r in again.results}}))
+"""
+
+
+@pytest.mark.parametrize("kind", ["SystemExit", "Custom", "GeneratorExit", "KeyboardInterrupt"])
+def test_a_scorer_raising_a_base_exception_in_a_rescore_is_that_scores_error(
+    tmp_path: Path, kind: str
+) -> None:
+    script = tmp_path / "rescore.py"
+    script.write_text(textwrap.dedent(_RESCORE).format(kind=kind), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.returncode == 0, done.stderr
+    errors = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(errors) == {"c0", "c1", "c2"}
+    assert errors["c0"] == [None, None] and errors["c2"] == [None, None]
+    assert all(kind in (error or "") for error in errors["c1"])
+
+
+@pytest.mark.parametrize("kind", [GeneratorExit, Custom])
+async def test_a_sync_scorer_raising_generator_exit_or_the_like_in_a_run(
+    tmp_path: Path, kind: type[BaseException]
+) -> None:
+    def bad_scorer(case: EvalCase, trial: Trial) -> Score:
+        if case.id in BAD:
+            raise _raise(kind)
+        return Score(name="bad_scorer", value=1.0, passed=True)
+
+    run = await asyncio.wait_for(
+        agenteval.evaluate_async(
+            lambda text: "fine", CASES, [bad_scorer], concurrency=2, store=tmp_path / "r.db"
+        ),
+        HANG_GUARD_S,
+    )
+    errors = {r.case.id for r in run.results if r.scores["bad_scorer"].error}
+    assert len(run.results) == len(CASES) and errors == BAD

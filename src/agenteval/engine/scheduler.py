@@ -10,8 +10,8 @@ from typing import Any
 
 from agenteval.agents.calling import Agent
 from agenteval.case import EvalCase
-from agenteval.engine.interrupts import stops_the_run, watching_sigint
 from agenteval.engine.trials import RetryPolicy, TrialRunner, trace_trial
+from agenteval.interrupts import stops_the_run, watching_sigint
 from agenteval.run import TrialResult
 from agenteval.score import Score
 from agenteval.scorers.base import PreparedScorer, prepare_scorer, prepare_scorers
@@ -44,25 +44,16 @@ class WorkerLostError(RuntimeError):
 
 async def score_trial(scorers: Sequence[Any], case: EvalCase, trial: Trial) -> dict[str, Score]:
     """Every scorer's verdict on one trial, by scorer name; scorers prepared once for many
-    trials (`prepare_scorers`) skip working out again how each one runs.
-
-    A scorer that raises a `BaseException` (an `Exception` is caught where it runs) gives that
-    score an error, like any failing scorer; only the run being stopped propagates."""
+    trials (`prepare_scorers`) skip working out again how each one runs. Whatever a scorer
+    raises is that score's error (`PreparedScorer`); only the run being stopped propagates."""
     scores: dict[str, Score] = {}
     for scorer in scorers:
         prepared = scorer if isinstance(scorer, PreparedScorer) else prepare_scorer(scorer)
-        try:
-            if prepared.synchronous:
-                score = prepared.call(case, trial)
-                scores[prepared.name] = score if isinstance(score, Score) else await score
-            else:
-                scores[prepared.name] = await prepared.run(case, trial)
-        except BaseException as exc:
-            if stops_the_run(exc):
-                raise
-            scores[prepared.name] = Score(
-                name=prepared.name, error=f"{type(exc).__name__}: {exc}".rstrip(": ")
-            )
+        if prepared.synchronous:
+            score = prepared.call(case, trial)
+            scores[prepared.name] = score if isinstance(score, Score) else await score
+        else:
+            scores[prepared.name] = await prepared.run(case, trial)
     return scores
 
 

@@ -18,7 +18,7 @@ from agenteval.agents.recorder import TrialRecorder, monotonic, recording
 from agenteval.case import EvalCase
 from agenteval.engine.deadline import Deadline, grace_s
 from agenteval.engine.failures import classify, retry_after_s
-from agenteval.engine.interrupts import stops_the_run
+from agenteval.interrupts import stops_the_run
 from agenteval.otel.live import SpanCapture, span_capture
 from agenteval.trace import Failure, FailureCause, Trial, Usage, utc_now
 
