@@ -4,7 +4,7 @@ and streaming results to the store in batches (a trial counts as done once it is
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,28 +116,19 @@ async def execute(
     finished: asyncio.Queue[TrialResult | None] = asyncio.Queue(maxsize=4 * settings.concurrency)
 
     async def work() -> None:
-        try:
-            for case, index in jobs:
-                if runner is not None:
-                    trial = await runner.run(case, index)
-                elif recorded is not None:
-                    if (case.id, index) not in recorded:
-                        continue
-                    trial = recorded[(case.id, index)]
-                else:
-                    trial = trace_trial(case, index)
-                scores = await score_trial(prepared, case, trial)
-                await finished.put(TrialResult(case=case, trial=trial, scores=scores))
-        except asyncio.CancelledError as exc:
-            _lost(exc, "a worker")
+        for case, index in jobs:
+            if runner is not None:
+                trial = await runner.run(case, index)
+            elif recorded is not None:
+                if (case.id, index) not in recorded:
+                    continue
+                trial = recorded[(case.id, index)]
+            else:
+                trial = trace_trial(case, index)
+            scores = await score_trial(prepared, case, trial)
+            await finished.put(TrialResult(case=case, trial=trial, scores=scores))
 
     async def write() -> None:
-        try:
-            await _write()
-        except asyncio.CancelledError as exc:
-            _lost(exc, "the store writer")
-
-    async def _write() -> None:
         if first_write is not None:
             await asyncio.to_thread(first_write)
         while True:
@@ -165,7 +156,7 @@ async def execute(
     async def produce() -> None:
         async with asyncio.TaskGroup() as workers:
             for _ in range(min(settings.concurrency, pending)):
-                workers.create_task(work())
+                workers.create_task(_never_lost(work(), "a worker"))
         await finished.put(None)
 
     # One group: if the writer fails, the workers stop too, and the other way round.
@@ -173,7 +164,7 @@ async def execute(
         with watching_sigint():
             async with asyncio.TaskGroup() as group:
                 group.create_task(produce())
-                group.create_task(write())
+                group.create_task(_never_lost(write(), "the store writer"))
         if next(jobs, None) is not None:  # every worker ended, and jobs are left: never "done"
             raise WorkerLostError("the workers ended with jobs left; the run is not finished")
     except BaseExceptionGroup as failed:
@@ -187,13 +178,16 @@ async def execute(
         raise error from None
 
 
-def _lost(exc: asyncio.CancelledError, who: str) -> None:
-    """A `CancelledError` ending a worker or the writer: the run being stopped propagates; any
-    other (one raised where nobody cancelled) fails the run loudly, since a task group would
-    take it for a cancellation and let the run finish with trials missing."""
-    if stops_the_run(exc):
-        raise exc
-    raise WorkerLostError(
-        f"{who} ended with a CancelledError nobody asked for ({exc or 'no message'}), with "
-        "jobs left; the run is not finished (resume it)"
-    ) from exc
+async def _never_lost(work: Coroutine[Any, Any, None], who: str) -> None:
+    """Run a worker or the writer. A `CancelledError` ending it propagates when the run is being
+    stopped; any other (one raised where nobody cancelled) fails the run loudly, since a task
+    group would take it for a cancellation and let the run finish with trials missing."""
+    try:
+        await work
+    except asyncio.CancelledError as exc:
+        if stops_the_run(exc):
+            raise
+        raise WorkerLostError(
+            f"{who} ended with a CancelledError nobody asked for ({exc or 'no message'}), "
+            "with work left; the run is not finished (resume it)"
+        ) from exc
