@@ -196,3 +196,25 @@ async def test_other_trials_delayed_by_a_blocked_loop_are_not_blamed_for_it(
     assert blocker is not None and "blocked the event loop for 0.6 s" in blocker.message
     for failure in results.values():
         assert failure is None or "blocked the event loop for" not in failure.message
+
+
+@pytest.mark.parametrize("gives_up", [True, False], ids=["answers-anyway", "never-ends"])
+async def test_a_real_cancellation_an_agent_swallows_still_cancels_the_trial(
+    gives_up: bool,
+) -> None:
+    started = asyncio.Event()
+
+    async def agent(text: str) -> str:
+        started.set()
+        while True:
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                if gives_up:
+                    return "carried on"
+
+    task = asyncio.ensure_future(_run(agent, timeout_s=0.3))
+    await started.wait()
+    task.cancel()  # the run being stopped (a Ctrl-C, say), before the deadline
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(asyncio.shield(task), HANG_GUARD_S)

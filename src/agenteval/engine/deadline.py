@@ -139,6 +139,8 @@ class Deadline(Generic[T]):
                         if self._uncancel(1):
                             raise asyncio.CancelledError from None
                         raise self._timed_out(longest) from None
+                    if task.cancelling() > self._base:  # it swallowed someone's cancellation
+                        raise asyncio.CancelledError from None
                     if loop.time() >= deadline:  # the timer never got to run: a blocked loop
                         raise self._overran(longest) from None
                     return stop.value  # type: ignore[no-any-return]
