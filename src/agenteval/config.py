@@ -243,65 +243,68 @@ def _item_line(text: str, key: str, index: int) -> int | None:
     return _line_of(text, key)
 
 
+def _exception_class(
+    ref: str | type[BaseException], base_dir: Path | None, where: str
+) -> type[BaseException]:
+    from agenteval.agents.loading import load_object
+
+    value: Any = ref
+    if isinstance(ref, str):
+        module, dot, name = ref.rpartition(".")
+        spec = ref if ":" in ref else f"{module}:{name}" if dot and module else ""
+        if not spec:
+            raise ConfigError(
+                f"{ref!r} is not a reference to an exception class",
+                field=where,
+                hint="write module:Class, module.Class or path/to/file.py:Class",
+            )
+        try:
+            value = load_object(spec, base_dir=base_dir, kind=ConfigError)
+        except ConfigError as exc:
+            raise ConfigError(exc.message, field=where, hint=exc.hint) from exc
+    if not (isinstance(value, type) and issubclass(value, BaseException)):
+        raise ConfigError(
+            f"{ref!r} is not an exception class",
+            field=where,
+            hint="name a class that an agent raises, e.g. mypackage.errors:ServiceBusy",
+        )
+    return value
+
+
 def exception_classes(
-    refs: Sequence[str | type[BaseException]],
-    *,
-    base_dir: Path | None = None,
-    field: str = "infrastructure_errors",
+    refs: Sequence[str | type[BaseException]], *, base_dir: Path | None = None
 ) -> tuple[type[BaseException], ...]:
     """The exception classes `refs` name (`module:Class`, `module.Class`,
     `path/to/file.py:Class`; classes are taken as they are); a reference that does not load,
-    or names something else, is a `ConfigError` naming its place in the list."""
-    from agenteval.agents.loading import load_object
-
-    found: list[type[BaseException]] = []
-    for index, ref in enumerate(refs):
-        where = f"{field}[{index}]"
-        if isinstance(ref, str):
-            spec = ref if ":" in ref else ".".join(ref.split(".")[:-1]) + ":" + ref.split(".")[-1]
-            if spec.startswith(":") or spec.endswith(":"):
-                raise ConfigError(
-                    f"{ref!r} is not a reference to an exception class",
-                    field=where,
-                    hint="write module:Class, module.Class or path/to/file.py:Class",
-                )
-            try:
-                value = load_object(spec, base_dir=base_dir, kind=ConfigError)
-            except ConfigError as exc:
-                raise ConfigError(exc.message, field=where, hint=exc.hint) from exc
-        else:
-            value = ref
-        if not (isinstance(value, type) and issubclass(value, BaseException)):
-            raise ConfigError(
-                f"{ref!r} is not an exception class",
-                field=where,
-                hint="name a class that an agent raises, e.g. mypackage.errors:ServiceBusy",
-            )
-        found.append(value)
-    return tuple(found)
+    or names something else, is a `ConfigError` naming its place in `infrastructure_errors`."""
+    return tuple(
+        _exception_class(ref, base_dir, f"infrastructure_errors[{index}]")
+        for index, ref in enumerate(refs)
+    )
 
 
 def load_infrastructure_errors(target: Target) -> tuple[type[BaseException], ...]:
     """The classes `infrastructure_errors:` of the target's config names, imported (relative to
-    the config's folder); one that does not load is a `ConfigError` naming the file and line."""
-    refs = target.config.infrastructure_errors
-    if not refs:
-        return ()
-    try:
-        return exception_classes(refs, base_dir=target.base_dir)
-    except ConfigError as exc:
-        index = int((exc.field or "[0]").rsplit("[", 1)[-1].rstrip("]"))
+    the config's folder) when a run starts; one that does not load is a `ConfigError` naming the
+    file and line."""
+    found: list[type[BaseException]] = []
+    for index, ref in enumerate(target.config.infrastructure_errors):
+        where = f"infrastructure_errors[{index}]"
         try:
-            text = target.path.read_text(encoding="utf-8")
-        except OSError:
-            text = ""
-        raise ConfigError(
-            exc.message,
-            file=target.path,
-            line=_item_line(text, "infrastructure_errors", index),
-            field=exc.field,
-            hint=exc.hint,
-        ) from exc
+            found.append(_exception_class(ref, target.base_dir, where))
+        except ConfigError as exc:
+            try:
+                text = target.path.read_text(encoding="utf-8")
+            except OSError:
+                text = ""
+            raise ConfigError(
+                exc.message,
+                file=target.path,
+                line=_item_line(text, "infrastructure_errors", index),
+                field=where,
+                hint=exc.hint,
+            ) from exc
+    return tuple(found)
 
 
 def _looks_like_config(path: Path) -> bool:
