@@ -20,7 +20,6 @@ from agenteval.agents.loading import load_object
 from agenteval.agents.recorder import watch_unrecorded_calls
 from agenteval.agents.tools import ToolSpec, known_tools, registered_tools
 from agenteval.case import EvalCase
-from agenteval.config import exception_classes
 from agenteval.datasets import load_cases
 from agenteval.engine.ownership import claim, current_owner
 from agenteval.engine.rescoring import score_stored
@@ -180,11 +179,7 @@ async def evaluate_async(
         load_object(agent, base_dir=base_dir) if isinstance(agent, str) else agent
     )
     settings = _settings(
-        trials,
-        concurrency,
-        timeout,
-        retries,
-        exception_classes(infrastructure_errors, base_dir=base_dir),
+        trials, concurrency, timeout, retries, _declared(infrastructure_errors, base_dir)
     )
     if retry_policy is not None:
         settings = replace(settings, retry=retry_policy)
@@ -384,6 +379,17 @@ def evaluate(
             infrastructure_errors=infrastructure_errors,
         )
     )
+
+
+def _declared(
+    refs: Sequence[type[BaseException] | str], base_dir: Path | None
+) -> tuple[type[BaseException], ...]:
+    if not refs:
+        return ()
+    # Only when asked: config.py (and the agents it knows) stays out of `import agenteval`.
+    from agenteval.config import exception_classes
+
+    return exception_classes(refs, base_dir=base_dir)
 
 
 def _class_ref(cls: type[BaseException]) -> str:
