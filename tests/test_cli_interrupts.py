@@ -38,14 +38,20 @@ async def answer(question: str) -> str:
     return question.upper()
 """
 
-ABORTING_SCORER = """
-class Abort(BaseException):
-    '''Not an Exception: a scorer's way of stopping everything.'''
+EXITING_AGENT = """
+import asyncio
 
-def stop_at_40(case, trial):
-    if case.id == "c040":
-        raise Abort("the scorer pulled the plug")
-    return True
+_background = []
+
+async def answer(q):
+    if q == "q40":
+        async def leave():
+            raise SystemExit("a background task called sys.exit")
+        # A task the agent starts and leaves: its SystemExit is not the trial's to catch, as
+        # asyncio raises it out of the event loop itself.
+        _background.append(asyncio.create_task(leave()))
+        await asyncio.sleep(0)
+    return q.upper()
 """
 
 
@@ -140,8 +146,7 @@ def test_a_second_ctrl_c_inside_a_task_prints_only_the_clean_message(tmp_path: P
 
 
 def test_a_base_exception_escaping_the_engine_ends_in_one_message(tmp_path: Path) -> None:
-    (tmp_path / "agent.py").write_text("def answer(q):\n    return q.upper()\n")
-    (tmp_path / "scorers.py").write_text(ABORTING_SCORER)
+    (tmp_path / "agent.py").write_text(EXITING_AGENT)
     _cases(tmp_path, 200)
     store = tmp_path / "runs.db"
     args = [
@@ -155,7 +160,7 @@ def test_a_base_exception_escaping_the_engine_ends_in_one_message(tmp_path: Path
         "4",
     ]
     done = subprocess.run(
-        [sys.executable, "-m", "agenteval", *args, "--scorer", "scorers.py:stop_at_40"],
+        [sys.executable, "-m", "agenteval", *args],
         cwd=tmp_path,
         env=_env(),
         capture_output=True,
@@ -165,11 +170,11 @@ def test_a_base_exception_escaping_the_engine_ends_in_one_message(tmp_path: Path
     assert done.returncode == 1, done.stderr  # as before: the run did not complete
     _assert_clean(done.stderr)
     message = " ".join(done.stderr.split())
-    assert "the run stopped: Abort: the scorer pulled the plug" in message
+    assert "the run stopped: SystemExit: a background task called sys.exit" in message
     assert "every finished trial is stored" in message and "--resume" in message
     run_id, status, before = _stored(store)
     assert status is RunStatus.RUNNING and len(before) < 200
-    (tmp_path / "scorers.py").write_text("def stop_at_40(case, trial):\n    return True\n")
+    (tmp_path / "agent.py").write_text("def answer(q):\n    return q.upper()\n")
     resumed = subprocess.run(
         [sys.executable, "-m", "agenteval", *args, "--resume", run_id],
         cwd=tmp_path,

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+import agenteval
 from agenteval.engine.failures import classify
 from agenteval.throttle import (
     DECREASE,
@@ -34,13 +35,14 @@ class FakeClock:
         self.now = max(self.now, target)
 
 
-class ProviderError(Exception):
-    """What an SDK raises: an HTTP status, and headers."""
+class ProviderError(agenteval.InfrastructureError):
+    """What an SDK raises: an HTTP status, and headers (infrastructure by type, as declared)."""
 
     def __init__(
         self, status: int, retry_after: str | None = None, retry_after_ms: str | None = None
     ) -> None:
-        super().__init__(f"HTTP {status}")
+        cause = "rate_limited" if status == 429 else "provider_error"
+        super().__init__(f"HTTP {status}", cause=cause)
         self.status_code = status
         self.headers: dict[str, str] = {}
         if retry_after is not None:

@@ -43,6 +43,7 @@ from agenteval.errors import (
     AgentLoadError,
     ConfigError,
     DatasetError,
+    InfrastructureError,
     ScorerError,
     StoreError,
 )
@@ -112,6 +113,7 @@ __all__ = [
     "Failure",
     "FailureCause",
     "HallucinationCriterion",
+    "InfrastructureError",
     "Invocation",
     "Judge",
     "JudgeConfig",

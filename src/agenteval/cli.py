@@ -33,6 +33,7 @@ from agenteval.config import (
     ProjectConfig,
     RunSettings,
     find_target,
+    load_infrastructure_errors,
     resolve_agent,
     resolve_settings,
 )
@@ -343,6 +344,7 @@ def run(
         )
     agent_base = found.base_dir if agent is None else Path.cwd()
     agent_fn, agent_ref = resolve_agent(agent_spec, base_dir=agent_base)
+    infrastructure = load_infrastructure_errors(found)
     scorer_refs: list[ScorerRef] = [
         _absolute_ref(ref, found.base_dir) if isinstance(ref, str) else ref
         for ref in config.scorers
@@ -418,6 +420,7 @@ def run(
             on_start=progress.start,
             on_result=progress.advance,
             on_warning=_warn,
+            infrastructure_errors=infrastructure,
         )
 
     try:

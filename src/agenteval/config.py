@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,7 +29,9 @@ __all__ = [
     "ProjectConfig",
     "RunSettings",
     "Target",
+    "exception_classes",
     "find_target",
+    "load_infrastructure_errors",
     "resolve_agent",
     "resolve_settings",
 ]
@@ -147,6 +149,10 @@ class ProjectConfig(BaseModel):
     """The judge rubrics to score with (all four when a judge is set and this is not)."""
     prices: dict[str, Any] | None = None
     """Model prices in USD per million tokens, added to (or replacing) the shipped table."""
+    infrastructure_errors: list[str] = Field(default_factory=list)
+    """Exception classes (`module:Class`, `module.Class` or `path/to/file.py:Class`) that are
+    infrastructure failures when an agent raises them: retried, and never scored as the
+    agent's failure (`load_infrastructure_errors`)."""
 
 
 @dataclass(frozen=True)
@@ -225,6 +231,84 @@ def _read_config(path: Path) -> ProjectConfig:
         raise ConfigError(
             message, file=path, line=_line_of(text, top), field=field, hint=hint
         ) from exc
+
+
+def _item_line(text: str, key: str, index: int) -> int | None:
+    """The line of item `index` of the list under the top-level `key`."""
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value in node.value:
+            items = value.value if isinstance(value, yaml.SequenceNode) else []
+            if key_node.value == key and index < len(items):
+                return int(items[index].start_mark.line) + 1
+    return _line_of(text, key)
+
+
+def _exception_class(
+    ref: str | type[BaseException], base_dir: Path | None, where: str
+) -> type[BaseException]:
+    from agenteval.agents.loading import load_object
+
+    value: Any = ref
+    if isinstance(ref, str):
+        module, dot, name = ref.rpartition(".")
+        spec = ref if ":" in ref else f"{module}:{name}" if dot and module else ""
+        if not spec:
+            raise ConfigError(
+                f"{ref!r} is not a reference to an exception class",
+                field=where,
+                hint="write module:Class, module.Class or path/to/file.py:Class",
+            )
+        try:
+            value = load_object(spec, base_dir=base_dir, kind=ConfigError)
+        except ConfigError as exc:
+            raise ConfigError(exc.message, field=where, hint=exc.hint) from exc
+    if not (isinstance(value, type) and issubclass(value, BaseException)):
+        raise ConfigError(
+            f"{ref!r} is not an exception class",
+            field=where,
+            hint="name a class that an agent raises, e.g. mypackage.errors:ServiceBusy",
+        )
+    return value
+
+
+def exception_classes(
+    refs: Sequence[str | type[BaseException]], *, base_dir: Path | None = None
+) -> tuple[type[BaseException], ...]:
+    """The exception classes `refs` name (`module:Class`, `module.Class`,
+    `path/to/file.py:Class`; classes are taken as they are); a reference that does not load,
+    or names something else, is a `ConfigError` naming its place in `infrastructure_errors`."""
+    return tuple(
+        _exception_class(ref, base_dir, f"infrastructure_errors[{index}]")
+        for index, ref in enumerate(refs)
+    )
+
+
+def load_infrastructure_errors(target: Target) -> tuple[type[BaseException], ...]:
+    """The classes `infrastructure_errors:` of the target's config names, imported (relative to
+    the config's folder) when a run starts; one that does not load is a `ConfigError` naming the
+    file and line."""
+    found: list[type[BaseException]] = []
+    for index, ref in enumerate(target.config.infrastructure_errors):
+        where = f"infrastructure_errors[{index}]"
+        try:
+            found.append(_exception_class(ref, target.base_dir, where))
+        except ConfigError as exc:
+            try:
+                text = target.path.read_text(encoding="utf-8")
+            except OSError:
+                text = ""
+            raise ConfigError(
+                exc.message,
+                file=target.path,
+                line=_item_line(text, "infrastructure_errors", index),
+                field=where,
+                hint=exc.hint,
+            ) from exc
+    return tuple(found)
 
 
 def _looks_like_config(path: Path) -> bool:

@@ -1,17 +1,53 @@
-"""The errors a user can cause, each carrying where it happened and how to fix it."""
+"""The errors a user can cause, each carrying where it happened and how to fix it; and
+`InfrastructureError`, which an agent raises for a failure that is not its own."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from agenteval.trace import FailureCause
 
 __all__ = [
     "AgentEvalError",
     "AgentLoadError",
     "ConfigError",
     "DatasetError",
+    "InfrastructureError",
     "ScorerError",
     "StoreError",
 ]
+
+
+class InfrastructureError(Exception):
+    """Raised by an agent (or a tool it calls) for a failure that is not the agent's: a service
+    it depends on is down, busy or unreachable.
+
+    The trial is retried like any infrastructure failure (up to the run's `retries`, waiting
+    `retry_after_s` when given) and, when the retries run out, ends with `cause`, left out of
+    scoring. Raise it `from` the original error, so the trial keeps what really happened:
+    `raise agenteval.InfrastructureError("vector store busy", cause="rate_limited") from exc`.
+
+    Anything else an agent raises is its own error (`agent_error`), scored as a failure, unless
+    its type is one agenteval knows (see `agenteval.engine.failures`) or the run declares it
+    (`infrastructure_errors`). Not an `AgentEvalError`: it is no mistake in the user's input.
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        cause: FailureCause | str = FailureCause.PROVIDER_ERROR,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        kind = FailureCause(cause)
+        if not kind.is_infrastructure:
+            raise ValueError(
+                f"an InfrastructureError's cause is rate_limited, provider_error, "
+                f"connection_error or timeout, not {kind.value}"
+            )
+        self.cause = kind
+        self.retry_after_s = retry_after_s
 
 
 class AgentEvalError(Exception):

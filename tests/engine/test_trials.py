@@ -38,11 +38,26 @@ async def run(agent: Any, case: EvalCase | None = None, **kw: Any) -> Trial:
     return await run_trial(agent, case or EvalCase(input="hi"), 0, **kw)
 
 
-class ProviderError(Exception):
-    def __init__(self, status_code: int, retry_after: str | None = None) -> None:
+def provider_error(status: int, retry_after: str | None = None) -> Exception:
+    """What the openai SDK raises for an HTTP status: the real class, built as the SDK builds
+    it (infrastructure is recognised by type, never by a `status_code` attribute)."""
+    httpx2 = pytest.importorskip("httpx2")
+    openai = pytest.importorskip("openai")
+    request = httpx2.Request("POST", "https://api.openai.com/v1/chat/completions")
+    headers = {"retry-after": retry_after} if retry_after else {}
+    response = httpx2.Response(status, request=request, headers=headers)
+    cls = openai.RateLimitError if status == 429 else openai.InternalServerError
+    error: Exception = cls(f"HTTP {status}", response=response, body=None)
+    return error
+
+
+class StatusError(Exception):
+    """A class of the user's own that looks like an SDK's: a status and a Retry-After."""
+
+    def __init__(self, status_code: int) -> None:
         super().__init__(f"HTTP {status_code}")
         self.status_code = status_code
-        self.headers = {"retry-after": retry_after} if retry_after else {}
+        self.headers = {"retry-after": "0"}
 
 
 async def test_a_sync_agent_returning_a_string() -> None:
@@ -164,16 +179,17 @@ async def test_no_answer_and_garbage_answers_are_told_apart() -> None:
 
 
 @pytest.mark.parametrize(
-    ("error", "cause"),
+    ("status", "cause"),
     [
-        (ProviderError(429), FailureCause.RATE_LIMITED),
-        (ProviderError(503), FailureCause.PROVIDER_ERROR),
-        (ConnectionResetError("reset"), FailureCause.CONNECTION_ERROR),
+        (429, FailureCause.RATE_LIMITED),
+        (503, FailureCause.PROVIDER_ERROR),
+        (None, FailureCause.CONNECTION_ERROR),
     ],
 )
 async def test_infrastructure_failures_are_retried_and_counted_by_reason(
-    error: Exception, cause: FailureCause
+    status: int | None, cause: FailureCause
 ) -> None:
+    error = ConnectionResetError("reset") if status is None else provider_error(status)
     attempts = 0
 
     def agent(text: str) -> str:
@@ -190,12 +206,24 @@ async def test_infrastructure_failures_are_retried_and_counted_by_reason(
 
 
 async def test_retries_that_run_out_end_in_the_cause() -> None:
+    error = provider_error(429)
+
     def agent(text: str) -> str:
-        raise ProviderError(429)
+        raise error
 
     trial = await run(agent, retry=FAST_RETRY)
     assert trial.failure is not None and trial.failure.cause is FailureCause.RATE_LIMITED
     assert trial.attempts == 3 and trial.retries == {"rate_limited": 2}
+
+
+@pytest.mark.parametrize("status", [429, 503])
+async def test_a_status_on_a_class_of_the_users_own_is_the_agents_error(status: int) -> None:
+    def agent(text: str) -> str:
+        raise StatusError(status)
+
+    trial = await run(agent, retry=FAST_RETRY)
+    assert trial.failure is not None and trial.failure.cause is FailureCause.AGENT_ERROR
+    assert trial.attempts == 1 and trial.retries == {}
 
 
 async def test_a_timeout_is_retried() -> None:
@@ -216,11 +244,13 @@ async def test_a_timeout_is_retried() -> None:
 async def test_backoff_counts_in_total_latency_but_not_in_latency_excluding_waits() -> None:
     attempts = 0
 
+    error = provider_error(429, retry_after="0.3")
+
     def agent(text: str) -> str:
         nonlocal attempts
         attempts += 1
         if attempts == 1:
-            raise ProviderError(429, retry_after="0.3")
+            raise error
         return "ok"
 
     trial = await run(agent, retry=RetryPolicy(max_retries=1, max_wait_s=1.0))

@@ -33,13 +33,17 @@ class InvalidOutputError(Exception):
     """The agent returned something agenteval cannot read as an answer."""
 
 
-def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+def _settle(
+    future: asyncio.Future[tuple[Any, BaseException | None]],
+    result: Any,
+    error: BaseException | None,
+) -> None:
     if future.done():  # the trial timed out (or was cancelled) while the agent worked on
         return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)
+    # What the agent raised travels as a result, to be raised in the trial's own frame: a
+    # future's exception is thrown into the awaiting task, and a thrown GeneratorExit (say)
+    # would close the task's coroutines instead of reaching the trial.
+    future.set_result((result, error))
 
 
 async def _in_own_thread(agent: Agent, prompt: Any) -> Any:
@@ -50,7 +54,7 @@ async def _in_own_thread(agent: Agent, prompt: Any) -> Any:
     exit of the process).
     """
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
+    future: asyncio.Future[tuple[Any, BaseException | None]] = loop.create_future()
     context = copy_context()  # the trial's recorder follows the agent into its thread
 
     def target() -> None:
@@ -65,7 +69,12 @@ async def _in_own_thread(agent: Agent, prompt: Any) -> Any:
             loop.call_soon_threadsafe(_settle, future, result, error)
 
     threading.Thread(target=target, name="agenteval-agent", daemon=True).start()
-    result = await future
+    result, error = await future
+    if error is not None:
+        try:
+            raise error
+        finally:
+            del error  # no cycle through this frame
     if inspect.isawaitable(result):
         return await result
     return result

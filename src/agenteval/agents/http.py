@@ -46,8 +46,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agenteval.agents.calling import InvalidOutputError, read_agent_output
-from agenteval.errors import ConfigError
-from agenteval.trace import ModelCall, Trial, Usage
+from agenteval.errors import ConfigError, InfrastructureError
+from agenteval.trace import FailureCause, ModelCall, Trial, Usage
 
 __all__ = [
     "HttpAgent",
@@ -95,12 +95,13 @@ class HttpAgentError(Exception):
         self.reply_status = reply_status
 
 
-class HttpAgentUnavailable(Exception):
+class HttpAgentUnavailable(InfrastructureError):
     """The service refused for now (429, 502, 503); the engine retries, honouring
     `Retry-After`."""
 
     def __init__(self, message: str, *, status_code: int, headers: Mapping[str, str]) -> None:
-        super().__init__(message)
+        cause = FailureCause.RATE_LIMITED if status_code == 429 else FailureCause.PROVIDER_ERROR
+        super().__init__(message, cause=cause)
         self.status_code = status_code
         self.headers = dict(headers)
 

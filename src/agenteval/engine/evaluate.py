@@ -56,7 +56,13 @@ def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
     raise RuntimeError("called inside a running event loop; use the `*_async` form with await")
 
 
-def _settings(trials: int, concurrency: int, timeout: float | None, retries: int) -> EngineSettings:
+def _settings(
+    trials: int,
+    concurrency: int,
+    timeout: float | None,
+    retries: int,
+    infrastructure: tuple[type[BaseException], ...] = (),
+) -> EngineSettings:
     if trials < 1:
         raise ConfigError(f"trials must be at least 1, got {trials}", field="trials")
     if concurrency < 1:
@@ -70,6 +76,7 @@ def _settings(trials: int, concurrency: int, timeout: float | None, retries: int
         concurrency=concurrency,
         timeout_s=timeout,
         retry=RetryPolicy(max_retries=retries),
+        infrastructure=infrastructure,
     )
 
 
@@ -159,6 +166,7 @@ async def evaluate_async(
     on_result: Callable[[TrialResult], None] | None = None,
     on_warning: Warn = logger.warning,
     recorded: Mapping[tuple[str, int], Trial] | None = None,
+    infrastructure_errors: Sequence[type[BaseException] | str] = (),
 ) -> Run:
     """The async form of `evaluate`; the keyword arguments past `prices` serve the CLI.
 
@@ -170,7 +178,9 @@ async def evaluate_async(
     run_agent: Agent | None = (
         load_object(agent, base_dir=base_dir) if isinstance(agent, str) else agent
     )
-    settings = _settings(trials, concurrency, timeout, retries)
+    settings = _settings(
+        trials, concurrency, timeout, retries, _declared(infrastructure_errors, base_dir)
+    )
     if retry_policy is not None:
         settings = replace(settings, retry=retry_policy)
     store_path = Path(store)
@@ -241,6 +251,15 @@ async def evaluate_async(
                         **({"passing": list(passing)} if passing is not None else {}),
                         **({"judge": judge_record} if judge_record else {}),
                         **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
+                        **(
+                            {
+                                "infrastructure_errors": list(
+                                    map(_class_ref, settings.infrastructure)
+                                )
+                            }
+                            if settings.infrastructure
+                            else {}
+                        ),
                     },
                 )
                 if isinstance(given, Sequence):
@@ -324,6 +343,7 @@ def evaluate(
     use_cache: bool = True,
     prices: PriceTable | None = None,
     passing: Sequence[str] | None = None,
+    infrastructure_errors: Sequence[type[BaseException] | str] = (),
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -335,7 +355,11 @@ def evaluate(
     The built-in scorers run wherever they apply; `scorers` adds to them (names, scorer
     objects, functions of `(case, trial)`), and `builtins=False` leaves only `scorers`.
     Infrastructure failures (rate limit, connection, provider 5xx, timeout) are retried up to
-    `retries` times. Everything is written to the SQLite `store` as each trial finishes.
+    `retries` times. They are recognised by type only: agenteval's timeout, the provider SDKs'
+    and HTTP clients' exceptions, Python's `ConnectionError` and `TimeoutError`,
+    `agenteval.InfrastructureError`, and the classes in `infrastructure_errors` (classes or
+    `module:Class` references); anything else the agent raises is its own error, scored as a
+    failure. Everything is written to the SQLite `store` as each trial finishes.
 
     `judge` (`"openai:gpt-4o-mini"`, a `JudgeConfig` or a `Judge`; else `AGENTEVAL_JUDGE`) adds
     the LLM judge rubrics, all four unless `rubrics` names some.
@@ -361,8 +385,24 @@ def evaluate(
             use_cache=use_cache,
             prices=prices,
             passing=passing,
+            infrastructure_errors=infrastructure_errors,
         )
     )
+
+
+def _declared(
+    refs: Sequence[type[BaseException] | str], base_dir: Path | None
+) -> tuple[type[BaseException], ...]:
+    if not refs:
+        return ()
+    # Only when asked: config.py (and the agents it knows) stays out of `import agenteval`.
+    from agenteval.config import exception_classes
+
+    return exception_classes(refs, base_dir=base_dir)
+
+
+def _class_ref(cls: type[BaseException]) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 async def rescore_async(

@@ -4,20 +4,21 @@ and streaming results to the store in batches (a trial counts as done once it is
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval.agents.calling import Agent
 from agenteval.case import EvalCase
 from agenteval.engine.trials import RetryPolicy, TrialRunner, trace_trial
+from agenteval.interrupts import stops_the_run, watching_sigint
 from agenteval.run import TrialResult
 from agenteval.score import Score
 from agenteval.scorers.base import PreparedScorer, prepare_scorer, prepare_scorers
 from agenteval.store import RunStore
 from agenteval.trace import Trial
 
-__all__ = ["DEFAULT_CONCURRENCY", "EngineSettings", "execute", "score_trial"]
+__all__ = ["DEFAULT_CONCURRENCY", "EngineSettings", "WorkerLostError", "execute", "score_trial"]
 
 DEFAULT_CONCURRENCY = 16
 _WRITE_BATCH = 500
@@ -25,17 +26,26 @@ _WRITE_BATCH = 500
 
 @dataclass(frozen=True)
 class EngineSettings:
-    """How trials are run: how many per case, how many at once, time limit and retries."""
+    """How trials are run: how many per case, how many at once, time limit, retries, and the
+    exception classes the run declares as infrastructure (`infrastructure_errors`)."""
 
     trials: int = 1
     concurrency: int = DEFAULT_CONCURRENCY
     timeout_s: float | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    infrastructure: tuple[type[BaseException], ...] = ()
+
+
+class WorkerLostError(RuntimeError):
+    """A worker or the writer ended with jobs left and no error of its own (a `CancelledError`
+    nobody asked for, which a task group takes for a cancellation): the run cannot be finished,
+    and says so rather than finish with trials missing."""
 
 
 async def score_trial(scorers: Sequence[Any], case: EvalCase, trial: Trial) -> dict[str, Score]:
     """Every scorer's verdict on one trial, by scorer name; scorers prepared once for many
-    trials (`prepare_scorers`) skip working out again how each one runs."""
+    trials (`prepare_scorers`) skip working out again how each one runs. Whatever a scorer
+    raises is that score's error (`PreparedScorer`); only the run being stopped propagates."""
     scores: dict[str, Score] = {}
     for scorer in scorers:
         prepared = scorer if isinstance(scorer, PreparedScorer) else prepare_scorer(scorer)
@@ -96,7 +106,12 @@ async def execute(
     runner = (
         None
         if agent is None
-        else TrialRunner.of(agent, timeout_s=settings.timeout_s, retry=settings.retry)
+        else TrialRunner.of(
+            agent,
+            timeout_s=settings.timeout_s,
+            retry=settings.retry,
+            declared=settings.infrastructure,
+        )
     )
     finished: asyncio.Queue[TrialResult | None] = asyncio.Queue(maxsize=4 * settings.concurrency)
 
@@ -141,17 +156,38 @@ async def execute(
     async def produce() -> None:
         async with asyncio.TaskGroup() as workers:
             for _ in range(min(settings.concurrency, pending)):
-                workers.create_task(work())
+                workers.create_task(_never_lost(work(), "a worker"))
         await finished.put(None)
 
     # One group: if the writer fails, the workers stop too, and the other way round.
     try:
-        async with asyncio.TaskGroup() as group:
-            group.create_task(produce())
-            group.create_task(write())
+        with watching_sigint():
+            async with asyncio.TaskGroup() as group:
+                group.create_task(produce())
+                group.create_task(_never_lost(write(), "the store writer"))
+        if next(jobs, None) is not None:  # every worker ended, and jobs are left: never "done"
+            raise WorkerLostError("the workers ended with jobs left; the run is not finished")
     except BaseExceptionGroup as failed:
         # The one task that failed (the others were cancelled) raises its own error, so that a
         # store that cannot be written ends in its one clear message, not in a group of one.
-        if len(failed.exceptions) == 1:
-            raise failed.exceptions[0] from None
-        raise
+        error: BaseException = failed
+        while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+            error = error.exceptions[0]  # a worker's own error comes in a group of the workers'
+        if error is failed:
+            raise
+        raise error from None
+
+
+async def _never_lost(work: Coroutine[Any, Any, None], who: str) -> None:
+    """Run a worker or the writer. A `CancelledError` ending it propagates when the run is being
+    stopped; any other (one raised where nobody cancelled) fails the run loudly, since a task
+    group would take it for a cancellation and let the run finish with trials missing."""
+    try:
+        await work
+    except asyncio.CancelledError as exc:
+        if stops_the_run(exc):
+            raise
+        raise WorkerLostError(
+            f"{who} ended with a CancelledError nobody asked for ({exc or 'no message'}), "
+            "with work left; the run is not finished (resume it)"
+        ) from exc

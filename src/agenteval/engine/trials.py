@@ -16,7 +16,9 @@ from agenteval.agents.calling import (
 )
 from agenteval.agents.recorder import TrialRecorder, monotonic, recording
 from agenteval.case import EvalCase
+from agenteval.engine.deadline import Deadline, grace_s
 from agenteval.engine.failures import classify, retry_after_s
+from agenteval.interrupts import stops_the_run
 from agenteval.otel.live import SpanCapture, span_capture
 from agenteval.trace import Failure, FailureCause, Trial, Usage, utc_now
 
@@ -107,17 +109,26 @@ class _Tally:
 @dataclass(frozen=True)
 class TrialRunner:
     """Runs one agent's trials, set up once per run: how to call the agent, how to capture its
-    spans, the time limit and the retry policy."""
+    spans, the time limit, the retry policy and the exception classes the run declares as
+    infrastructure."""
 
     invoke: Invoke
     timeout_s: float | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     capture: SpanCapture | None = None
+    declared: tuple[type[BaseException], ...] = ()
 
     @classmethod
-    def of(cls, agent: Agent, *, timeout_s: float | None, retry: RetryPolicy) -> TrialRunner:
+    def of(
+        cls,
+        agent: Agent,
+        *,
+        timeout_s: float | None,
+        retry: RetryPolicy,
+        declared: tuple[type[BaseException], ...] = (),
+    ) -> TrialRunner:
         """The runner of `agent` for this run."""
-        return cls(invoker(agent), timeout_s, retry, span_capture())
+        return cls(invoker(agent), timeout_s, retry, span_capture(), declared)
 
     async def _attempt(self, case: EvalCase, index: int, recorder: TrialRecorder) -> Trial:
         with recording(recorder):
@@ -130,14 +141,19 @@ class TrialRunner:
     async def _call(self, case: EvalCase) -> Trial:
         if self.timeout_s is None:
             return await call_agent(self.invoke, case, prepared=True)
-        async with asyncio.timeout(self.timeout_s):
-            return await call_agent(self.invoke, case, prepared=True)
+        # Not `asyncio.timeout`: the deadline holds against an agent that blocks the event loop
+        # or ignores its cancellation (see engine/deadline.py).
+        return await Deadline(
+            call_agent(self.invoke, case, prepared=True), self.timeout_s, grace_s(self.timeout_s)
+        )
 
     async def run(self, case: EvalCase, index: int) -> Trial:
         """Run the agent on one case once (retrying infrastructure failures) and record it.
 
-        Never raises for what the agent does: an exception, a timeout or an unreadable answer
-        ends the trial with a `failure` naming its cause.
+        Never raises for what the agent does: an exception (any `BaseException`, its own
+        `CancelledError`, `KeyboardInterrupt` and `SystemExit` included), a timeout or an
+        unreadable answer ends the trial with a `failure` naming its cause. Only the run being
+        stopped propagates: a cancellation of this task, or a real Ctrl-C.
         """
         tally = _Tally()
         retry = self.retry
@@ -151,12 +167,11 @@ class TrialRunner:
                 trial = _recorded(
                     recorder, Failure(cause=FailureCause.INVALID_OUTPUT, message=str(exc))
                 )
-            except (Exception, SystemExit) as exc:  # whatever the agent raises is recorded
-                kind = classify(exc)
-                if kind.cause is FailureCause.TIMEOUT and self.timeout_s is not None:
-                    message = f"no answer within {self.timeout_s:g} s"
-                else:
-                    message = str(exc) or type(exc).__name__
+            except BaseException as exc:  # whatever the agent raises is recorded
+                if stops_the_run(exc):
+                    raise
+                kind = classify(exc, self.declared)
+                message = str(exc) or type(exc).__name__
                 failure = Failure(cause=kind.cause, message=message, error_type=type(exc).__name__)
                 trial = _recorded(recorder, failure)
                 if kind.retryable and tally.attempts <= retry.max_retries:

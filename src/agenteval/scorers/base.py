@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from agenteval.case import EvalCase
+from agenteval.interrupts import stops_the_run
 from agenteval.score import Score
 from agenteval.trace import Trial
 
@@ -94,8 +95,20 @@ def _is_async(scorer: Any) -> bool:
     return inspect.iscoroutinefunction(scorer) or inspect.iscoroutinefunction(call)
 
 
-def _error_score(name: str, exc: Exception) -> Score:
+def _error_score(name: str, exc: BaseException) -> Score:
+    if stops_the_run(exc):  # a cancellation of the run, a real Ctrl-C: not the scorer's
+        raise exc
     return Score(name=name, error=f"{type(exc).__name__}: {exc}")
+
+
+def _outcome(scorer: Any, case: EvalCase, trial: Trial) -> tuple[Any, BaseException | None]:
+    """A thread's scorer call, its exception returned rather than raised: raised in the worker
+    thread, a `BaseException` would be thrown into the awaiting task (a `GeneratorExit` closing
+    it, a `SystemExit` ending the event loop) instead of becoming the score's error."""
+    try:
+        return scorer(case, trial), None
+    except BaseException as exc:  # a user's scorer may raise anything
+        return None, exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,23 +139,22 @@ class PreparedScorer:
             if inspect.isawaitable(result):
                 return self._finish(result)
             return to_score(self.name, result, threshold=self.threshold)
-        except Exception as exc:  # a user's scorer may raise anything; it must not end the run
+        except BaseException as exc:  # a user's scorer may raise anything; it must not end the run
             return _error_score(self.name, exc)
 
     async def run(self, case: EvalCase, trial: Trial) -> Score:
         """Score one trial, as `run_scorer` does."""
         if not self.inline:
-            try:
-                # A user's sync scorer may be slow (a regex over a long answer, a model of its
-                # own): it runs in a worker thread so the other trials go on meanwhile.
-                result = await asyncio.to_thread(self.scorer, case, trial)
-            except Exception as exc:
-                return _error_score(self.name, exc)
+            # A user's sync scorer may be slow (a regex over a long answer, a model of its
+            # own): it runs in a worker thread so the other trials go on meanwhile.
+            result, error = await asyncio.to_thread(_outcome, self.scorer, case, trial)
+            if error is not None:
+                return _error_score(self.name, error)
             if inspect.isawaitable(result):
                 return await self._finish(result)
             try:
                 return to_score(self.name, result, threshold=self.threshold)
-            except Exception as exc:
+            except Exception as exc:  # what it returned is no score
                 return _error_score(self.name, exc)
         score = self.call(case, trial)
         return score if isinstance(score, Score) else await score
@@ -150,7 +162,7 @@ class PreparedScorer:
     async def _finish(self, pending: Awaitable[ScorerResult]) -> Score:
         try:
             return to_score(self.name, await pending, threshold=self.threshold)
-        except Exception as exc:
+        except BaseException as exc:
             return _error_score(self.name, exc)
 
 
