@@ -470,13 +470,13 @@ class _Reader:
         # The usual case is told in a few C calls (`jsonsafe`'s look before pydantic writes).
         cuts = model_json(case).cuts
         if cuts:
-            where, _, _ = cuts[0].rpartition(": ")
+            field, _, _ = cuts[0].rpartition(": ")
             raise DatasetError(
                 f"nested more than {MAX_DEPTH} levels deep",
                 file=self.file,
                 line=self.line_of(loc),
                 case=label,
-                field=where or None,
+                field=field or None,
                 hint=f"flatten the data: a case keeps at most {MAX_DEPTH} levels "
                 "(the case is level 1)",
             )
