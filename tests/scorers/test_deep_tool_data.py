@@ -14,6 +14,12 @@ from agenteval import EvalCase, ToolCall, Trial
 DEEP_TEXT = "[" * 5_000 + "]" * 5_000
 
 
+@agenteval.tool
+def deep_text_source() -> str:
+    """A tool the run knows (as every tool registered in the process), so its call is checked."""
+    return DEEP_TEXT
+
+
 def nested(levels: int) -> Any:
     value: Any = "x"
     for _ in range(levels):
@@ -41,7 +47,7 @@ def scores(trial: Trial, tmp_path: Path, **case: Any) -> dict[str, Any]:
 def test_a_result_of_json_text_too_deep_to_read_is_text_and_the_call_worked(
     tmp_path: Path,
 ) -> None:
-    trial = Trial(output="Paris", tool_calls=[ToolCall(name="fetch", result=DEEP_TEXT)])
+    trial = Trial(output="Paris", tool_calls=[ToolCall(name="deep_text_source", result=DEEP_TEXT)])
     found = scores(trial, tmp_path)
     assert {name: s.error for name, s in found.items() if s.error} == {}
     assert found["tool_execution"].passed is True
@@ -53,16 +59,16 @@ def test_arguments_nested_thousands_deep_or_circular_are_compared(tmp_path: Path
     trial = Trial(
         output="Paris",
         tool_calls=[
-            ToolCall(name="find", arguments=deep, result="ok"),
-            ToolCall(name="find", arguments=deep, result="ok"),
-            ToolCall(name="look", arguments=loop, result="ok"),
+            ToolCall(name="deep_args_find", arguments=deep, result="ok"),
+            ToolCall(name="deep_args_find", arguments=deep, result="ok"),
+            ToolCall(name="deep_args_look", arguments=loop, result="ok"),
         ],
     )
     # A case file holds at most 64 levels: the expected arguments are shallow.
-    expected = [{"name": "find", "arguments": {"q": nested(10)}}]
+    expected = [{"name": "deep_args_find", "arguments": {"q": nested(10)}}]
     found = scores(trial, tmp_path, expected_trajectory=expected)
     assert {name: s.error for name, s in found.items() if s.error} == {}
     # The same deep arguments twice are a repeat, as they would be if shallow.
     assert found["redundant_calls"].passed is False
-    assert "call 2 (find) repeats call 1" in (found["redundant_calls"].reason or "")
+    assert "call 2 (deep_args_find) repeats call 1" in (found["redundant_calls"].reason or "")
     assert found["trajectory_order"].passed is False
