@@ -228,9 +228,10 @@ def plain_copy(value: Any, hide: Hide | None = None) -> tuple[Any, tuple[str, ..
     never fails. The value is not changed. For a tool call's arguments and result.
 
     With `hide`, the values under secret-named keys are masked at any depth (`Hide.fields` does
-    not apply: all of `value` is free-form data), and the copy is always made by hand: pydantic's
-    fast copy cannot mask."""
-    if hide is None:
+    not apply: all of `value` is free-form data)."""
+    # With `hide`, one look first (as for a record: no secret-named key to mask, nothing too
+    # deep, every key learnt once); pydantic's fast copy when there is nothing to do.
+    if hide is None or _free_fits(value, 1, hide.plain_keys, hide):
         try:
             return to_jsonable_python(value, fallback=safe_repr), ()
         except Exception:  # circular, deeper than pydantic goes, or unwritable: copy by hand
