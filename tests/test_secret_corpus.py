@@ -32,7 +32,15 @@ from tests.secrets_corpus import (
     texts,
 )
 
+from agenteval.judge.templates import load_template
 from agenteval.redaction import REDACTED, Redactor
+
+BY_NAME = {
+    "tool_argument_accuracy": "tool_argument_accuracy",
+    "plan_quality": "plan_quality",
+    "hallucinations_v1": "groundedness",
+}
+"""Scorers named on the command line that quote tool calls to the judge, and their templates."""
 
 AGENT = """
 import json
@@ -152,6 +160,8 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
                 *("run", "cases.jsonl", "--agent", "planter.py:run", "-v", "--retries", "0"),
                 *("--judge", "openai:gpt-4o-mini"),
                 *("--rubric", "correctness,groundedness,answer_relevance"),
+                # Evaluators and criteria by name show the judge the tool calls themselves.
+                *(f"--scorer={name}" for name in BY_NAME),
                 *("--json", "run.json", "--html", "run.html", "--junit", "run.xml"),
             ],
             folder,
@@ -188,6 +198,11 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
         scored += _raw(scored_store, scored_store.with_name("scored.db-wal"))
         scored += (folder / "scored.json").read_text()
         requests = json.dumps(fake.requests, ensure_ascii=False)
+        systems = {load_template(template).system for template in BY_NAME.values()}
+        by_name = json.dumps(
+            [r for r in fake.requests if r["messages"][0]["content"] in systems],
+            ensure_ascii=False,
+        )
         cache = folder / ".agenteval" / "judge-cache.db"
         cache_bytes = _raw(cache, cache.with_name("judge-cache.db-wal"))
         shown = _run(["show", "latest", "-v", "--json", "shown.json"], folder, env)
@@ -202,6 +217,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outputs]:
             "--junit": (folder / "run.xml").read_text(),
             "terminal of run": terminal,
             "judge requests": requests,
+            "judge requests of evaluators and criteria": by_name,
             "judge cache (db and WAL)": cache_bytes,
             "agenteval show": shown + (folder / "shown.json").read_text(),
             "agenteval report": (folder / "report.html").read_text()
@@ -228,6 +244,7 @@ def test_no_output_holds_the_secret(outputs: Outputs, shape: SecretShape) -> Non
         "--junit",
         "terminal of run",
         "judge requests",
+        "judge requests of evaluators and criteria",
         "agenteval show",
         "agenteval report",
         "pytest plugin (output and store)",

@@ -223,14 +223,21 @@ def cut_copy(data: Any, note_in: str | None = None) -> Any:
     return result
 
 
-def plain_copy(value: Any) -> tuple[Any, tuple[str, ...]]:
+def plain_copy(value: Any, hide: Hide | None = None) -> tuple[Any, tuple[str, ...]]:
     """`value` as plain JSON data (dicts, lists, text, numbers), taken now, and what was cut;
-    never fails. The value is not changed. For a tool call's arguments and result."""
-    try:
-        return to_jsonable_python(value, fallback=safe_repr), ()
-    except Exception:  # circular, deeper than pydantic goes, or unwritable: copy by hand
-        copy = _Copy(None)
-        return copy.value(value, 1, True, []), tuple(copy.noted())
+    never fails. The value is not changed. For a tool call's arguments and result.
+
+    With `hide`, the values under secret-named keys are masked at any depth (`Hide.fields` does
+    not apply: all of `value` is free-form data)."""
+    # With `hide`, one look first (as for a record: no secret-named key to mask, nothing too
+    # deep, every key learnt once); pydantic's fast copy when there is nothing to do.
+    if hide is None or _free_fits(value, 1, hide.plain_keys, hide):
+        try:
+            return to_jsonable_python(value, fallback=safe_repr), ()
+        except Exception:  # circular, deeper than pydantic goes, or unwritable: copy by hand
+            pass
+    copy = _Copy(hide)
+    return copy.value(value, 1, True, []), tuple(copy.noted())
 
 
 # Which fields of a model class can hold more than scalars, and whether they are free-form

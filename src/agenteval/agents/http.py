@@ -200,6 +200,10 @@ def _read(content_type: str, body: bytes, where: str) -> Trial:
         raise InvalidOutputError(
             f"the agent at {where} answered with a body that is not JSON: {_shown(text)!r}"
         ) from None
+    except RecursionError:  # past what Python's parser reads (about 1,000 levels)
+        raise InvalidOutputError(
+            f"the agent at {where} answered with JSON nested too deeply to read: {_shown(text)!r}"
+        ) from None
     if not isinstance(value, dict):
         return read_agent_output(value)
     answer = dict(value)

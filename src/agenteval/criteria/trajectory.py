@@ -25,6 +25,7 @@ from agenteval.criteria.matching import (
     align_in_order,
     align_positions,
 )
+from agenteval.redaction import mask_secret_keys
 from agenteval.scorers.tools import canonical_arguments
 from agenteval.trace import ToolCall, Trial
 
@@ -91,7 +92,12 @@ def call_fits(check_args: bool) -> Callable[[ToolCall, ToolCall], bool]:
 def _call_text(call: ToolCall, with_args: bool) -> str:
     if not with_args or not call.arguments:
         return call.name
-    arguments = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
+    # A reason is text once written: plain words under `password` are masked while they are
+    # data (the store's text redaction could not tell them), and deep arguments are cut.
+    shown = mask_secret_keys(call.arguments)
+    if not isinstance(shown, dict):  # not reached: arguments are a mapping
+        return f"{call.name}({shown!r})"
+    arguments = ", ".join(f"{key}={value!r}" for key, value in shown.items())
     return f"{call.name}({arguments})"
 
 

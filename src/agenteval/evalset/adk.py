@@ -56,6 +56,7 @@ from agenteval.case import EvalCase, Invocation, Rubric
 from agenteval.datasets import _cached, _json_value, _JsonTree, _line_in, _read_text
 from agenteval.errors import DatasetError
 from agenteval.evalset.evalset import EvalSet
+from agenteval.jsonsafe import MAX_DEPTH, model_json
 from agenteval.trace import ToolCall
 
 __all__ = [
@@ -454,7 +455,7 @@ class _Reader:
 
     def validated(self, fields: dict[str, Any], loc: _Loc, label: str | int) -> EvalCase:
         try:
-            return EvalCase(**fields)
+            case = EvalCase(**fields)
         except ValidationError as exc:
             problem = exc.errors()[0]
             where = tuple(problem["loc"])
@@ -464,6 +465,22 @@ class _Reader:
                 case=label,
                 hint=f"check {_dotted(where)}" if where else None,
             ) from exc
+        # As for every case file: a case past `MAX_DEPTH` levels would be stored cut, and an
+        # expected value cut short can compare equal to a wrong one when the run is rescored.
+        # The usual case is told in a few C calls (`jsonsafe`'s look before pydantic writes).
+        cuts = model_json(case).cuts
+        if cuts:
+            field, _, _ = cuts[0].rpartition(": ")
+            raise DatasetError(
+                f"nested more than {MAX_DEPTH} levels deep",
+                file=self.file,
+                line=self.line_of(loc),
+                case=label,
+                field=field or None,
+                hint=f"flatten the data: a case keeps at most {MAX_DEPTH} levels "
+                "(the case is level 1)",
+            )
+        return case
 
     def session_input(self, data: Any, loc: _Loc, label: str | int) -> dict[str, Any]:
         session = self.mapping(

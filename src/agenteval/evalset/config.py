@@ -387,6 +387,13 @@ class EvalConfig(BaseModel):
                 file=str(source),
                 hint="check the path",
             ) from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                "the eval config is not UTF-8 text",
+                file=str(source),
+                line=_text_line(source, exc.start),
+                hint="save the file as UTF-8",
+            ) from exc
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -395,6 +402,12 @@ class EvalConfig(BaseModel):
                 file=str(source),
                 line=exc.lineno,
                 hint="check the quotes, commas and brackets near this point",
+            ) from exc
+        except RecursionError as exc:  # past what Python's parser reads (about 1,000 levels)
+            raise ConfigError(
+                "invalid JSON: nested too deeply to read",
+                file=str(source),
+                hint="an eval config holds criteria and their settings, a few levels deep",
             ) from exc
         return cls.from_adk(data, source=source)
 
@@ -443,3 +456,11 @@ def _first_error(exc: Exception) -> str:
         where = ".".join(str(step) for step in problem["loc"])
         return f"{where}: {problem['msg']}" if where else str(problem["msg"])
     return str(exc)
+
+
+def _text_line(path: Path, offset: int) -> int | None:
+    """The line of the byte at `offset` in `path`, or None when the file cannot be read."""
+    try:
+        return path.read_bytes().count(b"\n", 0, offset) + 1
+    except OSError:
+        return None

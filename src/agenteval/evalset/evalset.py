@@ -135,7 +135,7 @@ def _looks_like_adk(path: Path) -> bool:
         return False
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False  # load_cases reports what is wrong with it
     if isinstance(data, dict):
         return "eval_cases" in data or "evalCases" in data

@@ -9,6 +9,7 @@ from typing import Any
 
 from agenteval.case import EvalCase
 from agenteval.evalset.adk import FINAL_SESSION_STATE
+from agenteval.redaction import mask_secret_keys
 from agenteval.score import Score
 from agenteval.trace import Trial
 
@@ -22,8 +23,11 @@ _NAME = "final_session_state_match"
 _CHECKED = "agenteval compares final_session_state; Google ADK reads it but never checks it"
 
 
-def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=repr, sort_keys=True)
+def _shown(key: str, value: Any) -> str:
+    # A reason is text once written: a value under a secret-named key, at any depth (the state
+    # key itself included), is masked while it is data, and deep or circular state is cut.
+    shown = mask_secret_keys({key: value})
+    text = json.dumps(next(iter(shown.values())), ensure_ascii=False, sort_keys=True)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -79,7 +83,7 @@ class FinalSessionStateMatch:
         matched = [key for key in expected if key in actual and key not in different]
         value = len(matched) / len(expected)
         problems = [f"{key!r} is missing" for key in missing] + [
-            f"{key!r} is {_shown(d['actual'])}, expected {_shown(d['expected'])}"
+            f"{key!r} is {_shown(key, d['actual'])}, expected {_shown(key, d['expected'])}"
             for key, d in different.items()
         ]
         reason = f"{len(matched)} of {len(expected)} expected state keys match"

@@ -9,7 +9,6 @@ output of the trace.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from agenteval.case import EvalCase
 from agenteval.judge.rubrics import case_question
+from agenteval.redaction import masked_json
 from agenteval.scorers.tools import call_error
 from agenteval.trace import AgentStep, ToolCall, Trial
 
@@ -109,7 +109,9 @@ def read_trace(case: EvalCase, trial: Trial) -> AgentTrace | None:
 
 
 def _text(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
+    # Data is masked while it is still data (`masked_json`: the judge's text redaction cannot
+    # tell plain words under `password` from any other words) and cut when deep or circular.
+    text = value if isinstance(value, str) else masked_json(value)
     if len(text) > MAX_VALUE_CHARS:
         return text[:MAX_VALUE_CHARS] + " …[cut]"
     return text

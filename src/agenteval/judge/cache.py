@@ -28,11 +28,12 @@ from decimal import Decimal
 from enum import Enum
 from pathlib import Path, PurePath
 from typing import Any, Protocol
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agenteval.errors import StoreError
+from agenteval.jsonsafe import MAX_DEPTH, model_json_text, safe_repr
 from agenteval.redaction import Redactor
 from agenteval.trace import Usage, utc_now
 
@@ -101,7 +102,9 @@ def cache_key(
     does. `template_version` 3 and "3" are the same version. Values that are not JSON (models,
     dates, sets, paths, bytes, enums, dataclasses) are written in one fixed form of their own;
     any other object is written as its type and `repr`, so give objects without a faithful
-    `repr` to the key as plain data.
+    `repr` to the key as plain data. A value nested deeper than 64 levels (the run store's
+    limit, `jsonsafe.MAX_DEPTH`) or containing itself gets a key of its own, different each
+    time: it is never a hit, and never another request's verdict.
 
     `params` are the sampling parameters sent to the provider (temperature, max_tokens, …);
     never pass secrets such as API keys here.
@@ -117,12 +120,21 @@ def cache_key(
         "inputs": inputs,
         "sample": sample_index,
     }
-    return hashlib.sha256(_canonical_bytes(payload)).hexdigest()
+    try:
+        return hashlib.sha256(_canonical_bytes(payload)).hexdigest()
+    except _NoKey:
+        # No canonical form: a key of its own, so the request is asked each time and never
+        # answered with the verdict of another request cut to the same form.
+        return hashlib.sha256(b"agenteval: no canonical key " + uuid4().bytes).hexdigest()
+
+
+class _NoKey(Exception):
+    """A value with no canonical form: nested past `MAX_DEPTH` levels, or containing itself."""
 
 
 def _canonical_bytes(value: Any) -> bytes:
     text = json.dumps(
-        _plain(value, set()),
+        _plain(value, set(), 1),
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
@@ -133,13 +145,20 @@ def _canonical_bytes(value: Any) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _plain(value: Any, active: set[int]) -> Any:
-    """`value` as plain JSON data, the same for equal values in every process."""
+def _plain(value: Any, active: set[int], depth: int) -> Any:
+    """`value` as plain JSON data, the same for equal values in every process.
+
+    Not `jsonsafe`'s copy, on purpose: a key must tell apart every two values that differ (a set
+    from a list, the key 1 from the key "1") and write a set in one order in every process,
+    where `jsonsafe` writes what a reader needs. Its bounds are jsonsafe's: a value nested
+    deeper than `MAX_DEPTH` levels or containing itself has no canonical form (`_NoKey`), since
+    a form cut short could be another value's.
+    """
     if value is None or isinstance(value, str | bool | int | float):
         return value
     if isinstance(value, Enum):
         name = f"{type(value).__qualname__}.{value.name}"
-        return {"$enum": name, "value": _plain(value.value, active)}
+        return {"$enum": name, "value": _plain(value.value, active, depth + 1)}
     if isinstance(value, datetime | date | time):
         return {"$" + type(value).__name__: value.isoformat()}
     if isinstance(value, Decimal):
@@ -150,43 +169,54 @@ def _plain(value: Any, active: set[int]) -> Any:
         return {"$path": value.as_posix()}
     if isinstance(value, bytes | bytearray | memoryview):
         return {"$bytes": bytes(value).hex()}
-    if id(value) in active:
-        raise ValueError("a judge input contains itself; it cannot be a cache key")
+    if depth > MAX_DEPTH or id(value) in active:
+        raise _NoKey
     active.add(id(value))
+    inner = depth + 1
     try:
         if isinstance(value, BaseModel):
-            return {
-                "$model": type(value).__qualname__,
-                "fields": _plain(value.model_dump(mode="python"), active),
-            }
+            try:
+                fields = value.model_dump(mode="python")
+            except Exception as exc:  # pydantic's own bounds: a cycle, its depth limit
+                raise _NoKey from exc
+            return {"$model": type(value).__qualname__, "fields": _plain(fields, active, inner)}
         if isinstance(value, Mapping):
-            return {_key_text(key, active): _plain(item, active) for key, item in value.items()}
+            return {
+                _key_text(key, active, inner): _plain(item, active, inner)
+                for key, item in value.items()
+            }
         if isinstance(value, list | tuple):
-            return [_plain(item, active) for item in value]
+            return [_plain(item, active, inner) for item in value]
         if isinstance(value, set | frozenset):
             # Set order depends on string hashing, which changes per process: sort the items
             # by their canonical text instead.
-            items = [_plain(item, active) for item in value]
+            items = [_plain(item, active, inner) for item in value]
             return {"$set": sorted(items, key=lambda item: _canonical_bytes(item))}
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             return {
                 "$dataclass": type(value).__qualname__,
                 "fields": {
-                    field.name: _plain(getattr(value, field.name), active)
+                    field.name: _plain(getattr(value, field.name), active, inner)
                     for field in dataclasses.fields(value)
                 },
             }
     finally:
         active.discard(id(value))
-    return {"$object": f"{type(value).__module__}.{type(value).__qualname__}", "repr": repr(value)}
+    return {
+        "$object": f"{type(value).__module__}.{type(value).__qualname__}",
+        "repr": safe_repr(value),
+    }
 
 
-def _key_text(key: Any, active: set[int]) -> str:
+def _key_text(key: Any, active: set[int], depth: int) -> str:
     if isinstance(key, str):
         return key
     # A non-text key is written as a marked form of its canonical JSON, so keys of mixed types
     # still sort and the key 1 never stands for the key "1".
-    return "$key:" + _canonical_bytes(_plain(key, active)).decode("utf-8", "surrogatepass")
+    plain = _plain(key, active, depth)
+    return "$key:" + json.dumps(
+        plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True
+    )
 
 
 # -- entries ----------------------------------------------------------------------------------
@@ -300,7 +330,9 @@ class JudgeCache:
         Never put an error or a failed sample: errors are never cached.
         """
         # A judge may quote what it judged; secrets in it never reach the file.
-        data = self._redactor.redact_text(entry.model_dump_json())
+        # Written as the run store writes a record (`jsonsafe`): a verdict nested deeper than
+        # 64 levels, or containing itself, is stored cut instead of failing the put.
+        data = self._redactor.redact_text(model_json_text(entry))
         created = _time_text(entry.created_at)
         with self._use() as conn:
             conn.execute(_UPSERT, (key, created, data))

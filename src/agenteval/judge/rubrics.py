@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agenteval.case import EvalCase
 from agenteval.judge.templates import load_template
-from agenteval.redaction import NULL_REDACTOR
+from agenteval.redaction import masked_json
 from agenteval.score import Score
 from agenteval.trace import Trial
 
@@ -46,13 +45,11 @@ def case_question(case: EvalCase) -> str:
 
 
 def _as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    # Masked while it is still data: once written as JSON text, a plain-words value under a
-    # secret-named key (`"password": "velvet morning"`) no longer looks like a secret, and the
-    # judge's redaction of the text it sends could not tell.
-    value = NULL_REDACTOR.redact_value(value)
-    return json.dumps(value, ensure_ascii=False, default=repr, sort_keys=True)
+    # Masked while it is still data (`masked_json`): once written as JSON text, a plain-words
+    # value under a secret-named key (`"password": "velvet morning"`) no longer looks like a
+    # secret, and the judge's redaction of the text it sends could not tell. A result nested
+    # thousands deep, or one that contains itself, is shown cut.
+    return value if isinstance(value, str) else masked_json(value, sort_keys=True)
 
 
 def tool_results_text(trial: Trial) -> tuple[str, int]:

@@ -13,11 +13,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval.errors import DatasetError
+from agenteval.jsonsafe import MAX_DEPTH
 
 from .spans import SpanEvent, SpanRecord, SpanStatus
 
@@ -27,6 +29,7 @@ __all__ = [
     "is_otlp",
     "parse_json",
     "spans_of_export",
+    "too_deep",
     "traces_from_exports",
 ]
 
@@ -222,4 +225,34 @@ def parse_json(text: str, file: str, line: int | None) -> Any:
             hint="each line of a trace file holds one JSON object",
         ) from exc
     except RecursionError as exc:
-        raise DatasetError("invalid JSON: nested too deeply", file=file, line=line) from exc
+        raise too_deep(text, file, line or 1) from exc
+
+
+# Outside strings, the characters that open or close a level, and line breaks (a JSON string
+# holds no raw line break, so a string never spans lines).
+_NESTING = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}\n]')
+
+
+def too_deep(text: str, file: str, first_line: int = 1) -> DatasetError:
+    """The error for JSON text (starting at line `first_line` of `file`) nested past what
+    Python's parser reads (about 1,000 levels): how deep it goes and the line where it is
+    deepest, found by a scan of the text rather than a parse."""
+    depth = deepest = 0
+    line = at = first_line
+    for match in _NESTING.finditer(text):
+        char = match.group()
+        if char == "\n":
+            line += 1
+        elif char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, line
+        elif char in "]}":
+            depth -= 1
+    return DatasetError(
+        f"nested {deepest:,} levels deep, too deep to read",
+        file=file,
+        line=at,
+        hint=f"flatten the data, or record a deep value as JSON text (a string): agenteval "
+        f"keeps {MAX_DEPTH} levels of what an agent records and stores deeper parts cut",
+    )

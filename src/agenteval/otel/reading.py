@@ -23,7 +23,7 @@ from agenteval.errors import DatasetError
 from agenteval.trace import Trial
 
 from .convert import CASE_ID_ATTRIBUTE, read_spans
-from .otlp import SpanTrace, is_otlp, parse_json, traces_from_exports
+from .otlp import SpanTrace, is_otlp, parse_json, too_deep, traces_from_exports
 from .spans import SpanRecord
 
 __all__ = ["RecordedTrial", "case_key", "read_recorded", "trace_files"]
@@ -100,6 +100,8 @@ def _values(text: str, file: str) -> Iterator[tuple[Any, int | None]]:
         return
     try:
         value = json.loads(text)
+    except RecursionError as exc:  # one document, or a line of many, nested past what it reads
+        raise too_deep(text, file) from exc
     except json.JSONDecodeError as exc:
         if not exc.msg.startswith("Extra data"):
             raise DatasetError(

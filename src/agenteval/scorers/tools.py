@@ -35,6 +35,7 @@ from jsonschema.exceptions import SchemaError, best_match
 from agenteval.agents.tools import ToolSpec
 from agenteval.case import EvalCase, ExpectedCall
 from agenteval.errors import ScorerError
+from agenteval.jsonsafe import plain_copy
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.text import EXCERPT_CHARS, EXCERPT_ITEMS, excerpt, json_value
@@ -577,10 +578,14 @@ def _canonical(value: Any) -> Any:
 
 
 def canonical_arguments(arguments: Mapping[str, Any]) -> str:
-    """A call's arguments as canonical JSON: keys sorted, numbers by value (3 is 3.0)."""
-    return json.dumps(
-        _canonical(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
+    """A call's arguments as canonical JSON: keys sorted, numbers by value (3 is 3.0).
+    Arguments nested past Python's recursion limit, or containing themselves, are compared as
+    the store keeps them: cut at 64 levels (`jsonsafe`)."""
+    try:
+        data = _canonical(arguments)
+    except RecursionError:
+        data = _canonical(plain_copy(arguments)[0])
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True)

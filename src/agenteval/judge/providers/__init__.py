@@ -168,6 +168,6 @@ def parse_verdict(text: str | None) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
         return None
     return value if isinstance(value, dict) else None

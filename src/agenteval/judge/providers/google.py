@@ -88,9 +88,14 @@ class GoogleProvider:
             ),
             **known,
         )
-        response = await self._client.aio.models.generate_content(
-            model=request.model, contents=request.user, config=config
-        )
+        try:
+            response = await self._client.aio.models.generate_content(
+                model=request.model, contents=request.user, config=config
+            )
+        except RecursionError:
+            # The SDK parses a JSON answer itself: one nested past what Python reads is a
+            # malformed verdict (asked again once), not an error of the call.
+            return JudgeReply(verdict=None, raw="<the answer was JSON nested too deeply to read>")
         return _reply(response)
 
     async def aclose(self) -> None:
