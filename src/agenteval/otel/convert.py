@@ -182,7 +182,7 @@ def _count(value: Any) -> int:
         return 0
     try:
         return max(0, int(float(value)))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # not a number, NaN, or infinite
         return 0
 
 
