@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agenteval import EvalCase, FailureCause, RunStore
@@ -537,6 +537,9 @@ _keys = st.sampled_from(
 
 
 @settings(max_examples=200, deadline=None)
+# Found by this test: an infinite token count crashed the reading with an OverflowError.
+@example([("chat m", {"gen_ai.usage.input_tokens": float("inf")}, SpanStatus.UNSET)])
+@example([("chat m", {"gen_ai.usage.output_tokens": float("nan")}, SpanStatus.UNSET)])
 @given(
     st.lists(
         st.tuples(
