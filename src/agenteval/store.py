@@ -563,6 +563,16 @@ class RunStore:
             ).fetchall()
         return {(str(case_id), int(trial)) for case_id, trial in rows}
 
+    def stored_trials(self, run_id: str, case_id: str) -> set[int]:
+        """The trial indexes of one case of the run that have a stored trial (the pytest
+        plugin's check that a case's every trial was stored before it is judged)."""
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+            rows = conn.execute(
+                "SELECT trial FROM trials WHERE run_id = ? AND case_id = ?", (run_id, case_id)
+            ).fetchall()
+        return {int(trial) for (trial,) in rows}
+
     def count_results(self, run_id: str) -> int:
         """How many (case, trial) pairs of the run have a stored trial."""
         with self._read() as conn:

@@ -1,0 +1,134 @@
+"""Every face refuses to call a run with missing trials finished or passing.
+
+The store side (`tests/test_store_missing.py`) counts what is missing; here each face that
+turns a run into a verdict or a listing is checked against it: the pytest plugin, the seed
+APIs (`AgentEvaluator`, `EvalSuite`), `agenteval rescore` and `judge`, `agenteval runs`, the
+JSON document and the HTML report. Trials go missing the two ways the store tests use: a
+writer that loses a batch (fault injection), or trial rows deleted with sqlite3 from a
+finished run (what a store written by an older agenteval can hold).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agenteval
+from agenteval import RunStore
+from agenteval.case import EvalCase
+from agenteval.run import RunStatus
+
+pytest_plugins = ("pytester",)
+
+CASES = [EvalCase(id=f"c{i}", input=f"q{i}", expected_output=f"Q{i}") for i in range(10)]
+
+
+def upper(question: str) -> str:
+    return question.upper()
+
+
+def agenteval_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agenteval", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "COLUMNS": "200",
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        },
+        timeout=120,
+    )
+
+
+def _lose_trials(store: Path, run_id: str, *case_ids: str) -> None:
+    """Delete the cases' trial rows (and scores) from a stored run, leaving its status as it
+    was: what a store written by an older agenteval, whose writer lost them, holds."""
+    marks = ", ".join("?" for _ in case_ids)
+    with sqlite3.connect(store) as db:
+        for table in ("trials", "scores"):
+            db.execute(
+                f"DELETE FROM {table} WHERE run_id = ? AND case_id IN ({marks})",
+                (run_id, *case_ids),
+            )
+    db.close()
+
+
+def _finished_with_holes(tmp_path: Path) -> tuple[Path, str]:
+    store = tmp_path / "runs.db"
+    run = agenteval.evaluate(upper, CASES, store=store)
+    _lose_trials(store, run.run_id, "c1", "c4")
+    with RunStore(store) as runs:
+        assert runs.get_info(run.run_id).status is RunStatus.FINISHED
+    return store, run.run_id
+
+
+NAMED = "2 of 10 trials have no stored result (case 'c1' trial 0, case 'c4' trial 0)"
+
+
+# --- The pytest plugin ---------------------------------------------------------------------------
+
+LOSSY_CONFTEST = '''
+import pytest
+
+from agenteval.store import RunStore
+
+_real_write = RunStore.write_results
+
+
+@pytest.fixture(autouse=True)
+def lossy_writer(monkeypatch):
+    """The writer silently loses every batch holding a trial of the case `lost`."""
+
+    def lossy_write(self, run_id, encoded):
+        if any(case_id == "lost" for case_id, _trial in encoded.keys):
+            return
+        _real_write(self, run_id, encoded)
+
+    monkeypatch.setattr(RunStore, "write_results", lossy_write)
+'''
+
+
+def test_the_pytest_plugin_fails_a_case_whose_trials_were_not_stored(
+    pytester: pytest.Pytester,
+) -> None:
+    """The trials ran and passed in memory, but the store lost them: the case fails, naming
+    them, rather than passing on what the agent did with nothing stored to show for it."""
+    pytester.makeconftest(LOSSY_CONFTEST)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(
+        test_lossy="""
+        from agenteval import EvalCase
+        from agenteval.pytest_plugin import agenteval_cases
+
+        CASES = [
+            EvalCase(id="kept", input="paris", expected_output="PARIS"),
+            EvalCase(id="lost", input="rome", expected_output="ROME"),
+        ]
+
+        def shout(question):
+            return question.upper()
+
+        # One passing trial of three would be enough: only what is stored may count.
+        @agenteval_cases(CASES, agent=shout, trials=3, pass_k=1, pass_k_min=0.3)
+        def test_shout(agenteval_result):
+            pass
+        """
+    )
+    store = pytester.path / "runs.db"
+    result = pytester.runpytest("-v", f"--agenteval-store={store}", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*test_shout?kept? PASSED*", "*test_shout?lost? FAILED*"])
+    result.stdout.fnmatch_lines(
+        ["*case 'lost': 3 of 3 trials have no stored result (case 'lost' trials 0, 1, 2)*"]
+    )
+    assert "Traceback" not in result.stdout.str()
+    with RunStore(store, create=False) as runs:
+        (row,) = runs.list_runs()
+    assert row.status is RunStatus.RUNNING  # never finished with holes
