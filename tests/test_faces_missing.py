@@ -21,6 +21,7 @@ import pytest
 import agenteval
 from agenteval import RunStore
 from agenteval.case import EvalCase
+from agenteval.otel.scoring import score_traces
 from agenteval.run import RunStatus
 
 pytest_plugins = ("pytester",)
@@ -132,3 +133,30 @@ def test_the_pytest_plugin_fails_a_case_whose_trials_were_not_stored(
     with RunStore(store, create=False) as runs:
         (row,) = runs.list_runs()
     assert row.status is RunStatus.RUNNING  # never finished with holes
+
+
+# --- agenteval runs ------------------------------------------------------------------------------
+
+
+def test_runs_lists_a_finished_run_with_holes_as_incomplete(tmp_path: Path) -> None:
+    store, holed = _finished_with_holes(tmp_path)
+    whole = agenteval.evaluate(upper, CASES, store=store)
+    # Recorded traces give cases unequal numbers of trials: complete with 3 of 2 × 2.
+    (tmp_path / "cases.yaml").write_text(
+        "- id: a\n  input: q a\n  expected_output: A\n- id: b\n  input: q b\n  expected_output: B\n"
+    )
+    (tmp_path / "trials.jsonl").write_text(
+        '{"case_id": "a", "output": "A"}\n{"case_id": "a", "output": "A"}\n'
+        '{"case_id": "b", "output": "B"}\n'
+    )
+    scored = score_traces(tmp_path / "trials.jsonl", tmp_path / "cases.yaml", store=store)
+    assert scored.complete
+    listed = agenteval_cli(tmp_path, "runs", "--store", str(store))
+    assert listed.returncode == 0, listed.stderr
+    cells = [
+        [cell.strip() for cell in line.split("│")[1:-1]] for line in listed.stdout.splitlines()
+    ]
+    rows = {row[0]: row[2:4] for row in cells if row}
+    assert rows[holed] == ["incomplete", "8/10"], listed.stdout
+    assert rows[whole.run_id] == ["finished", "10/10"], listed.stdout
+    assert rows[scored.run_id] == ["finished", "3/3"], listed.stdout

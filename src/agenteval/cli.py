@@ -707,7 +707,8 @@ def list_runs(
         table.add_row(
             row.run_id,
             f"{row.created_at:%Y-%m-%d %H:%M:%S}",
-            row.status.value,
+            # Finished means every trial stored, whatever an older agenteval marked.
+            "incomplete" if row.status is RunStatus.FINISHED and not row.complete else row.status,
             f"{row.trials_done}/{row.trials_total}",
             row.target or "",
         )
