@@ -160,3 +160,55 @@ def test_runs_lists_a_finished_run_with_holes_as_incomplete(tmp_path: Path) -> N
     assert rows[holed] == ["incomplete", "8/10"], listed.stdout
     assert rows[whole.run_id] == ["finished", "10/10"], listed.stdout
     assert rows[scored.run_id] == ["finished", "3/3"], listed.stdout
+
+
+# --- agenteval rescore and judge -----------------------------------------------------------------
+
+
+def test_rescoring_a_run_with_holes_says_what_it_covers_and_exits_3(tmp_path: Path) -> None:
+    store, holed = _finished_with_holes(tmp_path)
+    whole = agenteval.evaluate(upper, CASES, store=store)
+    done = agenteval_cli(tmp_path, "rescore", holed, "--store", str(store))
+    assert done.returncode == 3, done.stdout + done.stderr
+    said = " ".join(done.stderr.split())
+    assert f"run {holed} did not finish: the summary covers 8 of 10 trials; {NAMED}" in said
+    assert f"--resume {holed}" in said
+    assert "Traceback" not in done.stderr
+    # Rescoring the stored trials still happened (legitimately): they have their scores.
+    with RunStore(store) as runs:
+        assert runs.count_results(holed) == 8
+    assert agenteval_cli(tmp_path, "rescore", whole.run_id, "--store", str(store)).returncode == 0
+    # In Python, the rescored run says it is incomplete too.
+    rescored = agenteval.rescore(holed, store=store)
+    assert not rescored.complete
+    assert rescored.missing is not None and rescored.missing.count == 2
+
+
+def test_judging_a_run_with_holes_exits_3(tmp_path: Path) -> None:
+    from tests.judge.fakes import PROVIDER_ENV, FakeOpenAI, verdict
+
+    store, holed = _finished_with_holes(tmp_path)
+    with FakeOpenAI(default=verdict({"reasoning": "Looks right.", "score": 1.0})) as fake:
+        env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
+        env.update(
+            COLUMNS="200",
+            OPENAI_API_KEY="sk-test-not-a-key",
+            OPENAI_BASE_URL=fake.base_url,
+            NO_PROXY="127.0.0.1,localhost",
+            no_proxy="127.0.0.1,localhost",
+        )
+        done = subprocess.run(
+            [
+                *(sys.executable, "-m", "agenteval", "judge", holed, "--store", str(store)),
+                *("--judge", "openai:gpt-4o-mini", "--rubric", "correctness"),
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert fake.request_count > 0, done.stderr
+    assert done.returncode == 3, done.stdout + done.stderr
+    said = " ".join(done.stderr.split())
+    assert f"the summary covers 8 of 10 trials; {NAMED}" in said

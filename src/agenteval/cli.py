@@ -450,27 +450,26 @@ def run(
 
 
 INCOMPLETE_EXIT = 3
-"""`agenteval run` and `score` exit with this when the run ended with trials missing: not a
-verdict on the agent (0), not a gate refusing (1), not a mistake in the input (2), not Ctrl-C
-(130), but a run to resume."""
+"""`agenteval run`, `score`, `rescore` and `judge` exit with this when the run they summarise
+has trials missing: not a verdict on the agent (0), not a gate refusing (1), not a mistake in
+the input (2), not Ctrl-C (130), but a run to resume. (Rescoring such a run is legitimate and
+its scores are stored; the exit code only refuses to call the summary a whole run's.)"""
 
 
 def _refuse_incomplete(result: Run, hint: str) -> None:
     """Exit 3, saying what is missing, when the run ended without every trial stored."""
     if result.complete:
         return
-    # The engine's warning, printed before the summary, named the missing trials.
     missing = result.missing
     what = (
-        f"{missing.count} of {missing.expected} trials have no stored result"
+        f"the summary covers {missing.stored} of {missing.expected} trials; {missing.describe()}"
         if missing is not None
-        else "it is not finished"
+        else "it is not finished; the summary covers only the stored trials"
     )
     errors.print(
         Text.assemble(
             ("error: ", "bold red"),
-            f"run {result.run_id} did not finish: {what}; the summary covers only the "
-            f"stored trials\n  hint: {hint}",
+            f"run {result.run_id} did not finish: {what}\n  hint: {hint}",
         ),
         highlight=False,
     )
@@ -592,6 +591,16 @@ def rescore(
     )
     _report(result, verbose=verbose, json_path=json_path)
     _write_junit(junit_path, result)
+    _refuse_incomplete(result, _rescored_hint(result))
+
+
+def _rescored_hint(result: Run) -> str:
+    """What to do about a run scored again with trials missing: resume it, then score again."""
+    target = result.info.target or "TARGET"
+    return (
+        f"its stored trials are scored; `agenteval run {target} --resume {result.run_id}` runs "
+        "the missing ones, then score it again"
+    )
 
 
 @app.command()
@@ -687,6 +696,7 @@ def judge_command(
     )
     _report(result, verbose=verbose, json_path=json_path)
     _write_junit(junit_path, result)
+    _refuse_incomplete(result, _rescored_hint(result))
 
 
 @app.command("runs")
