@@ -250,9 +250,30 @@ def _close_quietly(runner: asyncio.Runner) -> None:
     runner.close()
 
 
-def _stopped(exc: BaseException, resume: str) -> typer.Exit:
+def _stoppable(
+    call: Callable[[], T], progress: _LiveProgress, *, interrupted: str, stopped: str
+) -> T:
+    """`call()` (a command's whole run), ending in one line on Ctrl-C (exit 130, then
+    `interrupted`, rich markup) or on a BaseException that is not an Exception (exit 1, then
+    `stopped`, plain text): `agenteval run` and `score` stop alike."""
+    try:
+        return call()
+    except KeyboardInterrupt:
+        progress.stop()
+        errors.print(f"[yellow]interrupted[/]: every finished trial is stored; {interrupted}")
+        raise typer.Exit(130) from None
+    except BaseException as exc:
+        if isinstance(exc, Exception):
+            raise  # a user's mistake (one message) or agenteval's bug (a traceback)
+        progress.stop()
+        raise _stopped(exc, stopped) from None
+    finally:
+        progress.stop()
+
+
+def _stopped(exc: BaseException, then: str) -> typer.Exit:
     """One message for a BaseException that is not an Exception (a scorer's or an agent's own
-    kind of stop) ending the run: what it was, and that the run resumes; exit 1, as before."""
+    kind of stop) ending the run: what it was, and what to do next (`then`); exit 1."""
     if _state["debug"]:
         traceback.print_exception(exc)
     leaf = exc
@@ -262,7 +283,7 @@ def _stopped(exc: BaseException, resume: str) -> typer.Exit:
         Text.assemble(
             ("error: ", "bold red"),
             f"the run stopped: {type(leaf).__name__}: {leaf}; every finished trial is stored; "
-            f"`{resume}` goes on from here",
+            f"{then}",
         ),
         highlight=False,
     )
@@ -420,22 +441,12 @@ def run(
             on_warning=_warn,
         )
 
-    try:
-        result = evaluate_run()
-    except KeyboardInterrupt:
-        progress.stop()
-        errors.print(
-            "[yellow]interrupted[/]: every finished trial is stored; "
-            f"`agenteval run {escape(target)} --resume` goes on from here"
-        )
-        raise typer.Exit(130) from None
-    except BaseException as exc:
-        if isinstance(exc, Exception):
-            raise  # a user's mistake (one message) or agenteval's bug (a traceback)
-        progress.stop()
-        raise _stopped(exc, f"agenteval run {target} --resume") from None
-    finally:
-        progress.stop()
+    result = _stoppable(
+        evaluate_run,
+        progress,
+        interrupted=f"`agenteval run {escape(target)} --resume` goes on from here",
+        stopped=f"`agenteval run {target} --resume` goes on from here",
+    )
     _report(
         result, verbose=verbose, json_path=json_path, html_path=html_path, prices=settings.prices
     )
@@ -638,8 +649,9 @@ def score(
         _check_writable(json_path)
     settings = _global_settings(store, judge=judge, use_cache=not no_cache)
     progress = _LiveProgress()
-    try:
-        result: Run = _run_async(
+    again = "score the traces again for a whole run (a new run)"
+    result: Run = _stoppable(
+        lambda: _run_async(
             lambda: score_traces_async(
                 traces,
                 cases,
@@ -656,15 +668,17 @@ def score(
                 on_result=progress.advance,
                 on_warning=_warn,
             )
-        )
-    finally:
-        progress.stop()
+        ),
+        progress,
+        interrupted=again,
+        stopped=again,
+    )
     _report(result, verbose=verbose, json_path=json_path)
     console.print(
         f"[dim]stored in {escape(str(settings.store))} · `agenteval show {result.run_id}` shows it "
         "again[/]"
     )
-    _refuse_incomplete(result, "score the traces again: a new run")
+    _refuse_incomplete(result, "score the traces again for a whole run (a new run)")
 
 
 @app.command("judge")
