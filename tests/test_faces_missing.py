@@ -10,6 +10,7 @@ finished run (what a store written by an older agenteval can hold).
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -212,3 +213,67 @@ def test_judging_a_run_with_holes_exits_3(tmp_path: Path) -> None:
     assert done.returncode == 3, done.stdout + done.stderr
     said = " ".join(done.stderr.split())
     assert f"the summary covers 8 of 10 trials; {NAMED}" in said
+
+
+# --- The JSON document and the HTML report -------------------------------------------------------
+
+MISSING_KEY = {
+    "count": 2,
+    "expected": 10,
+    "stored": 8,
+    "examples": [{"case_id": "c1", "trial": 0}, {"case_id": "c4", "trial": 0}],
+}
+
+
+def test_the_json_document_and_the_html_report_carry_completeness(tmp_path: Path) -> None:
+    """A CI reading `--json` cannot take a run with holes for a finished one: `status` is not
+    "finished", `complete` is false and `missing` counts and names the trials; the HTML page
+    says so at its top."""
+    store, holed = _finished_with_holes(tmp_path)
+    whole = agenteval.evaluate(upper, CASES, store=store)
+    for command in ("show", "rescore"):
+        out = tmp_path / f"{command}.json"
+        agenteval_cli(tmp_path, command, holed, "--store", str(store), "--json", str(out))
+        document = json.loads(out.read_text())
+        assert document["status"] == "incomplete", command
+        assert document["complete"] is False
+        assert document["missing"] == MISSING_KEY
+        assert len(document["results"]) == 8
+    shown = agenteval_cli(
+        tmp_path, "show", whole.run_id, "--store", str(store), "--json", "whole.json"
+    )
+    assert shown.returncode == 0, shown.stderr
+    document = json.loads((tmp_path / "whole.json").read_text())
+    assert (document["status"], document["complete"], document["missing"]) == (
+        "finished",
+        True,
+        None,
+    )
+    for command in ("show", "report"):
+        page = tmp_path / f"{command}.html"
+        done = agenteval_cli(tmp_path, command, holed, "--store", str(store), "--html", str(page))
+        assert done.returncode == 0, done.stderr
+        text = page.read_text()
+        assert "Incomplete" in text and NAMED.replace("'", "&#39;") in text, command
+    page = tmp_path / "whole.html"
+    agenteval_cli(tmp_path, "report", whole.run_id, "--store", str(store), "--html", str(page))
+    assert "Incomplete" not in page.read_text()
+
+
+def test_run_to_json_of_an_incomplete_evaluate_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "runs.db"
+    real_write = RunStore.write_results
+
+    def lossy_write(self: RunStore, run_id: str, encoded: object) -> None:
+        if any(case_id == "c3" for case_id, _ in encoded.keys):  # type: ignore[attr-defined]
+            return
+        real_write(self, run_id, encoded)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RunStore, "write_results", lossy_write)
+    run = agenteval.evaluate(upper, CASES, store=store, concurrency=1)
+    assert not run.complete
+    document = run.to_json()
+    assert document["complete"] is False and document["status"] == "running"
+    assert {"case_id": "c3", "trial": 0} in document["missing"]["examples"]

@@ -54,7 +54,7 @@ from agenteval.report.json_document import write_run_json
 from agenteval.report.junit import JUnitTotals, write_junit
 from agenteval.report.summary import summarize
 from agenteval.report.terminal import print_failing, print_summary
-from agenteval.run import Run, RunInfo, RunStatus, TrialResult
+from agenteval.run import MissingTrials, Run, RunInfo, RunStatus, TrialResult
 from agenteval.scorers.registry import ScorerRef
 from agenteval.store import RunStore
 
@@ -487,11 +487,10 @@ def _refuse_incomplete(result: Run, hint: str) -> None:
     raise typer.Exit(INCOMPLETE_EXIT)
 
 
-def _missing_note(run_store: RunStore, info: RunInfo) -> str | None:
+def _missing_note(info: RunInfo, missing: MissingTrials) -> str | None:
     """What `show` and `report` say about a run with trials missing (None when it has all),
     whatever its stored status says: an older agenteval could mark a run finished with trials
     lost."""
-    missing = run_store.missing_trials(info.run_id)
     resume = f"`agenteval run {info.target} --resume {info.run_id}` runs them"
     if missing.count:
         state = "is unfinished" if info.status is RunStatus.RUNNING else "is marked finished but"
@@ -553,10 +552,17 @@ def _report(
     if verbose:
         print_failing(run.iter_results(), console)
     if json_path is not None:
-        write_run_json(json_path, run.info, run.summary, run.iter_results())
+        write_run_json(json_path, run.info, run.summary, run.iter_results(), run.missing)
         console.print(f"[dim]wrote[/] {escape(str(json_path))}")
     if html_path is not None:
-        write_html(html_path, run.info, run.summary, run.iter_results(), prices=prices)
+        write_html(
+            html_path,
+            run.info,
+            run.summary,
+            run.iter_results(),
+            prices=prices,
+            missing=run.missing,
+        )
         console.print(f"[dim]wrote[/] {escape(str(html_path))}")
 
 
@@ -762,10 +768,11 @@ def show(
             prices=prices,
             passing=info.settings.get("passing"),
         )
-        note = _missing_note(run_store, info)
+        missing = run_store.missing_trials(info.run_id)
+    note = _missing_note(info, missing)
     if note is not None:
         _warn(note)
-    shown = Run(info, summary, path)
+    shown = Run(info, summary, path, missing)
     _report(shown, verbose=verbose, json_path=json_path, html_path=html_path, prices=prices)
     _write_junit(junit_path, shown)
 
@@ -790,7 +797,7 @@ def _junit_report(run_id: str, store: Path | None, path: Path, *, warn: bool = T
     trials the run lacks, unless the HTML report just said it)."""
     with RunStore(_store_path(store), create=False) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
-        note = _missing_note(run_store, info) if warn else None
+        note = _missing_note(info, run_store.missing_trials(info.run_id)) if warn else None
         if note is not None:
             _warn(note)
         totals = write_junit(path, info, run_store.iter_results(info.run_id))
@@ -929,7 +936,8 @@ def report(
             prices=prices,
             passing=_rubrics(passing) or info.settings.get("passing"),
         )
-        note = _missing_note(run_store, info)
+        missing = run_store.missing_trials(info.run_id)
+        note = _missing_note(info, missing)
         if note is not None:
             _warn(f"{note}; the report shows its {summary.trials} stored trials")
         diff = (
@@ -946,6 +954,7 @@ def report(
             run_store.iter_results(info.run_id),
             prices=prices,
             diff=diff,
+            missing=missing,
         )
     console.print(f"[dim]wrote[/] {escape(str(html_path))}")
     if junit_path is not None:
