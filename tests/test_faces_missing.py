@@ -277,3 +277,95 @@ def test_run_to_json_of_an_incomplete_evaluate_says_so(
     document = run.to_json()
     assert document["complete"] is False and document["status"] == "running"
     assert {"case_id": "c3", "trial": 0} in document["missing"]["examples"]
+
+
+# --- The seed APIs -------------------------------------------------------------------------------
+
+
+def _lossy(monkeypatch: pytest.MonkeyPatch, *lost: str) -> None:
+    """The writer silently loses every batch holding a trial of the `lost` cases."""
+    real_write = RunStore.write_results
+
+    def lossy_write(self: RunStore, run_id: str, encoded: object) -> None:
+        if any(case_id in lost for case_id, _ in encoded.keys):  # type: ignore[attr-defined]
+            return
+        real_write(self, run_id, encoded)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RunStore, "write_results", lossy_write)
+
+
+def test_agent_evaluator_never_passes_an_incomplete_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every stored trial passes, but c3's were lost: the report does not pass, counts the lost
+    trials as not judged (`error`), and says the run is incomplete."""
+    from agenteval.criteria import ExactMatchCriterion
+    from agenteval.evalset import AgentEvaluator, CaseStatus, EvalConfig
+
+    _lossy(monkeypatch, "c3")
+    cases = [
+        EvalCase(id=case.id, input=case.input, expected_output=str(case.input).upper())
+        for case in CASES[:5]
+    ]
+    evaluator = AgentEvaluator(
+        upper,
+        EvalConfig(criteria={}),
+        criteria=[ExactMatchCriterion()],
+        trials=2,
+        concurrency=1,
+        store=tmp_path / "runs.db",
+    )
+    report = evaluator.evaluate_sync(cases)
+    assert not report.complete
+    assert not report.passed
+    lost = report.case("c3")
+    assert [(r.trial, r.status) for r in lost] == [(0, CaseStatus.ERROR), (1, CaseStatus.ERROR)]
+    assert lost[0].error is not None and "no stored result" in lost[0].error
+    # A lost batch may hold another case's trial too: whatever was lost is counted.
+    summary, missing = report.summary, report.missing
+    assert missing is not None and missing.count >= 2
+    lost_cases = {r.eval_id for r in report.results if r.status is CaseStatus.ERROR}
+    assert (summary.total_cases, summary.trials) == (5, 10)
+    assert (summary.passed_cases, summary.error_cases) == (5 - len(lost_cases), len(lost_cases))
+    assert summary.missing_trials == missing.count
+    assert f"{missing.count} of 10 trials have no stored result" in report.format_summary()
+    document = report.to_json()
+    assert document["complete"] is False and document["missing"]["count"] == missing.count
+    # The whole run, stored as it should be, passes.
+    monkeypatch.undo()
+    whole = evaluator.evaluate_sync(cases)
+    assert whole.complete and whole.passed and whole.to_json()["complete"] is True
+
+
+def test_evaluate_case_of_a_lost_trial_is_not_a_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agenteval.criteria import ExactMatchCriterion
+    from agenteval.evalset import AgentEvaluator, CaseStatus, EvalConfig
+
+    _lossy(monkeypatch, "c0")
+    evaluator = AgentEvaluator(
+        upper, EvalConfig(criteria={}), criteria=[ExactMatchCriterion()], store=tmp_path / "r.db"
+    )
+    import asyncio
+
+    result = asyncio.run(
+        evaluator.evaluate_case(EvalCase(id="c0", input="q0", expected_output="Q0"))
+    )
+    assert result.status is CaseStatus.ERROR and result.passed is None
+
+
+def test_eval_suite_returns_an_incomplete_run_that_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from agenteval.evaluators import EvalSuite
+
+    _lossy(monkeypatch, "c2")
+    suite = EvalSuite("lossy", store=tmp_path / "runs.db").add_cases(CASES)
+    report = suite.add_evaluators("exact_match").run(upper, concurrency=1)
+    assert not report.complete
+    assert report.missing is not None and ("c2", 0) in report.missing.examples
+    assert "incomplete" in repr(report)
+    document = report.to_json()
+    assert document["complete"] is False and document["status"] == "running"
+    assert any("no stored result" in record.getMessage() for record in caplog.records)
