@@ -369,3 +369,25 @@ def test_eval_suite_returns_an_incomplete_run_that_says_so(
     document = report.to_json()
     assert document["complete"] is False and document["status"] == "running"
     assert any("no stored result" in record.getMessage() for record in caplog.records)
+
+
+def test_junit_of_a_run_with_holes_holds_an_error_naming_them(tmp_path: Path) -> None:
+    """A CI reading JUnit sees the lost trials as an error, not a suite of passing cases."""
+    import xml.etree.ElementTree as ET
+
+    store, holed = _finished_with_holes(tmp_path)
+    whole = agenteval.evaluate(upper, CASES, store=store)
+    for command in ("report", "show"):
+        out = tmp_path / f"{command}.xml"
+        done = agenteval_cli(tmp_path, command, holed, "--store", str(store), "--junit", str(out))
+        assert done.returncode == 0, done.stderr
+        suite = ET.parse(out).getroot().find("testsuite")
+        assert suite is not None
+        assert (suite.get("tests"), suite.get("errors"), suite.get("failures")) == ("9", "1", "0")
+        (error,) = suite.iter("error")
+        assert error.get("type") == "missing_trials"
+        assert error.get("message") == NAMED, command
+    out = tmp_path / "whole.xml"
+    agenteval_cli(tmp_path, "report", whole.run_id, "--store", str(store), "--junit", str(out))
+    suite = ET.parse(out).getroot().find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("errors")) == ("10", "0")

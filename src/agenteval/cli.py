@@ -789,7 +789,7 @@ def _write_junit(path: Path | None, run: Run) -> None:
     """With `--junit FILE`, the run as JUnit XML: one test case per eval case."""
     if path is None:
         return
-    _wrote_junit(path, write_junit(path, run.info, run.iter_results()))
+    _wrote_junit(path, write_junit(path, run.info, run.iter_results(), run.missing))
 
 
 def _junit_report(run_id: str, store: Path | None, path: Path, *, warn: bool = True) -> None:
@@ -797,10 +797,11 @@ def _junit_report(run_id: str, store: Path | None, path: Path, *, warn: bool = T
     trials the run lacks, unless the HTML report just said it)."""
     with RunStore(_store_path(store), create=False) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
-        note = _missing_note(info, run_store.missing_trials(info.run_id)) if warn else None
+        missing = run_store.missing_trials(info.run_id)
+        note = _missing_note(info, missing) if warn else None
         if note is not None:
             _warn(note)
-        totals = write_junit(path, info, run_store.iter_results(info.run_id))
+        totals = write_junit(path, info, run_store.iter_results(info.run_id), missing)
     _wrote_junit(path, totals)
 
 
