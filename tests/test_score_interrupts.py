@@ -1,7 +1,8 @@
 """`agenteval score` stops as `agenteval run` does (tests/test_cli_interrupts.py): Ctrl-C, even
 twice with the second landing inside a task, ends in one line and exit 130; a `BaseException`
-that is not an `Exception` (a scorer's own kind of stop) in one line and exit 1. No traceback,
-no "Task was destroyed but it is pending!", and every trial scored before it is stored."""
+that is not an `Exception` escaping the engine (a `SystemExit` from a task a scorer started and
+left) in one line and exit 1. No traceback, no "Task was destroyed but it is pending!", and
+every trial scored before it is stored."""
 
 from __future__ import annotations
 
@@ -34,13 +35,19 @@ async def slow(case, trial):
     return True
 """
 
-ABORTING_SCORER = """
-class Abort(BaseException):
-    '''Not an Exception: a scorer's way of stopping everything.'''
+EXITING_SCORER = """
+import asyncio
 
-def stop_at_40(case, trial):
+_background = []
+
+async def stop_at_40(case, trial):
     if case.id == "c040":
-        raise Abort("the scorer pulled the plug")
+        async def leave():
+            raise SystemExit("a background task called sys.exit")
+        # A task the scorer starts and leaves: its SystemExit is not the score's to catch, as
+        # asyncio raises it out of the event loop itself.
+        _background.append(asyncio.create_task(leave()))
+        await asyncio.sleep(0)
     return True
 """
 
@@ -131,7 +138,7 @@ def test_ctrl_c_twice_stops_score_with_one_message(tmp_path: Path) -> None:
 
 
 def test_a_base_exception_stops_score_with_one_message(tmp_path: Path) -> None:
-    (tmp_path / "scorers.py").write_text(ABORTING_SCORER)
+    (tmp_path / "scorers.py").write_text(EXITING_SCORER)
     _traces(tmp_path, 200)
     done = subprocess.run(
         [sys.executable, "-m", "agenteval", *ARGS, "--scorer", "scorers.py:stop_at_40"],
@@ -144,7 +151,7 @@ def test_a_base_exception_stops_score_with_one_message(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     _assert_clean(done.stderr)
     message = " ".join(done.stderr.split())
-    assert "the run stopped: Abort: the scorer pulled the plug" in message
+    assert "the run stopped: SystemExit: a background task called sys.exit" in message
     assert "every finished trial is stored" in message
     status, stored = _stored(tmp_path / "runs.db")
     assert status is RunStatus.RUNNING and stored < 200
