@@ -55,7 +55,7 @@ from agenteval.report.json_document import write_run_json
 from agenteval.report.junit import JUnitTotals, write_junit
 from agenteval.report.summary import summarize
 from agenteval.report.terminal import print_failing, print_summary
-from agenteval.run import Run, RunInfo, RunStatus, TrialResult
+from agenteval.run import MissingTrials, Run, RunInfo, RunStatus, TrialResult
 from agenteval.scorers.registry import ScorerRef
 from agenteval.store import RunStore
 
@@ -251,9 +251,30 @@ def _close_quietly(runner: asyncio.Runner) -> None:
     runner.close()
 
 
-def _stopped(exc: BaseException, resume: str) -> typer.Exit:
+def _stoppable(
+    call: Callable[[], T], progress: _LiveProgress, *, interrupted: str, stopped: str
+) -> T:
+    """`call()` (a command's whole run), ending in one line on Ctrl-C (exit 130, then
+    `interrupted`, rich markup) or on a BaseException that is not an Exception (exit 1, then
+    `stopped`, plain text): `agenteval run` and `score` stop alike."""
+    try:
+        return call()
+    except KeyboardInterrupt:
+        progress.stop()
+        errors.print(f"[yellow]interrupted[/]: every finished trial is stored; {interrupted}")
+        raise typer.Exit(130) from None
+    except BaseException as exc:
+        if isinstance(exc, Exception):
+            raise  # a user's mistake (one message) or agenteval's bug (a traceback)
+        progress.stop()
+        raise _stopped(exc, stopped) from None
+    finally:
+        progress.stop()
+
+
+def _stopped(exc: BaseException, then: str) -> typer.Exit:
     """One message for a BaseException that is not an Exception (a scorer's or an agent's own
-    kind of stop) ending the run: what it was, and that the run resumes; exit 1, as before."""
+    kind of stop) ending the run: what it was, and what to do next (`then`); exit 1."""
     if _state["debug"]:
         traceback.print_exception(exc)
     leaf = exc
@@ -263,7 +284,7 @@ def _stopped(exc: BaseException, resume: str) -> typer.Exit:
         Text.assemble(
             ("error: ", "bold red"),
             f"the run stopped: {type(leaf).__name__}: {leaf}; every finished trial is stored; "
-            f"`{resume}` goes on from here",
+            f"{then}",
         ),
         highlight=False,
     )
@@ -423,22 +444,12 @@ def run(
             infrastructure_errors=infrastructure,
         )
 
-    try:
-        result = evaluate_run()
-    except KeyboardInterrupt:
-        progress.stop()
-        errors.print(
-            "[yellow]interrupted[/]: every finished trial is stored; "
-            f"`agenteval run {escape(target)} --resume` goes on from here"
-        )
-        raise typer.Exit(130) from None
-    except BaseException as exc:
-        if isinstance(exc, Exception):
-            raise  # a user's mistake (one message) or agenteval's bug (a traceback)
-        progress.stop()
-        raise _stopped(exc, f"agenteval run {target} --resume") from None
-    finally:
-        progress.stop()
+    result = _stoppable(
+        evaluate_run,
+        progress,
+        interrupted=f"`agenteval run {escape(target)} --resume` goes on from here",
+        stopped=f"`agenteval run {target} --resume` goes on from here",
+    )
     _report(
         result, verbose=verbose, json_path=json_path, html_path=html_path, prices=settings.prices
     )
@@ -453,38 +464,36 @@ def run(
 
 
 INCOMPLETE_EXIT = 3
-"""`agenteval run` and `score` exit with this when the run ended with trials missing: not a
-verdict on the agent (0), not a gate refusing (1), not a mistake in the input (2), not Ctrl-C
-(130), but a run to resume."""
+"""`agenteval run`, `score`, `rescore` and `judge` exit with this when the run they summarise
+has trials missing: not a verdict on the agent (0), not a gate refusing (1), not a mistake in
+the input (2), not Ctrl-C (130), but a run to resume. (Rescoring such a run is legitimate and
+its scores are stored; the exit code only refuses to call the summary a whole run's.)"""
 
 
 def _refuse_incomplete(result: Run, hint: str) -> None:
     """Exit 3, saying what is missing, when the run ended without every trial stored."""
     if result.complete:
         return
-    # The engine's warning, printed before the summary, named the missing trials.
     missing = result.missing
     what = (
-        f"{missing.count} of {missing.expected} trials have no stored result"
+        f"the summary covers {missing.stored} of {missing.expected} trials; {missing.describe()}"
         if missing is not None
-        else "it is not finished"
+        else "it is not finished; the summary covers only the stored trials"
     )
     errors.print(
         Text.assemble(
             ("error: ", "bold red"),
-            f"run {result.run_id} did not finish: {what}; the summary covers only the "
-            f"stored trials\n  hint: {hint}",
+            f"run {result.run_id} did not finish: {what}\n  hint: {hint}",
         ),
         highlight=False,
     )
     raise typer.Exit(INCOMPLETE_EXIT)
 
 
-def _missing_note(run_store: RunStore, info: RunInfo) -> str | None:
+def _missing_note(info: RunInfo, missing: MissingTrials) -> str | None:
     """What `show` and `report` say about a run with trials missing (None when it has all),
     whatever its stored status says: an older agenteval could mark a run finished with trials
     lost."""
-    missing = run_store.missing_trials(info.run_id)
     resume = f"`agenteval run {info.target} --resume {info.run_id}` runs them"
     if missing.count:
         state = "is unfinished" if info.status is RunStatus.RUNNING else "is marked finished but"
@@ -546,10 +555,17 @@ def _report(
     if verbose:
         print_failing(run.iter_results(), console)
     if json_path is not None:
-        write_run_json(json_path, run.info, run.summary, run.iter_results())
+        write_run_json(json_path, run.info, run.summary, run.iter_results(), run.missing)
         console.print(f"[dim]wrote[/] {escape(str(json_path))}")
     if html_path is not None:
-        write_html(html_path, run.info, run.summary, run.iter_results(), prices=prices)
+        write_html(
+            html_path,
+            run.info,
+            run.summary,
+            run.iter_results(),
+            prices=prices,
+            missing=run.missing,
+        )
         console.print(f"[dim]wrote[/] {escape(str(html_path))}")
 
 
@@ -595,6 +611,16 @@ def rescore(
     )
     _report(result, verbose=verbose, json_path=json_path)
     _write_junit(junit_path, result)
+    _refuse_incomplete(result, _rescored_hint(result))
+
+
+def _rescored_hint(result: Run) -> str:
+    """What to do about a run scored again with trials missing: resume it, then score again."""
+    target = result.info.target or "TARGET"
+    return (
+        f"its stored trials are scored; `agenteval run {target} --resume {result.run_id}` runs "
+        "the missing ones, then score it again"
+    )
 
 
 @app.command()
@@ -632,8 +658,9 @@ def score(
         _check_writable(json_path)
     settings = _global_settings(store, judge=judge, use_cache=not no_cache)
     progress = _LiveProgress()
-    try:
-        result: Run = _run_async(
+    again = "score the traces again for a whole run (a new run)"
+    result: Run = _stoppable(
+        lambda: _run_async(
             lambda: score_traces_async(
                 traces,
                 cases,
@@ -650,15 +677,17 @@ def score(
                 on_result=progress.advance,
                 on_warning=_warn,
             )
-        )
-    finally:
-        progress.stop()
+        ),
+        progress,
+        interrupted=again,
+        stopped=again,
+    )
     _report(result, verbose=verbose, json_path=json_path)
     console.print(
         f"[dim]stored in {escape(str(settings.store))} · `agenteval show {result.run_id}` shows it "
         "again[/]"
     )
-    _refuse_incomplete(result, "score the traces again: a new run")
+    _refuse_incomplete(result, "score the traces again for a whole run (a new run)")
 
 
 @app.command("judge")
@@ -690,6 +719,7 @@ def judge_command(
     )
     _report(result, verbose=verbose, json_path=json_path)
     _write_junit(junit_path, result)
+    _refuse_incomplete(result, _rescored_hint(result))
 
 
 @app.command("runs")
@@ -710,7 +740,8 @@ def list_runs(
         table.add_row(
             row.run_id,
             f"{row.created_at:%Y-%m-%d %H:%M:%S}",
-            row.status.value,
+            # Finished means every trial stored, whatever an older agenteval marked.
+            "incomplete" if row.status is RunStatus.FINISHED and not row.complete else row.status,
             f"{row.trials_done}/{row.trials_total}",
             row.target or "",
         )
@@ -740,10 +771,11 @@ def show(
             prices=prices,
             passing=info.settings.get("passing"),
         )
-        note = _missing_note(run_store, info)
+        missing = run_store.missing_trials(info.run_id)
+    note = _missing_note(info, missing)
     if note is not None:
         _warn(note)
-    shown = Run(info, summary, path)
+    shown = Run(info, summary, path, missing)
     _report(shown, verbose=verbose, json_path=json_path, html_path=html_path, prices=prices)
     _write_junit(junit_path, shown)
 
@@ -760,7 +792,7 @@ def _write_junit(path: Path | None, run: Run) -> None:
     """With `--junit FILE`, the run as JUnit XML: one test case per eval case."""
     if path is None:
         return
-    _wrote_junit(path, write_junit(path, run.info, run.iter_results()))
+    _wrote_junit(path, write_junit(path, run.info, run.iter_results(), run.missing))
 
 
 def _junit_report(run_id: str, store: Path | None, path: Path, *, warn: bool = True) -> None:
@@ -768,10 +800,11 @@ def _junit_report(run_id: str, store: Path | None, path: Path, *, warn: bool = T
     trials the run lacks, unless the HTML report just said it)."""
     with RunStore(_store_path(store), create=False) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
-        note = _missing_note(run_store, info) if warn else None
+        missing = run_store.missing_trials(info.run_id)
+        note = _missing_note(info, missing) if warn else None
         if note is not None:
             _warn(note)
-        totals = write_junit(path, info, run_store.iter_results(info.run_id))
+        totals = write_junit(path, info, run_store.iter_results(info.run_id), missing)
     _wrote_junit(path, totals)
 
 
@@ -907,7 +940,8 @@ def report(
             prices=prices,
             passing=_rubrics(passing) or info.settings.get("passing"),
         )
-        note = _missing_note(run_store, info)
+        missing = run_store.missing_trials(info.run_id)
+        note = _missing_note(info, missing)
         if note is not None:
             _warn(f"{note}; the report shows its {summary.trials} stored trials")
         diff = (
@@ -924,6 +958,7 @@ def report(
             run_store.iter_results(info.run_id),
             prices=prices,
             diff=diff,
+            missing=missing,
         )
     console.print(f"[dim]wrote[/] {escape(str(html_path))}")
     if junit_path is not None:

@@ -28,6 +28,10 @@ reasons unless the case meets its requirement:
 A scorer that did not apply gives no score and neither passes nor fails a trial; a scorer that
 raised fails it (its error is the reason).
 
+A case is judged only on trials the store holds: when any of its trials has no stored
+result (the store lost it, say), the test fails naming the missing trials, however the
+stored ones did, and the run is not marked finished.
+
 The test's body runs after the case has been evaluated: `agenteval_result` (a `CaseResult`)
 holds the case, its trial results and scores, `passed`, `pass_k_value` and `report()`; assert
 more there if you like. The requirement is checked after the body (or when it calls
@@ -217,6 +221,8 @@ class CaseResult:
     spec: EvalSpec
     run_id: str
     store: Path
+    missing: tuple[int, ...] = ()
+    """The case's trials with no stored result: the case fails while any is missing."""
     checked: bool = field(default=False, repr=False)
 
     @property
@@ -270,8 +276,13 @@ class CaseResult:
 
     @property
     def passed(self) -> bool:
-        """Whether the case met its requirement (pass^k at least `pass_k_min`)."""
-        return bool(self.results) and self.pass_k_value >= self.spec.pass_k_min - 1e-12
+        """Whether the case met its requirement (pass^k at least `pass_k_min`) with every one
+        of its trials stored."""
+        return (
+            not self.missing
+            and bool(self.results)
+            and self.pass_k_value >= self.spec.pass_k_min - 1e-12
+        )
 
     def report(self) -> str:
         """What the case did against its requirement, failing trials first-hand, secrets
@@ -281,6 +292,16 @@ class CaseResult:
             f"case {self.case.id!r}: {c} of {_count(n, 'trial')} passed; "
             f"pass^{k} = {self.pass_k_value:.2f}, needs {self.spec.pass_k_min:.2f}"
         ]
+        if self.missing:
+            from agenteval.run import MissingTrials
+
+            lost = MissingTrials(
+                self.run_id,
+                expected=self.spec.trials,
+                stored=self.spec.trials - len(self.missing),
+                examples=tuple((self.case.id, index) for index in self.missing),
+            )
+            lines.insert(0, f"case {self.case.id!r}: {lost.describe()}; the run stays unfinished")
         for result in self.results:
             problems = self.problems(result)
             if not problems:
@@ -549,11 +570,18 @@ async def _evaluate_case(
                 session.created.add(run_id)
                 session.runs[run_id] = _RunRecord(run_id, test, len(cases), spec.trials)
             await execute(agent, [case], scorers, settings, store, run_id, on_result=results.append)
-            _finish_if_complete(store, run_id, len(cases) * spec.trials)
+            # Judged on what the store holds: a trial whose result was lost is missing, not
+            # passed on the strength of the copy in memory.
+            stored = store.stored_trials(run_id, case.id)
+            _finish_if_complete(store, run_id)
     finally:
         await choice.aclose()
-    results.sort(key=lambda result: result.trial.trial)
-    return CaseResult(case, results, spec, run_id, session.store)
+    kept = sorted(
+        (result for result in results if result.trial.trial in stored),
+        key=lambda result: result.trial.trial,
+    )
+    missing = tuple(index for index in range(spec.trials) if index not in stored)
+    return CaseResult(case, kept, spec, run_id, session.store, missing)
 
 
 def _create_run(
@@ -606,13 +634,14 @@ def _create_run(
         store.get_info(run_id)  # stored by another worker: use it (else this raises)
 
 
-def _finish_if_complete(store: Any, run_id: str, total: int) -> None:
-    """Mark the run finished once its every (case, trial) is stored."""
+def _finish_if_complete(store: Any, run_id: str) -> None:
+    """Mark the run finished once its every (case, trial) is stored (counted as `agenteval
+    run` counts, `RunStore.missing_trials`)."""
     from agenteval.agents.tools import known_tools
     from agenteval.run import RunStatus
     from agenteval.trace import utc_now
 
-    if store.count_results(run_id) < total:
+    if store.missing_trials(run_id, examples=0).count:
         return
     info = store.get_info(run_id)
     if info.status is RunStatus.FINISHED:

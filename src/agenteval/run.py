@@ -173,7 +173,7 @@ class Run:
         """The run as the document `--json` writes (schema `agenteval.run/1`)."""
         from agenteval.report.json_document import run_document
 
-        return run_document(self.info, self.summary, self.iter_results())
+        return run_document(self.info, self.summary, self.iter_results(), self.missing)
 
     def __repr__(self) -> str:
         missing = (

@@ -157,7 +157,14 @@ class RunSummaryRow:
     trials_done: int
     """(case, trial) pairs with a stored trial."""
     trials_total: int
-    """`cases * trials_per_case`: the pairs the run was asked for."""
+    """The pairs the run was asked for: `cases * trials_per_case`, or for recorded traces the
+    trials recorded (as `RunStore.missing_trials` counts them)."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether every pair has a stored trial: a run marked finished without it (as an older
+        agenteval could mark one) is not finished."""
+        return self.trials_done >= self.trials_total
 
 
 @dataclass
@@ -395,7 +402,8 @@ class RunStore:
             rows = conn.execute(
                 "SELECT r.run_id, r.created_at, r.finished_at, r.status, r.target, r.trials,"
                 " (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.run_id),"
-                " (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id)"
+                " (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id AND t.trial < r.trials),"
+                " json_extract(r.info, '$.settings.expected_trials')"
                 " FROM runs r ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?",
                 (-1 if limit is None else max(limit, 0),),
             ).fetchall()
@@ -409,9 +417,13 @@ class RunStore:
                 cases=n_cases,
                 trials_per_case=trials,
                 trials_done=done,
-                trials_total=n_cases * trials,
+                trials_total=n_cases * trials
+                if recorded is None
+                else min(int(recorded), n_cases * trials),
             )
-            for run_id, created_at, finished_at, status, target, trials, n_cases, done in rows
+            for run_id, created_at, finished_at, status, target, trials, n_cases, done, recorded in (
+                rows
+            )
         ]
 
     def latest_unfinished(
@@ -562,6 +574,16 @@ class RunStore:
                 "SELECT case_id, trial FROM trials WHERE run_id = ?", (run_id,)
             ).fetchall()
         return {(str(case_id), int(trial)) for case_id, trial in rows}
+
+    def stored_trials(self, run_id: str, case_id: str) -> set[int]:
+        """The trial indexes of one case of the run that have a stored trial (the pytest
+        plugin's check that a case's every trial was stored before it is judged)."""
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+            rows = conn.execute(
+                "SELECT trial FROM trials WHERE run_id = ? AND case_id = ?", (run_id, case_id)
+            ).fetchall()
+        return {int(trial) for (trial,) in rows}
 
     def count_results(self, run_id: str) -> int:
         """How many (case, trial) pairs of the run have a stored trial."""

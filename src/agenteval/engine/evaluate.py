@@ -476,7 +476,9 @@ async def rescore_async(
             }
         )
         run_store.update_info(info)
-    return Run(info, builder.build(), store_path)
+        # A run scored again is as complete as its stored trials: one with holes says so.
+        missing = run_store.missing_trials(info.run_id)
+    return Run(info, builder.build(), store_path, missing)
 
 
 def rescore(
@@ -562,7 +564,9 @@ async def judge_run_async(
             }
         )
         run_store.update_info(info)
-    return Run(info, builder.build(), store_path)
+        # A run scored again is as complete as its stored trials: one with holes says so.
+        missing = run_store.missing_trials(info.run_id)
+    return Run(info, builder.build(), store_path, missing)
 
 
 def judge_run(

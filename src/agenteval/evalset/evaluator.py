@@ -171,7 +171,10 @@ class AgentEvaluator:
     ) -> EvalReport:
         """Run the agent over every case of `eval_set` (an `EvalSet`, a path `EvalSet.load`
         reads, or a list of cases), `trials` times each, score every trial with the criteria,
-        and return the report. Everything is stored as it finishes (`report.run_id`)."""
+        and return the report. Everything is stored as it finishes (`report.run_id`).
+
+        A trial with no stored result when the run ends (the store lost it) is an `error`
+        result saying so, and the report does not pass (`report.complete` is False)."""
         config = self.config_for(eval_set)
         the_set = self._eval_set(eval_set)
         scorers = self.criteria_for(config, the_set.cases)
@@ -207,7 +210,8 @@ class AgentEvaluator:
         )
 
     async def evaluate_case(self, case: EvalCase) -> EvalCaseResult:
-        """Run one case once and return its result (a run of its own in the store)."""
+        """Run one case once and return its result (a run of its own in the store); a trial
+        whose result was not stored is an `error` result, never a pass."""
         report = await AgentEvaluator(
             self.agent,
             self.config_for([case]),

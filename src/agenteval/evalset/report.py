@@ -14,6 +14,10 @@ Everything is computed from the engine's `Run` (its stored results), so the repo
 - else `passed` when at least one criterion passed;
 - else `not_evaluated` (no criterion gave a score: nothing to compare against, no judge).
 
+A (case, trial) the run asked for but has no stored result for (the store lost it, say) is an
+`error` too, with the error saying so; and a report of such an incomplete run never passes
+(`complete` is False, `summary.missing_trials` counts them).
+
 **A case** takes the first of those statuses among its trials (failed, error, undecided,
 not_evaluated, passed): it passes when every trial passed. `pass_rate` is passed cases over
 decided ones (passed + failed): a tie, an infrastructure error or a case with nothing to judge
@@ -31,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agenteval.run import Run, TrialResult
+from agenteval.run import MissingTrials, Run, TrialResult
 from agenteval.score import Score
 from agenteval.trace import ToolCall
 
@@ -137,6 +141,16 @@ class EvalCaseResult(BaseModel):
         ]
 
     @classmethod
+    def lost(cls, case_id: str, trial: int, run_id: str) -> EvalCaseResult:
+        """A (case, trial) of the run with no stored result: not judged, so never a pass."""
+        return cls(
+            eval_id=case_id,
+            trial=trial,
+            status=CaseStatus.ERROR,
+            error=f"missing: the trial has no stored result; run {run_id} is incomplete",
+        )
+
+    @classmethod
     def of(cls, result: TrialResult, criteria: Iterable[str] | None = None) -> EvalCaseResult:
         """The result of one stored (case, trial), over `criteria` (all its scores if None)."""
         names = list(criteria) if criteria is not None else list(result.scores)
@@ -187,6 +201,9 @@ class EvalSummary(BaseModel):
     """Mean over the trials of their mean criterion score."""
     trials: int = 0
     """(case, trial) results: cases × trials per case."""
+    missing_trials: int = 0
+    """(case, trial) pairs with no stored result (counted among the `error` results): the run
+    is incomplete and the report does not pass."""
     criterion_stats: dict[str, CriterionStats] = Field(default_factory=dict)
     """Per criterion (by name): threshold, mean, min, max, pass rate, and counts of scored,
     passed, failed, errors, ties and skipped trials."""
@@ -206,9 +223,10 @@ class EvalSummary(BaseModel):
             name: CriterionStats(threshold=mark) for name, mark in marks.items()
         }
         trial_scores: list[float] = []
-        count = 0
+        count = lost = 0
         for result in results:
             count += 1
+            lost += result.error is not None and result.error.startswith("missing: ")
             by_case[result.eval_id].append(result.status)
             if result.score is not None:
                 trial_scores.append(result.score)
@@ -250,6 +268,7 @@ class EvalSummary(BaseModel):
             pass_rate=passed / (passed + failed) if passed + failed else None,
             avg_score=fmean(trial_scores) if trial_scores else None,
             trials=count,
+            missing_trials=lost,
             criterion_stats=stats,
         )
 
@@ -298,8 +317,11 @@ class EvalReport:
         created_at: datetime,
         duration_s: float,
     ) -> EvalReport:
-        """The report of a finished run, over the criteria named in `thresholds`."""
+        """The report of a finished run, over the criteria named in `thresholds`; an
+        incomplete run's missing trials are `error` results (`EvalCaseResult.lost`)."""
         results = [EvalCaseResult.of(result, thresholds) for result in run.results]
+        if not run.complete:
+            results = _with_lost(run, results)
         return cls(
             eval_set_id=eval_set_id,
             eval_set_name=eval_set_name,
@@ -317,9 +339,19 @@ class EvalReport:
         return self.run.run_id
 
     @property
+    def complete(self) -> bool:
+        """Whether every (case, trial) of the run has a stored result (`run.complete`)."""
+        return self.run.complete
+
+    @property
+    def missing(self) -> MissingTrials | None:
+        """The run's missing trials, counted and a few named (`run.missing`)."""
+        return self.run.missing
+
+    @property
     def passed(self) -> bool:
-        """Whether every case passed."""
-        return self.summary.passed_cases == self.summary.total_cases
+        """Whether the run is complete and every case passed."""
+        return self.complete and self.summary.passed_cases == self.summary.total_cases
 
     @property
     def pass_rate(self) -> float | None:
@@ -345,6 +377,12 @@ class EvalReport:
             + (f", {s.error_cases} not judged (infrastructure)" if s.error_cases else "")
             + (f", {s.not_evaluated_cases} not evaluated" if s.not_evaluated_cases else ""),
         ]
+        if not self.complete:
+            missing = self.missing
+            lines.append(
+                f"  INCOMPLETE: {missing.describe() if missing else 'the run did not finish'}"
+                f" (run {self.run_id})"
+            )
         width = max((len(name) for name in s.criterion_stats), default=0)
         for name, c in s.criterion_stats.items():
             lines.append(
@@ -366,11 +404,17 @@ class EvalReport:
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
-        """The report as JSON data: set, summary, results, and the run id."""
+        """The report as JSON data: set, summary, results, the run id, and whether the run is
+        complete (`complete`, `missing`: as in `agenteval.run/1`'s document)."""
+        from agenteval.report.json_document import completeness
+
+        state = completeness(self.run.info, self.run.missing)
         return {
             "eval_set_id": self.eval_set_id,
             "eval_set_name": self.eval_set_name,
             "run_id": self.run_id,
+            "complete": state["complete"],
+            "missing": state["missing"],
             "created_at": self.created_at.isoformat(),
             "duration_s": self.duration_s,
             "config": self.config.model_dump(mode="json", exclude_none=True),
@@ -383,3 +427,18 @@ class EvalReport:
             f"EvalReport({self.eval_set_id!r}, cases={self.summary.total_cases}, "
             f"passed={self.summary.passed_cases}, run={self.run_id!r})"
         )
+
+
+def _with_lost(run: Run, results: list[EvalCaseResult]) -> list[EvalCaseResult]:
+    """`results` with a `lost` result for each (case, trial) the run asked for and has not
+    stored, in case then trial order (the run's cases are read from its store)."""
+    from agenteval.store import RunStore
+
+    by_key = {(result.eval_id, result.trial): result for result in results}
+    with RunStore(run.store_path, create=False) as store:
+        case_ids = [case.id for case in store.iter_cases(run.run_id)]
+    return [
+        by_key.get((case_id, trial)) or EvalCaseResult.lost(case_id, trial, run.run_id)
+        for case_id in case_ids
+        for trial in range(run.info.trials)
+    ]

@@ -27,6 +27,7 @@ from pydantic_core import to_jsonable_python
 
 from agenteval.pricing import PriceTable
 from agenteval.redaction import Redactor
+from agenteval.report.json_document import completeness
 from agenteval.report.statistics import Interval, trial_passed
 from agenteval.report.summary import SECTION_SCORERS, Summary
 from agenteval.report.terminal import (
@@ -37,7 +38,7 @@ from agenteval.report.terminal import (
     format_seconds,
     format_usd,
 )
-from agenteval.run import RunInfo, TrialResult
+from agenteval.run import MissingTrials, RunInfo, TrialResult
 from agenteval.trace import ToolCall, Trial
 
 if TYPE_CHECKING:
@@ -596,8 +597,12 @@ def render_html(
     *,
     prices: PriceTable | None = None,
     diff: BaselineDiff | BaseModel | Mapping[str, Any] | None = None,
+    missing: MissingTrials | None = None,
 ) -> str:
     """The run as one self-contained HTML page.
+
+    `missing` (`RunStore.missing_trials`), when some are, puts a notice at the top that the
+    run is incomplete, naming them, and its status reads as the JSON document's does.
 
     `diff`, when given, is shown in a "Baseline diff" section: `agenteval compare`'s
     `Comparison` (through `diff_from_comparison`), a `BaselineDiff` as its tables, or any other
@@ -624,6 +629,8 @@ def render_html(
     template = _environment().get_template("report.html.j2")
     return template.render(
         info=info,
+        status=completeness(info, missing)["status"],
+        missing=missing.describe() if missing is not None and missing.count else None,
         summary=summary,
         views=views,
         rows_json=json_for_script([_row_data(view) for view in views]),
@@ -650,8 +657,9 @@ def write_html(
     *,
     prices: PriceTable | None = None,
     diff: BaselineDiff | BaseModel | Mapping[str, Any] | None = None,
+    missing: MissingTrials | None = None,
 ) -> None:
     """Write the page of `render_html` to `path` (UTF-8), making its folder if needed."""
-    page = render_html(info, summary, results, prices=prices, diff=diff)
+    page = render_html(info, summary, results, prices=prices, diff=diff, missing=missing)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")

@@ -11,14 +11,45 @@ from pydantic_core import to_jsonable_python
 
 from agenteval.redaction import Redactor
 from agenteval.report.summary import Summary
-from agenteval.run import RunInfo, TrialResult
+from agenteval.run import MissingTrials, RunInfo, RunStatus, TrialResult
 
-__all__ = ["SCHEMA", "result_document", "run_document", "write_run_json"]
+__all__ = ["SCHEMA", "completeness", "result_document", "run_document", "write_run_json"]
 
 SCHEMA = "agenteval.run/1"
 
 
-def _header(info: RunInfo, summary: Summary) -> dict[str, Any]:
+def completeness(info: RunInfo, missing: MissingTrials | None) -> dict[str, Any]:
+    """Where the run stands, as the document's `status`, `complete` and `missing` say it.
+
+    `status` is `finished` only when every (case, trial) has a stored result: a run a store
+    marked finished with trials missing (as an older agenteval could) is `incomplete`, and one
+    still going or interrupted is `running`. `complete` says the same as a boolean; `missing`
+    is null for a complete run, else `{count, expected, stored, examples}` (a few of the
+    missing trials, `{case_id, trial}`). Without a count (`missing` None), the stored status
+    is taken as it is.
+    """
+    if missing is None:
+        done = info.status is RunStatus.FINISHED
+        return {"status": info.status.value, "complete": done, "missing": None}
+    if missing.count == 0:
+        return {"status": info.status.value, "complete": True, "missing": None}
+    return {
+        "status": "incomplete" if info.status is RunStatus.FINISHED else info.status.value,
+        "complete": False,
+        "missing": {
+            "count": missing.count,
+            "expected": missing.expected,
+            "stored": missing.stored,
+            "examples": [
+                {"case_id": case_id, "trial": trial} for case_id, trial in missing.examples
+            ],
+        },
+    }
+
+
+def _header(
+    info: RunInfo, summary: Summary, missing: MissingTrials | None = None
+) -> dict[str, Any]:
     # The results come from the store, redacted when they were written; the run's settings
     # may be the ones in memory, so they are redacted here (the summary is, when it is built).
     info = Redactor.from_environment().redact_model(info)
@@ -27,7 +58,7 @@ def _header(info: RunInfo, summary: Summary) -> dict[str, Any]:
         "run_id": info.run_id,
         "created_at": info.created_at.isoformat(),
         "finished_at": info.finished_at.isoformat() if info.finished_at else None,
-        "status": info.status.value,
+        **completeness(info, missing),
         "settings": {
             "target": info.target,
             "agent": info.agent,
@@ -90,19 +121,29 @@ def result_document(result: TrialResult) -> dict[str, Any]:
     }
 
 
-def run_document(info: RunInfo, summary: Summary, results: Iterable[TrialResult]) -> dict[str, Any]:
-    """The whole run as one JSON-ready dict."""
-    document = _header(info, summary)
+def run_document(
+    info: RunInfo,
+    summary: Summary,
+    results: Iterable[TrialResult],
+    missing: MissingTrials | None = None,
+) -> dict[str, Any]:
+    """The whole run as one JSON-ready dict; `missing` (`RunStore.missing_trials`) says
+    whether it is complete (see `completeness`)."""
+    document = _header(info, summary, missing)
     document["results"] = [result_document(result) for result in results]
     return document
 
 
 def write_run_json(
-    path: Path, info: RunInfo, summary: Summary, results: Iterable[TrialResult]
+    path: Path,
+    info: RunInfo,
+    summary: Summary,
+    results: Iterable[TrialResult],
+    missing: MissingTrials | None = None,
 ) -> None:
     """Write the document to `path`, one result at a time (flat in memory for large runs)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    header = json.dumps(_header(info, summary), ensure_ascii=False)
+    header = json.dumps(_header(info, summary, missing), ensure_ascii=False)
     with path.open("w", encoding="utf-8") as out:
         out.write(header[:-1] + ', "results": [')
         for i, result in enumerate(results):

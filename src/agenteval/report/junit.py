@@ -9,6 +9,10 @@ One `<testcase>` per eval case, its trials inside:
 - `<skipped>` when no scorer applied to any trial and nothing went wrong.
 - `<system-out>`: each trial's answer and scores.
 
+A run with trials missing (no stored result) gets one more `<testcase>`, `run completeness`,
+with an `<error type="missing_trials">` naming them: a CI reading the file never takes the
+stored cases alone for the whole run.
+
 The file follows the JUnit XML format as Jenkins reads it (`testsuites` > `testsuite` >
 `testcase`); text that XML 1.0 cannot hold (control characters) is written as `\\xNN` escapes.
 """
@@ -27,7 +31,7 @@ from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from agenteval.redaction import Redactor
-from agenteval.run import RunInfo, TrialResult
+from agenteval.run import MissingTrials, RunInfo, TrialResult
 
 __all__ = ["JUnitTotals", "write_junit"]
 
@@ -151,9 +155,30 @@ def _attributes(pairs: list[tuple[str, str]]) -> str:
     return " ".join(f"{name}={quoteattr(_clean(value))}" for name, value in pairs)
 
 
-def write_junit(path: Path, info: RunInfo, results: Iterable[TrialResult]) -> JUnitTotals:
+def _completeness_case(classname: str, missing: MissingTrials) -> ET.Element:
+    """The `run completeness` test case of a run with trials missing: an error naming them."""
+    element = ET.Element("testcase", {"classname": classname, "name": "run completeness"})
+    error = ET.SubElement(
+        element,
+        "error",
+        {"message": _short(missing.describe(), _MESSAGE_CHARS), "type": "missing_trials"},
+    )
+    error.text = _clean(
+        f"{missing.describe()}\nthe run {missing.run_id} is incomplete: the other test cases "
+        "cover only its stored trials"
+    )
+    return element
+
+
+def write_junit(
+    path: Path,
+    info: RunInfo,
+    results: Iterable[TrialResult],
+    missing: MissingTrials | None = None,
+) -> JUnitTotals:
     """Write the run to `path` as JUnit XML; `results` in case order (as the store yields
-    them), streamed: only one case's trials are held at a time."""
+    them), streamed: only one case's trials are held at a time. `missing`
+    (`RunStore.missing_trials`), when some are, adds the `run completeness` error."""
     path.parent.mkdir(parents=True, exist_ok=True)
     # The run's settings may be the ones in memory (the results come from the store).
     info = Redactor.from_environment().redact_model(info)
@@ -176,6 +201,12 @@ def write_junit(path: Path, info: RunInfo, results: Iterable[TrialResult]) -> JU
                 counts["error"] += 1
             if outcome == "skipped":
                 counts["skipped"] += 1
+            ET.indent(element, space="  ", level=2)
+            body.write("    " + ET.tostring(element, encoding="unicode") + "\n")
+        if missing is not None and missing.count:
+            element = _completeness_case(classname, missing)
+            tests += 1
+            counts["error"] += 1
             ET.indent(element, space="  ", level=2)
             body.write("    " + ET.tostring(element, encoding="unicode") + "\n")
         body.seek(0)
