@@ -12,6 +12,7 @@ trials ("either run did not finish").
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,35 @@ def test_gate_refuses_a_candidate_whose_every_trial_failed_as_infrastructure(
     (folder / "agent.py").write_text(candidate)
     cand = agenteval(folder, "run", ".", "--store", "runs.db")
     assert cand.returncode == 0, cand.stderr  # the run itself completed: every trial stored
+    gate = agenteval(folder, "gate", run_id(base), run_id(cand), "--store", "runs.db")
+    assert "Traceback" not in gate.stderr
+    assert gate.returncode == 1, gate.stdout
+
+
+REGRESSED_ON_C9 = """
+def answer(question):
+    return "right" if question in ("q0", "q1") else "wrong"
+"""
+
+FINE_ON_C9 = """
+def answer(question):
+    return "right" if question in ("q0", "q1", "q9") else "wrong"
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="gate compares shared cases only and passes a candidate run on 2 of the base's 10 "
+    "cases ('8 only in the base' is shown as a held rule); report/gate.py",
+)
+def test_gate_refuses_a_candidate_that_left_out_most_of_the_base_cases(tmp_path: Path) -> None:
+    folder = project(tmp_path / "p", FINE_ON_C9, CASES, "retries: 0\n")
+    (folder / "easy.json").write_text(json.dumps(CASES[:2]))
+    base = agenteval(folder, "run", ".", "--store", "runs.db")
+    assert base.returncode == 0, base.stderr
+    (folder / "agent.py").write_text(REGRESSED_ON_C9)  # c9 now fails: the regression
+    cand = agenteval(folder, "run", "easy.json", "--agent", "agent.py:answer", "--store", "runs.db")
+    assert cand.returncode == 0, cand.stderr
     gate = agenteval(folder, "gate", run_id(base), run_id(cand), "--store", "runs.db")
     assert "Traceback" not in gate.stderr
     assert gate.returncode == 1, gate.stdout
