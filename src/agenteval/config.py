@@ -272,7 +272,20 @@ def _exception_class(
             field=where,
             hint="name a class that an agent raises, e.g. mypackage.errors:ServiceBusy",
         )
+    if value in _CATCH_ALL:
+        # Every bug an agent has would be retried and never scored: its pass rate could only
+        # go up, and a gate would pass it.
+        raise ConfigError(
+            f"{ref!r} would make every error an agent raises infrastructure (retried, never "
+            "scored)",
+            field=where,
+            hint="name the exception classes of the service that fails, e.g. "
+            "mypackage.errors:ServiceBusy, or raise agenteval.InfrastructureError for it",
+        )
     return value
+
+
+_CATCH_ALL = (BaseException, Exception)
 
 
 def exception_classes(

@@ -164,8 +164,8 @@ def tool(
                 start = monotonic()
                 try:
                     result = await func(*args, **kwargs)
-                except Exception as exc:
-                    call.error = _error_text(exc)
+                except BaseException as exc:  # a CancelledError or KeyboardInterrupt too:
+                    call.error = _error_text(exc)  # the call failed, whatever ended it
                     raise
                 else:
                     call.result = _snapshot(result)
@@ -188,8 +188,8 @@ def tool(
                 start = monotonic()
                 try:
                     result = func(*args, **kwargs)
-                except Exception as exc:
-                    call.error = _error_text(exc)
+                except BaseException as exc:  # a CancelledError or KeyboardInterrupt too:
+                    call.error = _error_text(exc)  # the call failed, whatever ended it
                     raise
                 else:
                     call.result = _snapshot(result)
