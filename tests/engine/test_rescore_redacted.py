@@ -166,3 +166,67 @@ def test_live_scoring_is_unchanged_by_the_mark_in_real_text() -> None:
         no_mark = EvalCase(id="y", input="q", expected_output="configure it")
         assert ExactMatch()(no_mark, Trial(output="configure it")).passed is True
         assert ExactMatch()(no_mark, Trial(output="")).passed is False  # no answer: decided
+
+
+# -- the tool scorers: secret-named arguments and results are stored as `[REDACTED]` ---------
+
+
+@agenteval.tool
+def connect(api_key: str) -> dict[str, object]:
+    """Open a session with a key."""
+    return {"ok": True}
+
+
+@agenteval.tool
+def unlock(password: int) -> dict[str, object]:
+    """Unlock with a numeric password."""
+    return {"unlocked": True}
+
+
+@agenteval.tool
+def account() -> dict[str, object]:
+    """The account's details."""
+    return {"holder": "Ada", "password": 4821, "key": KEY_A}
+
+
+def two_sessions(question: str) -> str:
+    connect(api_key=KEY_A)  # two different keys: not a repeat
+    connect(api_key=KEY_B)
+    unlock(password=1234)  # valid: an int
+    return "connected"
+
+
+def reads_the_account(question: str) -> str:
+    account()
+    return "the code is 4821" if question == "code?" else f"use {KEY_B}"
+
+
+def test_tool_scorers_keep_live_passes_that_masked_arguments_would_fail(store: Path) -> None:
+    case = EvalCase(id="sessions", input="connect twice")
+    run = agenteval.evaluate(two_sessions, [case], store=store)
+    (live,) = list(run.iter_results())
+    assert live.scores["redundant_calls"].passed is True
+    assert live.scores["tool_arguments_valid"].passed is True
+    (again,) = list(agenteval.rescore(run.run_id, store=store).iter_results())
+    # Before: both keys read `[REDACTED]` (a "repeat") and the password a string (invalid).
+    assert again.scores["redundant_calls"].passed is True
+    assert KEPT in again.scores["redundant_calls"].details
+    assert again.scores["tool_arguments_valid"].passed is True
+    assert KEPT in again.scores["tool_arguments_valid"].details
+    execution = again.scores["tool_execution"]  # nothing masked that it reads: rescored
+    assert execution.passed is True and KEPT not in execution.details
+
+
+def test_tool_faithfulness_keeps_the_live_verdict_both_ways(store: Path) -> None:
+    cases = [EvalCase(id="code", input="code?"), EvalCase(id="key", input="key?")]
+    run = agenteval.evaluate(reads_the_account, cases, store=store)
+    live = by_case(list(run.iter_results()))
+    assert live["code"]["tool_faithfulness"].passed is True  # 4821 is in the result
+    assert live["key"]["tool_faithfulness"].passed is False  # key B is not
+    again = by_case(list(agenteval.rescore(run.run_id, store=store).iter_results()))
+    # Before: 4821 was masked out of the stored result (a false failure), and key B read as
+    # the masked key A (a false pass).
+    assert again["code"]["tool_faithfulness"].passed is True
+    assert again["key"]["tool_faithfulness"].passed is False
+    assert KEPT in again["code"]["tool_faithfulness"].details
+    assert KEPT in again["key"]["tool_faithfulness"].details

@@ -12,7 +12,7 @@ from agenteval.criteria.base import CriterionResult, SyncCriterion
 from agenteval.criteria.config import CriterionConfig
 from agenteval.criteria.expected import expected_final_response
 from agenteval.scorers.answer import no_answer_reason
-from agenteval.scorers.redacted import UNDECIDABLE, UNDECIDABLE_REASON, holds_redacted
+from agenteval.scorers.redacted import holds_redacted, undecided
 from agenteval.trace import Trial
 
 __all__ = [
@@ -31,7 +31,8 @@ _SHOWN_CHARS = 500
 def _undecidable(criterion: SyncCriterion) -> CriterionResult:
     """No score: a rescore compared text holding a masked secret (`scorers.redacted`), which
     may read the same for different values; the rescore keeps the stored verdict."""
-    return criterion._result(None, {UNDECIDABLE: "redacted"}, reason=UNDECIDABLE_REASON)
+    score = undecided(criterion.name)
+    return criterion._result(None, dict(score.details), reason=score.reason)
 
 
 def _quote(text: str, limit: int = 80) -> str:

@@ -31,10 +31,12 @@ __all__ = [
     "UNDECIDABLE",
     "UNDECIDABLE_REASON",
     "StoreScoring",
+    "from_store",
     "holds_redacted",
     "is_undecidable",
     "scoring_from_store",
     "undecidable",
+    "undecided",
 ]
 
 UNDECIDABLE = "agenteval.undecidable"
@@ -71,26 +73,33 @@ def scoring_from_store() -> Iterator[StoreScoring]:
         _FROM_STORE.reset(token)
 
 
+def from_store() -> bool:
+    """Whether scorers are scoring stored, redacted values (a rescore): for a check that costs
+    more than a substring search, made only then."""
+    return _FROM_STORE.get() is not None
+
+
 def holds_redacted(*texts: str | None) -> bool:
     """Whether a rescore is comparing text that holds the redaction mark: False outside a
-    rescore whatever the texts hold (a live run compares the real values). A True is counted
-    (`StoreScoring.undecided`): the caller gives an `UNDECIDABLE` no-score."""
-    state = _FROM_STORE.get()
-    if state is None:
+    rescore whatever the texts hold (a live run compares the real values)."""
+    if _FROM_STORE.get() is None:
         return False
-    for text in texts:
-        if text and REDACTED in text:
-            state.undecided += 1
-            return True
-    return False
+    return any(text and REDACTED in text for text in texts)
+
+
+def undecided(name: str) -> Score:
+    """The `UNDECIDABLE` no-score of scorer `name`, counted for the rescore
+    (`StoreScoring.undecided`); give it when `holds_redacted`."""
+    state = _FROM_STORE.get()
+    if state is not None:
+        state.undecided += 1
+    return Score(name=name, reason=UNDECIDABLE_REASON, details={UNDECIDABLE: "redacted"})
 
 
 def undecidable(name: str, *texts: str | None) -> Score | None:
-    """The no-score of a comparison that cannot be decided from the store (`holds_redacted`),
-    or None: the scorer goes on."""
-    if not holds_redacted(*texts):
-        return None
-    return Score(name=name, reason=UNDECIDABLE_REASON, details={UNDECIDABLE: "redacted"})
+    """`undecided(name)` when a rescore compares text holding the mark (`holds_redacted`), else
+    None: the scorer goes on."""
+    return undecided(name) if holds_redacted(*texts) else None
 
 
 def is_undecidable(score: Score) -> bool:
