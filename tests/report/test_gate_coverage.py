@@ -177,3 +177,29 @@ def test_the_policy_file_reads_the_coverage_settings(tmp_path: Path) -> None:
     path.write_text("min_coverage: 95\n")
     with pytest.raises(agenteval.AgentEvalError, match="less than or equal to 1"):
         load_policy(path)
+
+
+def test_a_scorer_the_candidate_judged_nowhere_cannot_pass_as_no_regression(
+    store: Path,
+) -> None:
+    def tone(case: EvalCase, trial: Trial) -> Score:
+        return Score(name="tone", value=1.0, passed=True)
+
+    def tone_down(case: EvalCase, trial: Trial) -> Score:  # its judge was down, say
+        raise ConnectionError("judge unreachable")
+
+    tone_down.__name__ = "tone"
+    base = run(store, right, scorers=[tone])
+    candidate = run(store, right, scorers=[tone_down])
+    verdict = gate(store, base, candidate)
+    # Every case is judged (exact_match), so coverage holds; the scorer's rule does not.
+    assert rule(verdict)[0] is True
+    (broken,) = verdict.broken
+    assert broken.rule == "no significant regression: tone"
+    assert broken.detail.startswith(
+        "cannot check: the base judged 10 shared case(s) with it, the candidate none"
+    )
+    assert gate(store, base, candidate, GatePolicy(ignore_regressions=["tone"])).passed
+    # A scorer the base never judged is no loss: the candidate adding it passes.
+    assert gate(store, candidate, base).passed
+    assert gate(store, run(store, right), base).passed

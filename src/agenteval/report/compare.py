@@ -134,6 +134,9 @@ class ScorerComparison(BaseModel):
     """None when no shared case was judged in both runs."""
     mean: Change | None
     """The mean score; None for binary scorers (see `pass_rate`)."""
+    unjudged_in_candidate: int = 0
+    """Shared cases the base judged with this scorer that the candidate did not (it errored,
+    did not apply, or did not run there): the gate cannot check them."""
 
 
 class CaseChange(BaseModel):
@@ -388,8 +391,16 @@ def _compare_scorer(
         if name in base.cases[c] and name in cand.cases[c]
     ]
     binary = all(b.binary and c.binary for b, c in pairs)
+    unjudged = sum(name in base.cases[c] and name not in cand.cases[c] for c in shared)
     if not pairs:
-        return ScorerComparison(name=name, cases=0, binary=binary, pass_rate=None, mean=None)
+        return ScorerComparison(
+            name=name,
+            cases=0,
+            binary=binary,
+            pass_rate=None,
+            mean=None,
+            unjudged_in_candidate=unjudged,
+        )
     base_rates = [b.passed / b.judged for b, _ in pairs]
     cand_rates = [c.passed / c.judged for _, c in pairs]
     single = all(b.judged == 1 and c.judged == 1 for b, c in pairs)
@@ -415,7 +426,12 @@ def _compare_scorer(
             p_value=wilcoxon_signed_rank(differences),
         )
     return ScorerComparison(
-        name=name, cases=len(pairs), binary=binary, pass_rate=pass_rate, mean=mean
+        name=name,
+        cases=len(pairs),
+        binary=binary,
+        pass_rate=pass_rate,
+        mean=mean,
+        unjudged_in_candidate=unjudged,
     )
 
 

@@ -11,7 +11,9 @@ The rules, on a `Comparison` (the same statistics `compare` shows):
 2. **No significant regression.** A scorer whose pass rate (exact McNemar / sign test over the
    shared cases) or mean score (exact Wilcoxon signed-rank) went down with a p-value below
    `alpha`, after Holm's correction over every test the gate makes (so that ten scorers do not
-   give ten chances of a false alarm), blocks.
+   give ten chances of a false alarm), blocks. So does a scorer the base judged on shared cases
+   and the candidate on none of them (it errored everywhere, its judge was down, it was not
+   run): there is no test, and it cannot be checked (`ignore_regressions` lets it go).
 3. **The candidate judged what the base judged.** A case is judged when a scorer gave one of
    its trials a score; a trial that failed as infrastructure (timeout, rate limit, provider or
    connection error) is left out of scoring. Rules 1 and 2 only see cases judged in both runs,
@@ -418,6 +420,19 @@ def _regressions(comparison: Comparison, policy: GatePolicy) -> list[RuleOutcome
         if scorer.name in policy.ignore_regressions:
             continue
         tests = by_scorer.get(scorer.name, [])
+        if not tests and scorer.unjudged_in_candidate:
+            # The base judged it and the candidate nowhere (it crashed, say, or its judge was
+            # down): no test, and silence is not "no regression".
+            outcomes.append(
+                RuleOutcome(
+                    rule=rule,
+                    passed=False,
+                    detail=f"cannot check: the base judged {scorer.unjudged_in_candidate} "
+                    "shared case(s) with it, the candidate none (did it error, or not run?); "
+                    "list it under ignore_regressions if it was dropped on purpose",
+                )
+            )
+            continue
         if not tests:
             outcomes.append(
                 RuleOutcome(rule=rule, passed=True, detail="no shared case judged in both runs")
