@@ -39,3 +39,9 @@ def test_rescore_never_turns_a_wrong_secret_into_a_pass(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     (rescored,) = json.loads((folder / "again.json").read_text())["results"]
     assert rescored["scores"]["exact_match"]["passed"] is not True
+    # The live verdict is kept (a failure), saying why: the store cannot tell the keys apart.
+    assert rescored["scores"]["exact_match"]["passed"] is False
+    assert (
+        "cannot be decided from the store"
+        in rescored["scores"]["exact_match"]["details"]["agenteval.kept"]
+    )
