@@ -880,12 +880,23 @@ def gate_command(
             help="A gate policy (YAML): thresholds per scorer, cost, latency, significance.",
         ),
     ] = None,
+    allow_subset: Annotated[
+        bool,
+        typer.Option(
+            "--allow-subset",
+            help="The candidate was run on a subset of the base's cases on purpose: cases it "
+            "did not run are not counted as unjudged (it must still judge the ones it ran).",
+        ),
+    ] = False,
     store: StoreOption = None,
 ) -> None:
     """Exit 1, saying why, when the candidate run may not replace the base: a case newly fails
-    avoids_forbidden_text, a scorer regressed significantly, or a policy threshold is broken.
-    Exit 0 otherwise, saying how close each rule came."""
+    avoids_forbidden_text, a scorer regressed significantly, the candidate judged fewer cases
+    than the base (its trials timed out, or it left cases out), or a policy threshold is
+    broken. Exit 0 otherwise, saying how close each rule came."""
     rules = load_policy(policy) if policy is not None else GatePolicy()
+    if allow_subset:
+        rules = rules.model_copy(update={"allow_subset": True})
     settings = _global_settings(store)
     with RunStore(settings.store, create=False) as run_store:
         candidate = run_store.get_info(run_store.resolve_run_id(candidate_run))

@@ -39,11 +39,6 @@ def answer(question):
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gate passes a candidate none of whose trials was judged (every one an "
-    "infrastructure failure); report/gate.py needs a rule on judged coverage",
-)
 @pytest.mark.parametrize("candidate", [HANGS, BACKEND_DOWN], ids=["timeouts", "connection"])
 def test_gate_refuses_a_candidate_whose_every_trial_failed_as_infrastructure(
     tmp_path: Path, candidate: str
@@ -57,6 +52,7 @@ def test_gate_refuses_a_candidate_whose_every_trial_failed_as_infrastructure(
     gate = agenteval(folder, "gate", run_id(base), run_id(cand), "--store", "runs.db")
     assert "Traceback" not in gate.stderr
     assert gate.returncode == 1, gate.stdout
+    assert "✗ the candidate judged what the base judged" in gate.stdout
 
 
 REGRESSED_ON_C9 = """
@@ -70,11 +66,6 @@ def answer(question):
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gate compares shared cases only and passes a candidate run on 2 of the base's 10 "
-    "cases ('8 only in the base' is shown as a held rule); report/gate.py",
-)
 def test_gate_refuses_a_candidate_that_left_out_most_of_the_base_cases(tmp_path: Path) -> None:
     folder = project(tmp_path / "p", FINE_ON_C9, CASES, "retries: 0\n")
     (folder / "easy.json").write_text(json.dumps(CASES[:2]))
@@ -86,3 +77,13 @@ def test_gate_refuses_a_candidate_that_left_out_most_of_the_base_cases(tmp_path:
     gate = agenteval(folder, "gate", run_id(base), run_id(cand), "--store", "runs.db")
     assert "Traceback" not in gate.stderr
     assert gate.returncode == 1, gate.stdout
+    assert "✗ the candidate judged what the base judged" in gate.stdout
+    out = " ".join(gate.stdout.split())
+    assert "8 not run in the candidate: c2, c3, c4, c5, c6 and 3 more" in out
+    assert "--allow-subset" in out
+    # Said on purpose, the subset is gated on the cases it ran (and what it leaves out is shown).
+    allowed = agenteval(
+        folder, "gate", run_id(base), run_id(cand), "--store", "runs.db", "--allow-subset"
+    )
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert "(allowed by --allow-subset)" in " ".join(allowed.stdout.split())

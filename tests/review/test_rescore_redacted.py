@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from tests.review.cli import agenteval, project
 
 KEY_A = "sk-proj-Q7vX2mLp9RtY4kWz8NcB3dFh6JsA1gUe5iOq0HxVbT"
@@ -29,11 +28,6 @@ def answer(question):
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rescore compares the stored, redacted case and answer: two different keys of one "
-    "shape match (engine/rescoring.py or the text scorers must not pass on redacted text)",
-)
 def test_rescore_never_turns_a_wrong_secret_into_a_pass(tmp_path: Path) -> None:
     cases = [{"id": "which-key", "input": "which key?", "expected_output": f"configure {KEY_A}"}]
     folder = project(tmp_path / "p", AGENT, cases, "retries: 0\n")
@@ -45,3 +39,9 @@ def test_rescore_never_turns_a_wrong_secret_into_a_pass(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     (rescored,) = json.loads((folder / "again.json").read_text())["results"]
     assert rescored["scores"]["exact_match"]["passed"] is not True
+    # The live verdict is kept (a failure), saying why: the store cannot tell the keys apart.
+    assert rescored["scores"]["exact_match"]["passed"] is False
+    assert (
+        "cannot be decided from the store"
+        in rescored["scores"]["exact_match"]["details"]["agenteval.kept"]
+    )

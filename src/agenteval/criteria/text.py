@@ -12,6 +12,7 @@ from agenteval.criteria.base import CriterionResult, SyncCriterion
 from agenteval.criteria.config import CriterionConfig
 from agenteval.criteria.expected import expected_final_response
 from agenteval.scorers.answer import no_answer_reason
+from agenteval.scorers.redacted import holds_redacted, undecided
 from agenteval.trace import Trial
 
 __all__ = [
@@ -27,6 +28,13 @@ _SHOWN_CHARS = 500
 """How much of each response ROUGE details keep."""
 
 
+def _undecidable(criterion: SyncCriterion) -> CriterionResult:
+    """No score: a rescore compared text holding a masked secret (`scorers.redacted`), which
+    may read the same for different values; the rescore keeps the stored verdict."""
+    score = undecided(criterion.name)
+    return criterion._result(None, dict(score.details), reason=score.reason)
+
+
 def _quote(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
@@ -35,7 +43,8 @@ class ExactMatchCriterion(SyncCriterion):
     """The response, stripped, is exactly the last non-empty expected final response, stripped:
     byte for byte, case and punctuation included. 1.0 or 0.0, no partial credit.
 
-    No score when the case has no expected response. (For answers that may be worded
+    No score when the case has no expected response, nor in a rescore comparing a masked secret
+    (`scorers.redacted`). (For answers that may be worded
     differently, use `ResponseMatchCriterion`; agenteval's `exact_match` scorer forgives case,
     accents and number formatting.)
     """
@@ -53,6 +62,8 @@ class ExactMatchCriterion(SyncCriterion):
                 {"match": None, "expected": None, "actual": got[:_SHOWN_CHARS]},
                 reason="no expected final response in the case",
             )
+        if got and holds_redacted(got, want):
+            return _undecidable(self)
         match = got == want.strip()
         # Excerpts: the trial holds the whole response, and details are stored with every score.
         details = {
@@ -104,6 +115,8 @@ class ContainsKeywordsCriterion(SyncCriterion):
             return self._result(
                 1.0, {"note": "No keywords specified"}, reason="no keywords specified"
             )
+        if holds_redacted(actual.actual_response, *keywords):
+            return _undecidable(self)
         response = actual.actual_response.casefold()
         found = [keyword for keyword in keywords if keyword.casefold() in response]
         missing = [keyword for keyword in keywords if keyword.casefold() not in response]
@@ -172,6 +185,8 @@ class RougeMatchCriterion(SyncCriterion):
                 reason="no expected response, and "
                 + ("no response either" if said_nothing else "the agent responded"),
             )
+        if holds_redacted(got, want):
+            return _undecidable(self)
         rouge = rouge1(got, want)
         details = {
             "precision": rouge.precision,

@@ -5,6 +5,14 @@ same pass.
 Scorers that give their score at once (the built-ins, any sync scorer of agenteval's own) score
 trial after trial with no task per trial; with an async scorer among them (the judge), up to
 `concurrency` trials are scored at once, and their results are still taken in stored order.
+
+**A rescore never turns the live verdict into one the real values would not give.** It reads
+the stored values, where secrets are masked (`sk-proj-[REDACTED]` for any key of that shape), so
+a scorer comparing text that holds the mark gives no score marked undecidable
+(`scorers.redacted`); the rescore then keeps that scorer's stored score (the live verdict, made
+from the real values), with a note in its details saying why, rather than write a new one. A
+scorer the trial has no stored score of keeps its no-score, which says why. Trials with no
+masked text are rescored as before: the only added work is a counter read per trial.
 """
 
 from __future__ import annotations
@@ -19,6 +27,13 @@ from agenteval.report.summary import SummaryBuilder
 from agenteval.run import TrialResult
 from agenteval.score import Score
 from agenteval.scorers.base import PreparedScorer, prepare_scorers
+from agenteval.scorers.redacted import (
+    KEPT,
+    UNDECIDABLE_REASON,
+    StoreScoring,
+    is_undecidable,
+    scoring_from_store,
+)
 from agenteval.store import RunStore, StoredTrial
 
 __all__ = ["score_stored"]
@@ -47,27 +62,50 @@ async def score_stored(
     prepared = prepare_scorers(scorers)
     writer = _Writer(store, run_id, merge=merge)
     stored = store.iter_stored(run_id)
-    scored = (
-        _score_in_turn(stored, prepared)
-        if all(p.synchronous for p in prepared)
-        else _score_concurrently(stored, prepared, concurrency)
-    )
-    # Closed on the way out, so trials still being scored are cancelled even on an error.
-    async with aclosing(scored):
-        try:
-            async for item, scores in scored:
-                if on_result is not None:
-                    on_result(TrialResult(case=item.case, trial=item.trial, scores=scores))
-                if summary is not None:
-                    summary.add(_as_stored(store, run_id, item, scores, merge=merge))
-                await writer.add(item, scores)
-            await writer.flush()
-        finally:
-            await writer.close()
+    keep = _Keeper(store, run_id)
+    with scoring_from_store() as state:
+        scored = (
+            _score_in_turn(stored, prepared, state, keep)
+            if all(p.synchronous for p in prepared)
+            else _score_concurrently(stored, prepared, concurrency, keep)
+        )
+        # Closed on the way out, so trials still being scored are cancelled even on an error.
+        async with aclosing(scored):
+            try:
+                async for item, scores in scored:
+                    if on_result is not None:
+                        on_result(TrialResult(case=item.case, trial=item.trial, scores=scores))
+                    if summary is not None:
+                        summary.add(_as_stored(store, run_id, item, scores, merge=merge))
+                    await writer.add(item, scores)
+                await writer.flush()
+            finally:
+                await writer.close()
+
+
+class _Keeper:
+    """Puts back the stored score of each scorer that could not decide from the store."""
+
+    def __init__(self, store: RunStore, run_id: str) -> None:
+        self._store = store
+        self._run_id = run_id
+
+    def __call__(self, item: StoredTrial, scores: dict[str, Score]) -> None:
+        for name, score in scores.items():
+            data = item.scores.get(name)
+            if data is None or not is_undecidable(score):
+                continue  # decided; or a scorer new to this trial: its no-score says why
+            where = f"score {name!r} of case {item.key[0]!r} in run {self._run_id!r}"
+            stored = self._store.read_score(data, where)
+            note = f"kept as stored: rescoring {UNDECIDABLE_REASON}"
+            scores[name] = stored.model_copy(update={"details": {**stored.details, KEPT: note}})
 
 
 async def _score_in_turn(
-    stored: Iterator[StoredTrial], scorers: Sequence[PreparedScorer]
+    stored: Iterator[StoredTrial],
+    scorers: Sequence[PreparedScorer],
+    state: StoreScoring,
+    keep: _Keeper,
 ) -> AsyncGenerator[_Scored]:
     """Each trial scored in turn: the scorers give their scores at once."""
     for count, item in enumerate(stored, start=1):
@@ -75,19 +113,27 @@ async def _score_in_turn(
         for scorer in scorers:
             score = scorer.call(item.case, item.trial)
             scores[scorer.name] = score if isinstance(score, Score) else await score
+        if state.undecided:  # a scorer met masked text in this trial
+            state.undecided = 0
+            keep(item, scores)
         yield item, scores
         if count % _WRITE_BATCH == 0:
             await asyncio.sleep(0)  # let the writer and anything else in the loop go on
 
 
 async def _score_concurrently(
-    stored: Iterator[StoredTrial], scorers: Sequence[PreparedScorer], concurrency: int
+    stored: Iterator[StoredTrial],
+    scorers: Sequence[PreparedScorer],
+    concurrency: int,
+    keep: _Keeper,
 ) -> AsyncGenerator[_Scored]:
     """Up to `concurrency` trials scored at once (async scorers wait on a provider), taken in
     stored order."""
 
     async def score(item: StoredTrial) -> dict[str, Score]:
-        return {scorer.name: await scorer.run(item.case, item.trial) for scorer in scorers}
+        scores = {scorer.name: await scorer.run(item.case, item.trial) for scorer in scorers}
+        keep(item, scores)  # trials interleave here, so each one's scores are looked at
+        return scores
 
     pending: deque[tuple[StoredTrial, asyncio.Task[dict[str, Score]]]] = deque()
     try:

@@ -57,9 +57,11 @@ __all__ = [
     "CaseChange",
     "Change",
     "Comparison",
+    "Coverage",
     "MetricChange",
     "RunSide",
     "ScorerComparison",
+    "UnjudgedCase",
     "compare_results",
     "compare_runs",
     "comparison_markdown",
@@ -132,6 +134,9 @@ class ScorerComparison(BaseModel):
     """None when no shared case was judged in both runs."""
     mean: Change | None
     """The mean score; None for binary scorers (see `pass_rate`)."""
+    unjudged_in_candidate: int = 0
+    """Shared cases the base judged with this scorer that the candidate did not (it errored,
+    did not apply, or did not run there): the gate cannot check them."""
 
 
 class CaseChange(BaseModel):
@@ -155,6 +160,47 @@ class CaseChange(BaseModel):
     """Why it fails, in the run where it fails (its first failing trial)."""
     trial: int | None = None
     """The trial `reason` is from."""
+
+
+class UnjudgedCase(BaseModel):
+    """A case the base judged that the candidate ran without judging any of its trials, and
+    why: each trial's infrastructure failure (`timeout`, `connection_error`, ...), or
+    `scorer error` (every scorer that applied crashed), or `no scorer applied`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str
+    why: dict[str, int]
+    """What left each trial unjudged → how many trials."""
+
+    def describe(self) -> str:
+        """`c3 (2 timeout, 1 connection_error)`."""
+        parts = ", ".join(f"{count} {why}" for why, count in self.why.items())
+        return f"{self.case_id} ({parts})"
+
+
+class Coverage(BaseModel):
+    """How much of what the base judged the candidate judged too.
+
+    A case is *judged* in a run when a scorer gave at least one of its trials a score. A trial
+    that failed as infrastructure (a timeout, a rate limit, a provider or connection error) is
+    left out of scoring, so a candidate whose every trial timed out judged nothing, and the
+    comparisons over shared judged cases have nothing to say about it: a gate must not read
+    that silence as "no regression" (see `gate`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_judged: int
+    """Cases the base judged."""
+    both_judged: int
+    """Of those, the cases the candidate judged too: the evidence the comparison rests on."""
+    candidate_judged: int
+    """Every case the candidate judged, those the base did not have or judge included."""
+    not_run: list[str] = Field(default_factory=list)
+    """Cases the base judged that the candidate did not run at all."""
+    unjudged: list[UnjudgedCase] = Field(default_factory=list)
+    """Cases the base judged that the candidate ran but judged no trial of."""
 
 
 class MetricChange(BaseModel):
@@ -195,6 +241,8 @@ class Comparison(BaseModel):
     only_in_candidate: list[str] = Field(default_factory=list)
     changed_cases: list[str] = Field(default_factory=list)
     """Shared case ids whose content (input, expectations) differs between the runs."""
+    coverage: Coverage
+    """How much of what the base judged the candidate judged too."""
     trial: ScorerComparison
     """"The trial passes" (`passing`), compared like a scorer."""
     scorers: list[ScorerComparison]
@@ -248,6 +296,10 @@ class _RunTally:
     cases: dict[str, dict[str, _Tally]] = field(default_factory=dict)
     fingerprints: dict[str, str] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)
+    judged: set[str] = field(default_factory=set)
+    """Cases at least one of whose trials a scorer gave a score."""
+    unjudged: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Case → why its trials were not judged → how many (every trial's, judged case or not)."""
 
     def add(self, result: TrialResult) -> None:
         self.summary.add(result)
@@ -264,9 +316,13 @@ class _RunTally:
             tally.judged += 1
             tally.passed += verdict
             tally.value_sum += verdict
+        judged = False
+        errored = False
         for name, score in result.scores.items():
             if not score.applied or score.value is None:
+                errored = errored or score.error is not None
                 continue
+            judged = True
             if name not in self.names:
                 self.names.append(name)
             tally = tallies.setdefault(name, _Tally())
@@ -280,6 +336,19 @@ class _RunTally:
             if not passed and tally.reason is None:
                 tally.reason = score.reason or "failed"
                 tally.reason_trial = result.trial.trial
+        if judged:
+            self.judged.add(case_id)
+        else:
+            failure = result.trial.failure
+            why = (
+                failure.cause.value
+                if failure is not None
+                else "scorer error"
+                if errored
+                else "no scorer applied"
+            )
+            counts = self.unjudged.setdefault(case_id, {})
+            counts[why] = counts.get(why, 0) + 1
 
 
 def _side(info: RunInfo, tally: _RunTally, missing: MissingTrials | None) -> RunSide:
@@ -322,8 +391,16 @@ def _compare_scorer(
         if name in base.cases[c] and name in cand.cases[c]
     ]
     binary = all(b.binary and c.binary for b, c in pairs)
+    unjudged = sum(name in base.cases[c] and name not in cand.cases[c] for c in shared)
     if not pairs:
-        return ScorerComparison(name=name, cases=0, binary=binary, pass_rate=None, mean=None)
+        return ScorerComparison(
+            name=name,
+            cases=0,
+            binary=binary,
+            pass_rate=None,
+            mean=None,
+            unjudged_in_candidate=unjudged,
+        )
     base_rates = [b.passed / b.judged for b, _ in pairs]
     cand_rates = [c.passed / c.judged for _, c in pairs]
     single = all(b.judged == 1 and c.judged == 1 for b, c in pairs)
@@ -349,7 +426,12 @@ def _compare_scorer(
             p_value=wilcoxon_signed_rank(differences),
         )
     return ScorerComparison(
-        name=name, cases=len(pairs), binary=binary, pass_rate=pass_rate, mean=mean
+        name=name,
+        cases=len(pairs),
+        binary=binary,
+        pass_rate=pass_rate,
+        mean=mean,
+        unjudged_in_candidate=unjudged,
     )
 
 
@@ -394,6 +476,28 @@ def _case_changes(
                     )
                 )
     return failures, fixes
+
+
+def _coverage(base: _RunTally, cand: _RunTally) -> Coverage:
+    not_run: list[str] = []
+    unjudged: list[UnjudgedCase] = []
+    both = 0
+    for case_id in base.cases:
+        if case_id not in base.judged:
+            continue
+        if case_id not in cand.cases:
+            not_run.append(case_id)
+        elif case_id in cand.judged:
+            both += 1
+        else:
+            unjudged.append(UnjudgedCase(case_id=case_id, why=cand.unjudged.get(case_id, {})))
+    return Coverage(
+        base_judged=len(base.judged),
+        both_judged=both,
+        candidate_judged=len(cand.judged),
+        not_run=not_run,
+        unjudged=unjudged,
+    )
 
 
 def _per_trial(total: float | None, summary: Summary) -> float | None:
@@ -457,6 +561,7 @@ def compare_results(
         only_in_base=[c for c in base.cases if c not in cand.cases],
         only_in_candidate=[c for c in cand.cases if c not in base.cases],
         changed_cases=[c for c in shared if base.fingerprints[c] != cand.fingerprints[c]],
+        coverage=_coverage(base, cand),
         trial=_compare_scorer(TRIAL, shared, base, cand),
         scorers=[_compare_scorer(name, shared, base, cand) for name in names],
         new_failures=failures,
@@ -606,6 +711,14 @@ def _notes(comparison: Comparison) -> list[str]:
             f"the runs differ in cases: {len(comparison.only_in_base)} only in the base, "
             f"{len(comparison.only_in_candidate)} only in the candidate; tests are over the "
             f"{comparison.shared_cases} shared cases"
+        )
+    unjudged = comparison.coverage.unjudged
+    if unjudged:
+        shown = ", ".join(case.describe() for case in unjudged[:5])
+        more = len(unjudged) - 5
+        notes.append(
+            f"the candidate judged no trial of {len(unjudged)} case(s) the base judged "
+            f"({shown}{f' and {more} more' if more > 0 else ''}): they are in no test"
         )
     if comparison.changed_cases:
         shown = ", ".join(comparison.changed_cases[:5])

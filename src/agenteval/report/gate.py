@@ -11,8 +11,21 @@ The rules, on a `Comparison` (the same statistics `compare` shows):
 2. **No significant regression.** A scorer whose pass rate (exact McNemar / sign test over the
    shared cases) or mean score (exact Wilcoxon signed-rank) went down with a p-value below
    `alpha`, after Holm's correction over every test the gate makes (so that ten scorers do not
-   give ten chances of a false alarm), blocks.
-3. **Policy thresholds** on the candidate (a policy file, `--policy gate.yaml`): a minimum pass
+   give ten chances of a false alarm), blocks. So does a scorer the base judged on shared cases
+   and the candidate on none of them (it errored everywhere, its judge was down, it was not
+   run): there is no test, and it cannot be checked (`ignore_regressions` lets it go).
+3. **The candidate judged what the base judged.** A case is judged when a scorer gave one of
+   its trials a score; a trial that failed as infrastructure (timeout, rate limit, provider or
+   connection error) is left out of scoring. Rules 1 and 2 only see cases judged in both runs,
+   so a candidate whose every trial timed out, or that ran 2 of the base's 10 cases, would
+   pass them with nothing judged: silence is not "no regression". The rule breaks when the
+   candidate judged no case the base judged (always, whatever the options), and when it judged
+   fewer than `min_coverage` (default 1.0: every one) of the cases the base judged, naming the
+   cases it did not run and those none of whose trials it judged, with why. `allow_subset:
+   true` (or `agenteval gate --allow-subset`) leaves the cases the candidate did not run at all
+   out of the count: for a candidate deliberately run on a subset. A base that judged nothing
+   gives nothing to compare against, and breaks the rule too.
+4. **Policy thresholds** on the candidate (a policy file, `--policy gate.yaml`): a minimum pass
    rate or pass^k per scorer (or for "the trial passes"), a maximum agent cost per case, a
    maximum p95 latency. A threshold that cannot be checked (a scorer that never scored, a cost
    with unpriced models, too few trials for pass^k) is broken, never passed by default.
@@ -22,6 +35,8 @@ The policy file (YAML; every key optional):
 ```yaml
 alpha: 0.05                  # a regression is significant below this p-value
 correction: holm             # holm, or none
+min_coverage: 1.0            # the share of the cases the base judged the candidate must judge
+allow_subset: false          # true: cases the candidate did not run are not counted missing
 ignore_regressions: [step_efficiency]   # scorers rule 2 does not block on
 trial_passes: [exact_match, tool_selection]  # what "the trial passes" means (default: the
                                              # candidate run's setting, else every scorer)
@@ -101,6 +116,13 @@ class GatePolicy(BaseModel):
     """How p-values are corrected for testing several scorers at once."""
     ignore_regressions: list[str] = Field(default_factory=list)
     """Scorers whose significant regressions do not block (their thresholds still apply)."""
+    min_coverage: float = Field(default=1.0, ge=0.0, le=1.0)
+    """The share of the cases the base judged that the candidate must judge too (1.0: every
+    one). A case none of whose candidate trials was judged (each an infrastructure failure,
+    say) counts as not judged. The candidate must judge at least one case whatever this is."""
+    allow_subset: bool = False
+    """Cases the candidate did not run at all are left out of `min_coverage`'s count (for a
+    candidate run on a subset on purpose); they are still listed."""
     trial_passes: list[str] | None = None
     """The scorers that define "the trial passes"; default: the candidate run's own setting,
     else every scorer that applied."""
@@ -273,6 +295,70 @@ def _finished(comparison: Comparison) -> RuleOutcome:
     )
 
 
+def _names(cases: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(cases[:limit])
+    more = len(cases) - limit
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _coverage(comparison: Comparison, policy: GatePolicy) -> RuleOutcome:
+    """The comparisons only see cases judged in both runs: a candidate that judged none, or
+    few, of the base's cases would pass every other rule on no evidence."""
+    rule = "the candidate judged what the base judged"
+    coverage = comparison.coverage
+    not_run, unjudged = coverage.not_run, coverage.unjudged
+    counted = coverage.base_judged - (len(not_run) if policy.allow_subset else 0)
+    lacking: list[str] = []
+    if not_run:
+        lacking.append(
+            f"{len(not_run)} not run in the candidate"
+            + (" (allowed by --allow-subset)" if policy.allow_subset else "")
+            + f": {_names(not_run)}"
+        )
+    if unjudged:
+        lacking.append(
+            f"{len(unjudged)} with no judged trial in the candidate: "
+            + _names([case.describe() for case in unjudged])
+        )
+    fixes: list[str] = []
+    if unjudged:
+        fixes.append("rerun the candidate once what failed its trials is fixed")
+    if not_run and not policy.allow_subset:
+        fixes.append(
+            "run the candidate on every case of the base, or pass --allow-subset if a subset is meant"
+        )
+    fix = f" ({'; '.join(fixes)})" if fixes else ""
+    if coverage.base_judged == 0:
+        return RuleOutcome(
+            rule=rule,
+            passed=False,
+            detail=f"the base run {comparison.base.run_id} judged no case: nothing to compare "
+            "against (were its trials all timeouts or connection failures?)",
+        )
+    if coverage.both_judged == 0:
+        return RuleOutcome(
+            rule=rule,
+            passed=False,
+            detail=f"the candidate judged none of the {coverage.base_judged} cases the base "
+            f"judged: {'; '.join(lacking)}{fix}",
+            margin=-policy.min_coverage,
+        )
+    share = coverage.both_judged / counted
+    margin = share - policy.min_coverage
+    held = margin >= -1e-12
+    detail = (
+        f"{coverage.both_judged} of {counted} cases the base judged"
+        + (" and the candidate ran" if policy.allow_subset and not_run else "")
+        + f" ({_pct(share)}"
+        + (f", at least {_pct(policy.min_coverage)} needed)" if policy.min_coverage < 1 else ")")
+    )
+    if lacking:
+        detail += "; " + "; ".join(lacking)
+    if not held:
+        detail += fix
+    return RuleOutcome(rule=rule, passed=held, detail=detail, margin=margin)
+
+
 def _forbidden_text(comparison: Comparison) -> RuleOutcome:
     rule = f"no new {FORBIDDEN_TEXT} failure"
     new = [c for c in comparison.new_failures if c.scorer == FORBIDDEN_TEXT]
@@ -334,6 +420,19 @@ def _regressions(comparison: Comparison, policy: GatePolicy) -> list[RuleOutcome
         if scorer.name in policy.ignore_regressions:
             continue
         tests = by_scorer.get(scorer.name, [])
+        if not tests and scorer.unjudged_in_candidate:
+            # The base judged it and the candidate nowhere (it crashed, say, or its judge was
+            # down): no test, and silence is not "no regression".
+            outcomes.append(
+                RuleOutcome(
+                    rule=rule,
+                    passed=False,
+                    detail=f"cannot check: the base judged {scorer.unjudged_in_candidate} "
+                    "shared case(s) with it, the candidate none (did it error, or not run?); "
+                    "list it under ignore_regressions if it was dropped on purpose",
+                )
+            )
+            continue
         if not tests:
             outcomes.append(
                 RuleOutcome(rule=rule, passed=True, detail="no shared case judged in both runs")
@@ -469,6 +568,7 @@ def evaluate_gate(comparison: Comparison, policy: GatePolicy | None = None) -> G
     policy = policy or GatePolicy()
     rules = [
         _finished(comparison),
+        _coverage(comparison, policy),
         _forbidden_text(comparison),
         *_regressions(comparison, policy),
     ]

@@ -17,6 +17,7 @@ from typing import Any
 
 from agenteval.case import EvalCase
 from agenteval.score import Score
+from agenteval.scorers.redacted import undecidable
 from agenteval.scorers.text import (
     NumberMention,
     excerpt,
@@ -35,7 +36,9 @@ class ExactMatch:
     one final period (see `answers_match`).
 
     Applies when the case has a non-blank `expected_output`. Not judged when the trial failed for
-    an infrastructure reason (see `not_judged`). A trial that gave no answer otherwise (the agent
+    an infrastructure reason (see `not_judged`), nor in a rescore when the stored answer or
+    expected answer holds a masked secret (`scorers.redacted`: the rescore keeps the stored
+    verdict). A trial that gave no answer otherwise (the agent
     failed, or answered nothing) scores 0. Binary: 1.0 or 0.0. `details` quote the first 200
     characters of the expected and given answers, with the answer's length.
     """
@@ -67,6 +70,10 @@ class ExactMatch:
                 reason=no_answer_reason(trial),
                 details=details,
             )
+        # A rescore reads masked secrets: `sk-proj-[REDACTED]` matches whatever key it was.
+        unsure = undecidable(self.name, answer, expected)
+        if unsure is not None:
+            return unsure
         how = answers_match(answer, expected)
         details["compared"] = how or "text"
         if how is None:

@@ -16,6 +16,7 @@ from typing import Any
 from agenteval.case import EvalCase
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
+from agenteval.scorers.redacted import holds_redacted, undecidable, undecided
 from agenteval.scorers.text import (
     NumberMention,
     content_words,
@@ -93,6 +94,8 @@ class _Sources:
     numbers: list[float]
     input_numbers: list[float]
     words: set[str]
+    texts: list[str]
+    """The texts of the tool results, as they are (kept for the rescore's redaction check)."""
 
     @classmethod
     def gather(cls, results: Iterable[Any], inputs: Iterable[str]) -> _Sources:
@@ -106,7 +109,7 @@ class _Sources:
         inputs_text = _folded(inputs)
         input_numbers = number_values(inputs_text)
         found.update(word_list(inputs_text))
-        return cls(numbers=numbers, input_numbers=input_numbers, words=found)
+        return cls(numbers=numbers, input_numbers=input_numbers, words=found, texts=texts)
 
     def echoes_input(self, mention: NumberMention) -> bool:
         return _holds(self.input_numbers, mention)
@@ -137,7 +140,9 @@ class ToolFaithfulness:
 
     Applies when the trial has an answer and at least one tool call returned a result. Not
     judged when the trial failed for an infrastructure reason. An answer with no number left to
-    check and no content words ("Yes.", "2024.") is not scored: there is nothing to check.
+    check and no content words ("Yes.", "2024.") is not scored: there is nothing to check. In a
+    rescore, an answer holding a masked secret, or a failure where a tool result holds one, is
+    not decided (`scorers.redacted`: the rescore keeps the stored verdict).
     """
 
     name: str = "tool_faithfulness"
@@ -154,7 +159,19 @@ class ToolFaithfulness:
         results = [call.result for call in trial.tool_calls if call.result is not None]
         if not results:
             return Score(name=self.name, reason="no tool call returned a result")
+        # A rescore reads masked secrets: a number or word inside one is gone, and two read the
+        # same.
+        unsure = undecidable(self.name, answer)
+        if unsure is not None:
+            return unsure
         sources = _Sources.gather(results, _input_texts(case))
+        score = self._score(answer, case, sources, len(results))
+        # A failure may come of a masked result (the number it had is gone): only then looked at.
+        if score.passed is False and holds_redacted(*sources.texts):
+            return undecided(self.name)
+        return score
+
+    def _score(self, answer: str, case: EvalCase, sources: _Sources, results: int) -> Score:
         mentions: list[NumberMention] = []
         echoed: list[str] = []
         for mention in find_numbers(fold(answer)):
@@ -163,8 +180,8 @@ class ToolFaithfulness:
             else:
                 mentions.append(mention)
         if mentions:
-            return self._numbers(mentions, echoed, sources, len(results))
-        return self._words(answer, echoed, sources, len(results))
+            return self._numbers(mentions, echoed, sources, results)
+        return self._words(answer, echoed, sources, results)
 
     def _numbers(
         self, mentions: list[NumberMention], echoed: list[str], sources: _Sources, results: int

@@ -38,6 +38,7 @@ from agenteval.errors import ScorerError
 from agenteval.jsonsafe import plain_copy
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
+from agenteval.scorers.redacted import from_store, holds_redacted, undecided
 from agenteval.scorers.text import EXCERPT_CHARS, EXCERPT_ITEMS, excerpt, json_value
 from agenteval.trace import ToolCall, Trial
 
@@ -299,8 +300,9 @@ class ToolArgumentsValid:
 
     Applies when the trial made at least one tool call and the run's tools are known (without a
     tool list there is no telling a real tool from an invented one; an empty mapping counts as
-    unknown). Not judged when the trial failed for an infrastructure reason. Binary: 1.0 or 0.0;
-    `details["invalid"]` lists each invalid call.
+    unknown). Not judged when the trial failed for an infrastructure reason, nor in a rescore
+    when an invalid call's stored arguments hold a masked secret (`scorers.redacted`). Binary:
+    1.0 or 0.0; `details["invalid"]` lists each invalid call.
     """
 
     tools: Mapping[str, ToolSpec] | None = None
@@ -320,6 +322,10 @@ class ToolArgumentsValid:
         for index, call in enumerate(trial.tool_calls):
             problem = _argument_problem(call, self.tools, self._validators)
             if problem is not None:
+                # A rescore reads a secret-named argument as the string `[REDACTED]`, whatever
+                # it was: an invalid call holding the mark cannot be told from the store.
+                if from_store() and holds_redacted(canonical_arguments(call.arguments)):
+                    return undecided(self.name)
                 # The problem may quote the bad value whole: an excerpt, as every detail.
                 invalid.append({"index": index, "name": call.name, "problem": excerpt(problem)})
         total = len(trial.tool_calls)
@@ -597,8 +603,9 @@ class RedundantCalls:
     `exempt_tools` (a clock, a poll) may repeat freely.
 
     Applies when the trial made at least one tool call. Not judged when the trial failed for an
-    infrastructure reason. Binary: 1.0 or 0.0; `details["redundant"]` lists each repeat with the
-    earlier call that had already worked.
+    infrastructure reason, nor in a rescore when a repeat's stored arguments hold a masked
+    secret (different secrets read the same: `scorers.redacted`). Binary: 1.0 or 0.0;
+    `details["redundant"]` lists each repeat with the earlier call that had already worked.
     """
 
     name: str = "redundant_calls"
@@ -618,6 +625,10 @@ class RedundantCalls:
                 continue
             key = (call.name, canonical_arguments(call.arguments))
             if key in worked:
+                # A rescore reads different secrets as the same `[REDACTED]`: not a repeat it
+                # can tell.
+                if holds_redacted(key[1]):
+                    return undecided(self.name)
                 redundant.append(
                     {
                         "index": index,
