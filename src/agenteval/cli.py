@@ -40,6 +40,7 @@ from agenteval.config import (
 from agenteval.datasets import case_file_schema
 from agenteval.engine.evaluate import evaluate_async, judge_run_async, rescore_async
 from agenteval.engine.ownership import RunInUse, running_elsewhere
+from agenteval.engine.scheduler import WorkerLostError
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
@@ -255,17 +256,18 @@ def _stoppable(
     call: Callable[[], T], progress: _LiveProgress, *, interrupted: str, stopped: str
 ) -> T:
     """`call()` (a command's whole run), ending in one line on Ctrl-C (exit 130, then
-    `interrupted`, rich markup) or on a BaseException that is not an Exception (exit 1, then
-    `stopped`, plain text): `agenteval run` and `score` stop alike."""
+    `interrupted`, rich markup) or on anything else that stops it but a user's mistake (exit 1,
+    then `stopped`, plain text): a BaseException that is not an Exception, a worker lost, a
+    failure of agenteval's own. `agenteval run` and `score` stop alike."""
     try:
         return call()
     except KeyboardInterrupt:
         progress.stop()
         errors.print(f"[yellow]interrupted[/]: every finished trial is stored; {interrupted}")
         raise typer.Exit(130) from None
+    except (AgentEvalError, typer.Exit):
+        raise  # a user's mistake: one message (`main`)
     except BaseException as exc:
-        if isinstance(exc, Exception):
-            raise  # a user's mistake (one message) or agenteval's bug (a traceback)
         progress.stop()
         raise _stopped(exc, stopped) from None
     finally:
@@ -273,13 +275,16 @@ def _stoppable(
 
 
 def _stopped(exc: BaseException, then: str) -> typer.Exit:
-    """One message for a BaseException that is not an Exception (a scorer's or an agent's own
-    kind of stop) ending the run: what it was, and what to do next (`then`); exit 1."""
+    """One message for what ended the run, not a user's mistake (a BaseException that is not an
+    Exception, a scorer's or an agent's own kind of stop; a worker lost; agenteval's own
+    failure): what it was, and what to do next (`then`); exit 1."""
     if _state["debug"]:
         traceback.print_exception(exc)
     leaf = exc
     while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
         leaf = leaf.exceptions[0]
+    if isinstance(leaf, Exception) and not isinstance(leaf, WorkerLostError):
+        then += " (a failure of agenteval's own: `--debug` shows where; please report it)"
     errors.print(
         Text.assemble(
             ("error: ", "bold red"),
