@@ -32,6 +32,7 @@ from agenteval.config import (
     CONFIG_NAMES,
     ProjectConfig,
     RunSettings,
+    Target,
     find_target,
     load_infrastructure_errors,
     resolve_agent,
@@ -40,6 +41,7 @@ from agenteval.config import (
 from agenteval.datasets import case_file_schema
 from agenteval.engine.evaluate import evaluate_async, judge_run_async, rescore_async
 from agenteval.engine.ownership import RunInUse, running_elsewhere
+from agenteval.engine.relocation import find_relocated, rehome, relocated
 from agenteval.engine.scheduler import WorkerLostError
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.judge.rubrics import RUBRICS
@@ -380,10 +382,14 @@ def run(
     if resume is not None:
         with RunStore(settings.store) as run_store:
             if resume == "latest":
-                resume_id = _latest_resumable(run_store, found.key, target)
+                resume_id = _latest_resumable(run_store, found, agent_ref, target)
             else:
                 resume_id = run_store.resolve_run_id(resume)
             stored = run_store.get_info(resume_id)
+            moved = relocated(run_store, stored, found, agent_ref)
+            if moved is not None:  # its folder moved here: say so, and re-home it
+                errors.print(f"[dim]{escape(moved.describe())}[/]")
+                stored = rehome(run_store, moved, found)
         if stored.target != found.key:
             raise ConfigError(
                 f"run {resume_id} was started on {stored.target}, not on {target}",
@@ -421,7 +427,7 @@ def run(
                 # Another process claimed the newest stopped run between the pick and the
                 # claim: `--resume` alone takes the next one, never refusing for it.
                 with RunStore(settings.store) as run_store:
-                    resume_id = _latest_resumable(run_store, found.key, target)
+                    resume_id = _latest_resumable(run_store, found, agent_ref, target)
 
     def evaluate_with(resume_id: str | None) -> Coroutine[Any, Any, Run]:
         return evaluate_async(
@@ -511,9 +517,15 @@ def _missing_note(info: RunInfo, missing: MissingTrials) -> str | None:
     return None
 
 
-def _latest_resumable(run_store: RunStore, key: str, target: str) -> str:
-    """The newest unfinished run of the target that no live process is running."""
-    resume_id = run_store.latest_unfinished(key, skip=running_elsewhere)
+def _latest_resumable(
+    run_store: RunStore, found: Target, agent_ref: str | None, target: str
+) -> str:
+    """The newest unfinished run of the target that no live process is running; else one
+    whose folder moved here (`relocation`)."""
+    resume_id = run_store.latest_unfinished(found.key, skip=running_elsewhere)
+    if resume_id is None:
+        moved = find_relocated(run_store, found, agent_ref, skip=running_elsewhere)
+        resume_id = None if moved is None else moved.run_id
     if resume_id is None:
         raise ConfigError(
             f"no unfinished run of {target} to resume",
