@@ -6,7 +6,8 @@ it for the run being stopped and lets it end the worker.
 With concurrency 1 and 10 cases of which the 4th does this, the run stores 3 trials, then ends
 in a `WorkerLostError` traceback (exit 1); resuming it meets the same case and ends the same
 way, so the run can never finish. The README promises that whatever an agent does ends its
-trial, never a worker, and that a worker lost ends in an error, not a traceback.
+trial, never a worker, and that a worker lost ends in an error, not a traceback. (Fixed: the
+engine tells the run's own stop from the agent's cancellation, `interrupts.RunStop`.)
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ they were started on), and `--resume RUN_ID` refuses with "was started on /old/p
 not on .", whose hint names a path that no longer exists. The stored trials are kept, but the
 run can never be finished: its pending trials can only be run again in a new run. The store
 already keeps the run's cases and settings; a moved target with the same agent reference and
-the same cases could be resumed (or at least the hint should say how).
+the same cases could be resumed (or at least the hint should say how). (Fixed: such a run is
+found again, `engine/relocation.py`.)
 """
 
 from __future__ import annotations
