@@ -206,3 +206,29 @@ async def test_a_worker_failing_stops_the_others_rather_than_being_taken_for_the
         stored = [r.case.id for r in runs.iter_results(info.run_id)]
     assert info.status != "finished"
     assert set(stored) <= {"c0"}  # the others were stopped: not scored, not stored, not going on
+
+
+@pytest.mark.parametrize("who", ["the store writer", "the workers' supervisor"])
+async def test_an_agent_cancelling_an_engine_task_fails_the_run_loudly(
+    tmp_path: Path, who: str
+) -> None:
+    """Not the agent's own task but one of the run's (found by its guard's `who`): the run
+    cannot go on as it should, and fails with an error rather than hang or finish short."""
+
+    async def agent(question: str) -> str:
+        if question == "q3":
+            for task in asyncio.all_tasks():
+                coro = task.get_coro()
+                frame = getattr(coro, "cr_frame", None)
+                if getattr(coro, "__name__", "") != "_never_lost" or frame is None:
+                    continue
+                if frame.f_locals.get("who") == who:
+                    task.cancel()
+        await asyncio.sleep(0)
+        return question.upper()
+
+    store = tmp_path / "runs.db"
+    with pytest.raises(RuntimeError, match="nobody asked for"):
+        await _run(agent, tmp_path, concurrency=2)
+    with agenteval.RunStore(store) as runs:
+        assert all(info.status != "finished" for info in runs.list_runs())

@@ -177,7 +177,7 @@ async def execute(
     try:
         with watching_sigint(), running() as stop:
             async with asyncio.TaskGroup() as group:
-                group.create_task(produce(stop))
+                group.create_task(_never_lost(produce(stop), "the workers' supervisor", stop))
                 group.create_task(_never_lost(write(), "the store writer", stop))
         if next(jobs, None) is not None:  # every worker ended, and jobs are left: never "done"
             raise WorkerLostError("the workers ended with jobs left; the run is not finished")
