@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,12 @@ def agenteval(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={"PATH": "/usr/bin:/bin", "COLUMNS": "160", "PYTHONPATH": ""},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "COLUMNS": "160",
+            # The code under test (a worktree's, when PYTHONPATH names it), not the editable install.
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        },
     )
 
 

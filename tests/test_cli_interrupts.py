@@ -54,6 +54,22 @@ async def answer(q):
     return q.upper()
 """
 
+# An agent that cancels the store writer's task (found by its guard's own `who`): the writer
+# cannot go on, so the run fails with a WorkerLostError, which the CLI used to print as a
+# traceback.
+WRITER_CANCELLING_AGENT = """
+import asyncio
+
+async def answer(q):
+    if q == "q40":
+        for task in asyncio.all_tasks():
+            frame = getattr(task.get_coro(), "cr_frame", None)
+            if frame is not None and frame.f_locals.get("who") == "the store writer":
+                task.cancel()
+        await asyncio.sleep(0)
+    return q.upper()
+"""
+
 
 def _env(**extra: str) -> dict[str, str]:
     return {
@@ -174,6 +190,41 @@ def test_a_base_exception_escaping_the_engine_ends_in_one_message(tmp_path: Path
     assert "every finished trial is stored" in message and "--resume" in message
     run_id, status, before = _stored(store)
     assert status is RunStatus.RUNNING and len(before) < 200
+    (tmp_path / "agent.py").write_text("def answer(q):\n    return q.upper()\n")
+    resumed = subprocess.run(
+        [sys.executable, "-m", "agenteval", *args, "--resume", run_id],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    _, status, after = _stored(store)
+    assert status is RunStatus.FINISHED and len(after) == 200
+    assert all(after[key] == trial for key, trial in before.items())
+
+
+def test_an_engine_failure_ends_in_one_message_and_the_run_resumes(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text(WRITER_CANCELLING_AGENT)
+    _cases(tmp_path, 200)
+    store = tmp_path / "runs.db"
+    args = ["run", "cases.json", "--agent", "agent.py:answer", "--store", str(store)]
+    done = subprocess.run(
+        [sys.executable, "-m", "agenteval", *args, "--concurrency", "4"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr
+    _assert_clean(done.stderr)
+    message = " ".join(done.stderr.split())
+    assert "the run stopped: WorkerLostError: the store writer ended" in message
+    assert "every finished trial is stored" in message and "--resume" in message
+    run_id, status, before = _stored(store)
+    assert status is not RunStatus.FINISHED and len(before) < 200
     (tmp_path / "agent.py").write_text("def answer(q):\n    return q.upper()\n")
     resumed = subprocess.run(
         [sys.executable, "-m", "agenteval", *args, "--resume", run_id],

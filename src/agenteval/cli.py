@@ -32,6 +32,7 @@ from agenteval.config import (
     CONFIG_NAMES,
     ProjectConfig,
     RunSettings,
+    Target,
     find_target,
     load_infrastructure_errors,
     resolve_agent,
@@ -40,6 +41,8 @@ from agenteval.config import (
 from agenteval.datasets import case_file_schema
 from agenteval.engine.evaluate import evaluate_async, judge_run_async, rescore_async
 from agenteval.engine.ownership import RunInUse, running_elsewhere
+from agenteval.engine.relocation import find_relocated, rehome, relocated
+from agenteval.engine.scheduler import WorkerLostError
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
@@ -255,17 +258,18 @@ def _stoppable(
     call: Callable[[], T], progress: _LiveProgress, *, interrupted: str, stopped: str
 ) -> T:
     """`call()` (a command's whole run), ending in one line on Ctrl-C (exit 130, then
-    `interrupted`, rich markup) or on a BaseException that is not an Exception (exit 1, then
-    `stopped`, plain text): `agenteval run` and `score` stop alike."""
+    `interrupted`, rich markup) or on anything else that stops it but a user's mistake (exit 1,
+    then `stopped`, plain text): a BaseException that is not an Exception, a worker lost, a
+    failure of agenteval's own. `agenteval run` and `score` stop alike."""
     try:
         return call()
     except KeyboardInterrupt:
         progress.stop()
         errors.print(f"[yellow]interrupted[/]: every finished trial is stored; {interrupted}")
         raise typer.Exit(130) from None
+    except (AgentEvalError, typer.Exit):
+        raise  # a user's mistake: one message (`main`)
     except BaseException as exc:
-        if isinstance(exc, Exception):
-            raise  # a user's mistake (one message) or agenteval's bug (a traceback)
         progress.stop()
         raise _stopped(exc, stopped) from None
     finally:
@@ -273,13 +277,16 @@ def _stoppable(
 
 
 def _stopped(exc: BaseException, then: str) -> typer.Exit:
-    """One message for a BaseException that is not an Exception (a scorer's or an agent's own
-    kind of stop) ending the run: what it was, and what to do next (`then`); exit 1."""
+    """One message for what ended the run, not a user's mistake (a BaseException that is not an
+    Exception, a scorer's or an agent's own kind of stop; a worker lost; agenteval's own
+    failure): what it was, and what to do next (`then`); exit 1."""
     if _state["debug"]:
         traceback.print_exception(exc)
     leaf = exc
     while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
         leaf = leaf.exceptions[0]
+    if isinstance(leaf, Exception) and not isinstance(leaf, WorkerLostError):
+        then += " (a failure of agenteval's own: `--debug` shows where; please report it)"
     errors.print(
         Text.assemble(
             ("error: ", "bold red"),
@@ -375,10 +382,14 @@ def run(
     if resume is not None:
         with RunStore(settings.store) as run_store:
             if resume == "latest":
-                resume_id = _latest_resumable(run_store, found.key, target)
+                resume_id = _latest_resumable(run_store, found, agent_ref, target)
             else:
                 resume_id = run_store.resolve_run_id(resume)
             stored = run_store.get_info(resume_id)
+            moved = relocated(run_store, stored, found, agent_ref)
+            if moved is not None:  # its folder moved here: say so, and re-home it
+                errors.print(f"[dim]{escape(moved.describe())}[/]")
+                stored = rehome(run_store, moved, found)
         if stored.target != found.key:
             raise ConfigError(
                 f"run {resume_id} was started on {stored.target}, not on {target}",
@@ -416,7 +427,7 @@ def run(
                 # Another process claimed the newest stopped run between the pick and the
                 # claim: `--resume` alone takes the next one, never refusing for it.
                 with RunStore(settings.store) as run_store:
-                    resume_id = _latest_resumable(run_store, found.key, target)
+                    resume_id = _latest_resumable(run_store, found, agent_ref, target)
 
     def evaluate_with(resume_id: str | None) -> Coroutine[Any, Any, Run]:
         return evaluate_async(
@@ -506,9 +517,15 @@ def _missing_note(info: RunInfo, missing: MissingTrials) -> str | None:
     return None
 
 
-def _latest_resumable(run_store: RunStore, key: str, target: str) -> str:
-    """The newest unfinished run of the target that no live process is running."""
-    resume_id = run_store.latest_unfinished(key, skip=running_elsewhere)
+def _latest_resumable(
+    run_store: RunStore, found: Target, agent_ref: str | None, target: str
+) -> str:
+    """The newest unfinished run of the target that no live process is running; else one
+    whose folder moved here (`relocation`)."""
+    resume_id = run_store.latest_unfinished(found.key, skip=running_elsewhere)
+    if resume_id is None:
+        moved = find_relocated(run_store, found, agent_ref, skip=running_elsewhere)
+        resume_id = None if moved is None else moved.run_id
     if resume_id is None:
         raise ConfigError(
             f"no unfinished run of {target} to resume",

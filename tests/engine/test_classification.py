@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.agents.fakes_http import FakeAgentService, reply
+from tests.judge.fakes import http_error
 
 import agenteval
 from agenteval import EvalCase, FailureCause, InfrastructureError
@@ -150,16 +152,27 @@ CASES: list[tuple[str, BaseException, FailureCause]] = [
         httpx2.HTTPStatusError("504", request=_REQUEST, response=_response(504)),
         TIMEOUT,
     ),
-    (
-        "httpx2.HTTPStatusError 500",
-        httpx2.HTTPStatusError("500", request=_REQUEST, response=_response(500)),
-        AGENT,
-    ),
-    (
-        "httpx2.HTTPStatusError 404",
-        httpx2.HTTPStatusError("404", request=_REQUEST, response=_response(404)),
-        AGENT,
-    ),
+    # A provider called with a plain client and `raise_for_status()`: any 5xx is the provider's
+    # (a 500 from a provider is no bug of the agent's), any 4xx but 408 and 429 the agent's.
+    *[
+        (
+            f"httpx2.HTTPStatusError {status}",
+            httpx2.HTTPStatusError(str(status), request=_REQUEST, response=_response(status)),
+            cause,
+        )
+        for status, cause in [
+            (500, PROVIDER),
+            (501, PROVIDER),
+            (502, PROVIDER),
+            (599, PROVIDER),
+            (408, TIMEOUT),
+            (400, AGENT),
+            (401, AGENT),
+            (404, AGENT),
+            (409, AGENT),
+            (422, AGENT),
+        ]
+    ],
     # requests
     ("requests ConnectionError", requests.exceptions.ConnectionError("refused"), CONNECTION),
     ("requests ProxyError", requests.exceptions.ProxyError("proxy"), CONNECTION),
@@ -167,7 +180,12 @@ CASES: list[tuple[str, BaseException, FailureCause]] = [
     ("requests ConnectTimeout", requests.exceptions.ConnectTimeout("slow"), TIMEOUT),
     ("requests HTTPError 429", _requests_http_error(429), RATE),
     ("requests HTTPError 502", _requests_http_error(502), PROVIDER),
+    ("requests HTTPError 500", _requests_http_error(500), PROVIDER),
+    ("requests HTTPError 503", _requests_http_error(503), PROVIDER),
+    ("requests HTTPError 504", _requests_http_error(504), TIMEOUT),
+    ("requests HTTPError 408", _requests_http_error(408), TIMEOUT),
     ("requests HTTPError 400", _requests_http_error(400), AGENT),
+    ("requests HTTPError 403", _requests_http_error(403), AGENT),
     ("requests HTTPError, no response", requests.exceptions.HTTPError("?"), AGENT),
     ("requests InvalidURL", requests.exceptions.InvalidURL("bad"), AGENT),
     # declared by the user
@@ -284,6 +302,37 @@ async def test_an_infrastructure_failure_is_retried_and_counted_by_reason(
     trial = await _run(agent)
     assert trial.output == "finally" and trial.failure is None
     assert trial.retries == {cause.value: 2}
+
+
+def _plain_client_agent(url: str) -> Any:
+    """An agent calling its provider with a plain HTTP client, as many do."""
+
+    async def agent(text: str) -> str:
+        async with httpx2.AsyncClient() as client:
+            response = await client.post(url, json={"input": text})
+            response.raise_for_status()
+            return str(response.json()["output"])
+
+    return agent
+
+
+async def test_a_providers_5xx_through_a_plain_http_client_is_retried_not_the_agents() -> None:
+    """A real server on 127.0.0.1 answers 500, then 503, then the answer."""
+    with FakeAgentService() as provider:
+        provider.push(http_error(500), http_error(503), reply({"output": "fine"}))
+        trial = await _run(_plain_client_agent(provider.agent_url))
+        assert provider.request_count == 3
+    assert trial.output == "fine" and trial.failure is None
+    assert trial.retries == {"provider_error": 2}
+
+
+async def test_a_4xx_through_a_plain_http_client_is_the_agents_own_request() -> None:
+    with FakeAgentService() as provider:
+        provider.push(http_error(400))
+        trial = await _run(_plain_client_agent(provider.agent_url))
+        assert provider.request_count == 1
+    assert trial.failure is not None and trial.failure.cause is AGENT
+    assert trial.failure.error_type == "HTTPStatusError" and trial.retries == {}
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ from collections.abc import Coroutine, Generator
 from typing import Any, Generic, TypeVar
 
 from agenteval.engine.failures import TrialTimeoutError
+from agenteval.interrupts import stop_requested
 
 __all__ = ["Deadline", "grace_s"]
 
@@ -109,10 +110,11 @@ class Deadline(Generic[T]):
                 return
 
     def _uncancel(self, times: int) -> bool:
-        """Withdraw our own cancellations; whether someone else's is still pending."""
+        """Withdraw our own cancellations; whether the run's stop is still pending. (One the
+        agent asked for on its own task is the worker's to withdraw: `interrupts`.)"""
         for _ in range(times):
             self._task.uncancel()
-        return self._task.cancelling() > self._base
+        return self._task.cancelling() > self._base and stop_requested()
 
     def __await__(self) -> Generator[Any, Any, T]:
         loop = self._loop = asyncio.get_running_loop()
@@ -139,8 +141,8 @@ class Deadline(Generic[T]):
                         if self._uncancel(1):
                             raise asyncio.CancelledError from None
                         raise self._timed_out(longest) from None
-                    if task.cancelling() > self._base:  # it swallowed someone's cancellation
-                        raise asyncio.CancelledError from None
+                    if task.cancelling() > self._base and stop_requested():
+                        raise asyncio.CancelledError from None  # it swallowed the run's stop
                     if loop.time() >= deadline:  # the timer never got to run: a blocked loop
                         raise self._overran(longest) from None
                     return stop.value  # type: ignore[no-any-return]

@@ -65,15 +65,20 @@ def _sdk_cause(status: Any) -> FailureCause:
 
 
 def _http_cause(status: Any) -> FailureCause:
-    """A plain HTTP client's status, read as the HTTP agent reads its service's (an HTTP
-    client may call anything, the agent's own backend included): 429 rate limited, 502 and
-    503 unavailable, 408 and 504 timeouts; a 500 or any other status is the agent's error."""
+    """A plain HTTP client's status error (`raise_for_status()`): what an agent calling its
+    provider with its own client meets. 429 rate limited, 408 and 504 timeouts, any other 5xx
+    the server's failure (a provider's 500 is no bug of the agent's: counting it as one would be
+    a false failure on a common setup); any other 4xx is the agent's own request. (agenteval's
+    HTTP agent, where the server IS the agent, raises its own types: a 500 there is the
+    agent's error, `agents/http.py`.)"""
+    if not isinstance(status, int):
+        return FailureCause.AGENT_ERROR
     if status == 429:
         return FailureCause.RATE_LIMITED
-    if status in (502, 503):
-        return FailureCause.PROVIDER_ERROR
     if status in (408, 504):
         return FailureCause.TIMEOUT
+    if 500 <= status <= 599:
+        return FailureCause.PROVIDER_ERROR
     return FailureCause.AGENT_ERROR
 
 

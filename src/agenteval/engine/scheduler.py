@@ -11,7 +11,13 @@ from typing import Any
 from agenteval.agents.calling import Agent
 from agenteval.case import EvalCase
 from agenteval.engine.trials import RetryPolicy, TrialRunner, trace_trial
-from agenteval.interrupts import stops_the_run, watching_sigint
+from agenteval.interrupts import (
+    RunStop,
+    running,
+    settle_own_cancellations,
+    stops_the_run,
+    watching_sigint,
+)
 from agenteval.run import TrialResult
 from agenteval.score import Score
 from agenteval.scorers.base import PreparedScorer, prepare_scorer, prepare_scorers
@@ -116,9 +122,15 @@ async def execute(
     finished: asyncio.Queue[TrialResult | None] = asyncio.Queue(maxsize=4 * settings.concurrency)
 
     async def work() -> None:
+        task = asyncio.current_task()
+        assert task is not None
         for case, index in jobs:
             if runner is not None:
                 trial = await runner.run(case, index)
+                # A cancellation the agent asked for on this task and survived (or left
+                # pending) is withdrawn here, not left to hit the scorers or the next trial.
+                if task.cancelling():
+                    await settle_own_cancellations(task)
             elif recorded is not None:
                 if (case.id, index) not in recorded:
                     continue
@@ -126,6 +138,8 @@ async def execute(
             else:
                 trial = trace_trial(case, index)
             scores = await score_trial(prepared, case, trial)
+            if task.cancelling():  # likewise, a scorer's
+                await settle_own_cancellations(task)
             await finished.put(TrialResult(case=case, trial=trial, scores=scores))
 
     async def write() -> None:
@@ -153,18 +167,18 @@ async def execute(
             for result in batch:
                 on_result(result)
 
-    async def produce() -> None:
+    async def produce(stop: RunStop) -> None:
         async with asyncio.TaskGroup() as workers:
             for _ in range(min(settings.concurrency, pending)):
-                workers.create_task(_never_lost(work(), "a worker"))
+                workers.create_task(_never_lost(work(), "a worker", stop))
         await finished.put(None)
 
     # One group: if the writer fails, the workers stop too, and the other way round.
     try:
-        with watching_sigint():
+        with watching_sigint(), running() as stop:
             async with asyncio.TaskGroup() as group:
-                group.create_task(produce())
-                group.create_task(_never_lost(write(), "the store writer"))
+                group.create_task(_never_lost(produce(stop), "the workers' supervisor", stop))
+                group.create_task(_never_lost(write(), "the store writer", stop))
         if next(jobs, None) is not None:  # every worker ended, and jobs are left: never "done"
             raise WorkerLostError("the workers ended with jobs left; the run is not finished")
     except BaseExceptionGroup as failed:
@@ -178,16 +192,24 @@ async def execute(
         raise error from None
 
 
-async def _never_lost(work: Coroutine[Any, Any, None], who: str) -> None:
+async def _never_lost(work: Coroutine[Any, Any, None], who: str, stop: RunStop) -> None:
     """Run a worker or the writer. A `CancelledError` ending it propagates when the run is being
     stopped; any other (one raised where nobody cancelled) fails the run loudly, since a task
-    group would take it for a cancellation and let the run finish with trials missing."""
+    group would take it for a cancellation and let the run finish with trials missing.
+
+    Whatever ends it early marks the run as stopping first (`stop.failed`), before its task
+    group cancels the others: they take that cancellation for the run's, not their agent's."""
     try:
         await work
     except asyncio.CancelledError as exc:
-        if stops_the_run(exc):
+        stopping = stops_the_run(exc)
+        stop.failed = True
+        if stopping:
             raise
         raise WorkerLostError(
             f"{who} ended with a CancelledError nobody asked for ({exc or 'no message'}), "
             "with work left; the run is not finished (resume it)"
         ) from exc
+    except BaseException:
+        stop.failed = True
+        raise

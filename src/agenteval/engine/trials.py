@@ -18,7 +18,7 @@ from agenteval.agents.recorder import TrialRecorder, monotonic, recording
 from agenteval.case import EvalCase
 from agenteval.engine.deadline import Deadline, grace_s
 from agenteval.engine.failures import classify, retry_after_s
-from agenteval.interrupts import stops_the_run
+from agenteval.interrupts import Interruption, interruption, settle_own_cancellations
 from agenteval.otel.live import SpanCapture, span_capture
 from agenteval.trace import Failure, FailureCause, Trial, Usage, utc_now
 
@@ -153,7 +153,9 @@ class TrialRunner:
         Never raises for what the agent does: an exception (any `BaseException`, its own
         `CancelledError`, `KeyboardInterrupt` and `SystemExit` included), a timeout or an
         unreadable answer ends the trial with a `failure` naming its cause. Only the run being
-        stopped propagates: a cancellation of this task, or a real Ctrl-C.
+        stopped propagates: a cancellation of this task by the run, or a real Ctrl-C. (An agent
+        that cancels its own task ends with a `CancelledError` of its own, withdrawn from the
+        task; one it survived, or left pending, is the worker's to withdraw.)
         """
         tally = _Tally()
         retry = self.retry
@@ -168,15 +170,21 @@ class TrialRunner:
                     recorder, Failure(cause=FailureCause.INVALID_OUTPUT, message=str(exc))
                 )
             except BaseException as exc:  # whatever the agent raises is recorded
-                if stops_the_run(exc):
+                why = interruption(exc)
+                if why is Interruption.STOP:
                     raise
                 kind = classify(exc, self.declared)
                 message = str(exc) or type(exc).__name__
+                if why is Interruption.CANCELLED_ITSELF:
+                    message = f"{_OWN_CANCELLATION}: {exc}" if str(exc) else _OWN_CANCELLATION
                 failure = Failure(cause=kind.cause, message=message, error_type=type(exc).__name__)
                 trial = _recorded(recorder, failure)
                 if kind.retryable and tally.attempts <= retry.max_retries:
                     tally.close_attempt(attempt_start, recorder, trial)
                     tally.retry(kind.cause.value)
+                    task = asyncio.current_task()
+                    if task is not None and task.cancelling():  # one it left pending: not here
+                        await settle_own_cancellations(task)
                     await asyncio.sleep(retry.wait_s(tally.attempts, exc))
                     continue
             else:
@@ -198,6 +206,12 @@ async def run_trial(
     """Run the agent on one case once (retrying infrastructure failures) and record it; see
     `TrialRunner.run`, which a run sets up once for all its trials."""
     return await TrialRunner.of(agent, timeout_s=timeout_s, retry=retry).run(case, index)
+
+
+_OWN_CANCELLATION = (
+    "the agent cancelled its own task (asyncio.current_task().cancel(), or a library it calls "
+    "doing so), which ended it with a CancelledError; agenteval did not ask for it"
+)
 
 
 def _recorded(recorder: TrialRecorder, failure: Failure) -> Trial:
