@@ -191,7 +191,9 @@ def test_the_same_resume_started_at_once_is_run_by_exactly_one_process(tmp_path:
         callers = {line.split()[0] for line in calls}
         where = f"round {round_number}: exit codes {codes}, {len(calls)} agent calls by {callers}"
         assert len(callers) == 1 and len(calls) == CASES, where
-        assert codes == [0] + [2] * (PROCESSES - 1), where
+        # The others refuse while the winner runs; on a loaded machine one may come only after
+        # the winner finished, and then finds nothing left to run (exit 0, no agent call).
+        assert set(codes) <= {0, 2} and codes.count(0) >= 1, where
         for code, _, err in outcomes:
             if code == 2:
                 assert f"run {run_id} is still running (process" in " ".join(err.split()), err
