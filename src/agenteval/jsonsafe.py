@@ -9,6 +9,8 @@ or lose a record:
 - A container nested deeper than `MAX_DEPTH` levels (the record itself is level 1) is replaced
   by the string `DEEP` ("<cut: nested deeper than 64>"); a container met again inside itself by
   `CIRCULAR`; a value that cannot be encoded at all by "<cut: could not be encoded (Error)>".
+  A record holds at most `MAX_VALUES` values, counted as written out (a list shared by
+  reference counts each time it is met): past them, each container met is `TOO_MANY`.
   Each cut is listed (`SafeJson.cuts`), and a record can carry that list under `CUT_NOTE` in
   one of its own dict fields (`note_in`), so a report can show it.
 - Text is made valid UTF-8, a float that JSON cannot hold (NaN, infinity) becomes null, an
