@@ -18,7 +18,8 @@ from agenteval.agents.calling import Agent
 from agenteval.agents.http import HttpAgentConfig
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
 from agenteval.errors import ConfigError
-from agenteval.jsonsafe import MAX_VALUES, too_many_values
+from agenteval.expansion import too_many_values
+from agenteval.jsonsafe import MAX_VALUES
 from agenteval.judge.judge import JudgeConfig
 from agenteval.pricing import PriceTable
 from agenteval.store import DEFAULT_STORE_PATH

@@ -55,7 +55,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter, Va
 
 from agenteval.case import EvalCase, ExpectedCall, Rubric
 from agenteval.errors import DatasetError
-from agenteval.jsonsafe import MAX_DEPTH, MAX_VALUES, too_many_values
+from agenteval.expansion import too_many_values
+from agenteval.jsonsafe import MAX_DEPTH, MAX_VALUES
 
 __all__ = ["case_file_schema", "dump_cases", "load_cases"]
 
