@@ -18,6 +18,8 @@ from agenteval.agents.calling import Agent
 from agenteval.agents.http import HttpAgentConfig
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
 from agenteval.errors import ConfigError
+from agenteval.expansion import too_many_values
+from agenteval.jsonsafe import MAX_VALUES
 from agenteval.judge.judge import JudgeConfig
 from agenteval.pricing import PriceTable
 from agenteval.store import DEFAULT_STORE_PATH
@@ -204,6 +206,15 @@ def _read_config(path: Path) -> ProjectConfig:
         ) from exc
     if data is None:
         data = {}
+    too_many = too_many_values(data)  # an alias bomb, small in the file, huge written out
+    if too_many is not None:
+        raise ConfigError(
+            f"invalid YAML: its aliases expand to more than {MAX_VALUES:,} values",
+            file=path,
+            line=_line_of(text, str(too_many[0])) if too_many else None,
+            field=".".join(map(str, too_many)) or None,
+            hint="an alias (*name) is written out in full wherever it is used: use it fewer times",
+        )
     if not isinstance(data, dict):
         raise ConfigError(
             "the config must be a mapping of settings",

@@ -55,7 +55,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter, Va
 
 from agenteval.case import EvalCase, ExpectedCall, Rubric
 from agenteval.errors import DatasetError
-from agenteval.jsonsafe import MAX_DEPTH
+from agenteval.expansion import too_many_values
+from agenteval.jsonsafe import MAX_DEPTH, MAX_VALUES
 
 __all__ = ["case_file_schema", "dump_cases", "load_cases"]
 
@@ -1014,6 +1015,17 @@ def _validate(record: _Record, file: str) -> EvalCase:
             case=record.label,
             field=_dotted(too_deep[:_SHOWN_STEPS]) + (".…" if len(too_deep) > _SHOWN_STEPS else ""),
             hint=f"flatten the data: a case keeps at most {MAX_DEPTH} levels (the case is level 1)",
+        )
+    too_many = too_many_values(data) if record.fmt == "yaml" else None  # only YAML shares
+    if too_many is not None:
+        raise DatasetError(
+            f"its YAML aliases expand to more than {MAX_VALUES:,} values",
+            file=file,
+            line=record.where.line(too_many),
+            case=record.label,
+            field=_dotted(too_many[:_SHOWN_STEPS]) + (".…" if len(too_many) > _SHOWN_STEPS else ""),
+            hint="an alias (*name) is written out in full wherever it is used: use it fewer "
+            "times, or keep such data in a file the agent reads",
         )
     if record.twice is not None:
         raise DatasetError(

@@ -9,6 +9,8 @@ or lose a record:
 - A container nested deeper than `MAX_DEPTH` levels (the record itself is level 1) is replaced
   by the string `DEEP` ("<cut: nested deeper than 64>"); a container met again inside itself by
   `CIRCULAR`; a value that cannot be encoded at all by "<cut: could not be encoded (Error)>".
+  A record holds at most `MAX_VALUES` values, counted as written out (a list shared by
+  reference counts each time it is met): past them, each container met is `TOO_MANY`.
   Each cut is listed (`SafeJson.cuts`), and a record can carry that list under `CUT_NOTE` in
   one of its own dict fields (`note_in`), so a report can show it.
 - Text is made valid UTF-8, a float that JSON cannot hold (NaN, infinity) becomes null, an
@@ -52,6 +54,8 @@ __all__ = [
     "CUT_NOTE",
     "DEEP",
     "MAX_DEPTH",
+    "MAX_VALUES",
+    "TOO_MANY",
     "Hide",
     "SafeJson",
     "cut_copy",
@@ -72,11 +76,20 @@ CIRCULAR: Final = f"{CUT_HEAD}circular reference>"
 """What a container found inside itself is stored as."""
 CUT_NOTE: Final = "agenteval.cut"
 """The key under which a record notes what was cut (`model_json(..., note_in=...)`)."""
+MAX_VALUES: Final = 1_000_000
+"""How many values a stored record (or a tool call's copied arguments, or its result) keeps:
+every item of every list, mapping, set or model in it counts, each time it is met. A value
+shared by reference (one list referenced nine times at each of twelve levels) is small in
+memory and counts as written out (9**12 values): past the budget, it is cut. A tool result of
+50,000 rows of eight columns is 450,000 values."""
+TOO_MANY: Final = f"{CUT_HEAD}more than {MAX_VALUES:,} values>"
+"""What a container met after the record's `MAX_VALUES` are spent is stored as."""
 
 _SHOWN_PATH: Final = 5  # segments of a cut's path a note shows
 _MAX_NOTES: Final = 20
 _DEEP_REASON: Final = f"nested deeper than {MAX_DEPTH}"
 _CIRCULAR_REASON: Final = "circular reference"
+_TOO_MANY_REASON: Final = f"more than {MAX_VALUES:,} values"
 # The JSON text of any cut marker starts so; a record holding one is copied by hand, to note it.
 _MARKER_IN_JSON: Final = '"' + CUT_HEAD
 
@@ -229,9 +242,9 @@ def plain_copy(value: Any, hide: Hide | None = None) -> tuple[Any, tuple[str, ..
 
     With `hide`, the values under secret-named keys are masked at any depth (`Hide.fields` does
     not apply: all of `value` is free-form data)."""
-    # With `hide`, one look first (as for a record: no secret-named key to mask, nothing too
-    # deep, every key learnt once); pydantic's fast copy when there is nothing to do.
-    if hide is None or _free_fits(value, 1, hide.plain_keys, hide):
+    # One look first (as for a record: nothing too deep or too large, no secret-named key to
+    # mask, every key learnt once); pydantic's fast copy when there is nothing to do.
+    if _free_fits(value, 1, hide.plain_keys if hide is not None else None, hide, _Budget()):
         try:
             return to_jsonable_python(value, fallback=safe_repr), ()
         except Exception:  # circular, deeper than pydantic goes, or unwritable: copy by hand
@@ -303,21 +316,34 @@ def _kind(annotation: Any) -> int:
     return max(map(_kind, args))
 
 
+class _Budget:
+    """How many more values one look may count before the record is too large (`MAX_VALUES`)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, left: int = MAX_VALUES) -> None:
+        self.left = left
+
+
 def _fits(model: BaseModel, hide: Hide | None) -> bool:
     """Whether pydantic can write the record as it is: no container past `MAX_DEPTH` (a cycle
-    goes past it too), no secret-named key to mask, nothing of unknown kind. Looks only at the
-    fields that can hold more than scalars (none of them, when they are empty), and allocates
-    nothing."""
+    goes past it too), no more than `MAX_VALUES` values, no secret-named key to mask, nothing of
+    unknown kind. Looks only at the fields that can hold more than scalars (none of them, when
+    they are empty), and allocates nothing but its count."""
     looks = _LOOKS.get(type(model))
     if looks is not None:  # the usual record: every such field empty, told in three C calls
         found = looks(model.__dict__)
         if _NOTHING.issuperset(map(type, found)) and not any(found):
             return True
-    return _model_fits(model, 1, hide, hide.fields if hide is not None else None)
+    return _model_fits(model, 1, hide, hide.fields if hide is not None else None, _Budget())
 
 
 def _model_fits(
-    model: BaseModel, depth: int, hide: Hide | None, fields: frozenset[str] | None
+    model: BaseModel,
+    depth: int,
+    hide: Hide | None,
+    fields: frozenset[str] | None,
+    budget: _Budget,
 ) -> bool:
     """`_fits` for one of our models at `depth`; `fields`, at the record, limits `hide` to the
     fields it names."""
@@ -325,6 +351,7 @@ def _model_fits(
     if plan is None:
         plan = _plan(type(model))
     values = model.__dict__
+    budget.left -= len(plan)
     for name, free in plan:
         item = values.get(name) if name != _EXTRA else model.__pydantic_extra__
         kind = type(item)
@@ -338,33 +365,39 @@ def _model_fits(
                 and (keys is None or keys.issuperset(item))
                 and _SIMPLE.issuperset(map(type, item.values()))
             ):
+                budget.left -= len(item)
                 continue
-            if not _free_fits(item, depth + 1, keys, here):
+            if not _free_fits(item, depth + 1, keys, here, budget):
                 return False
-        elif not _typed_fits(item, depth + 1, here):
+        elif not _typed_fits(item, depth + 1, here, budget):
             return False
-    return True
+    return budget.left >= 0
 
 
-def _typed_fits(value: Any, depth: int, hide: Hide | None) -> bool:
+def _typed_fits(value: Any, depth: int, hide: Hide | None, budget: _Budget) -> bool:
     """`_fits` for a typed field: our own models, in lists or dicts."""
     if depth > MAX_DEPTH:
         return False
     if isinstance(value, BaseModel):
-        return _model_fits(value, depth, hide, None)
+        return _model_fits(value, depth, hide, None, budget)
     kind = type(value)
     items = value.values() if kind is dict else value if kind is list or kind is tuple else None
     if items is None:
         return isinstance(value, _SCALARS)
+    budget.left -= len(items)
+    if budget.left < 0:
+        return False
     if _SIMPLE.issuperset(map(type, items)):
         return True
     for item in items:
-        if type(item) not in _SIMPLE and not _typed_fits(item, depth + 1, hide):
+        if type(item) not in _SIMPLE and not _typed_fits(item, depth + 1, hide, budget):
             return False
     return True
 
 
-def _free_fits(value: Any, depth: int, keys: set[str] | None, hide: Hide | None) -> bool:
+def _free_fits(
+    value: Any, depth: int, keys: set[str] | None, hide: Hide | None, budget: _Budget
+) -> bool:
     """`_fits` for free-form data; `keys` holds the keys known to name no secret, or is None
     when nothing here is masked."""
     if depth > MAX_DEPTH:
@@ -377,14 +410,18 @@ def _free_fits(value: Any, depth: int, keys: set[str] | None, hide: Hide | None)
     elif kind is list or kind is tuple or kind is set or kind is frozenset:
         items = value
     elif isinstance(value, BaseModel):  # its fields are keys like any other
-        return _free_fits(dict(value), depth, keys, hide)
+        return _free_fits(dict(value), depth, keys, hide, budget)
     else:
         return isinstance(value, _SCALARS)
+    # Counted as met, not as held in memory: a list shared many times counts each time.
+    budget.left -= len(items)
+    if budget.left < 0:
+        return False
     # Most containers hold only text and numbers: one check, in C, and no loop.
     if _SIMPLE.issuperset(map(type, items)):
         return True
     for item in items:
-        if type(item) not in _SIMPLE and not _free_fits(item, depth + 1, keys, hide):
+        if type(item) not in _SIMPLE and not _free_fits(item, depth + 1, keys, hide, budget):
             return False
     return True
 
@@ -419,6 +456,8 @@ class _Copy:
         self.count = 0
         self.masked = 0
         self.active: set[int] = set()
+        self.left = MAX_VALUES
+        """Values still to be copied before the rest is cut (`MAX_VALUES`)."""
 
     def cut(self, path: list[str | int], reason: str) -> None:
         self.count += 1
@@ -462,6 +501,19 @@ class _Copy:
         if id(value) in self.active:
             self.cut(path, _CIRCULAR_REASON)
             return CIRCULAR
+        # Counted as the look counts (`_free_fits`): the items of each container met, so a
+        # record the look passed is never cut here, and one it refused is cut where it refused.
+        if isinstance(value, BaseModel):
+            size = len(value.__dict__) + len(value.__pydantic_extra__ or ()) if free else None
+            size = len(_plan(type(value))) if size is None else size
+        else:
+            size = len(dataclasses.fields(value)) if record else len(value)
+        if self.left < size:
+            if self.left >= 0:  # noted once, where the budget ran out: the rest is cut too
+                self.cut(path, _TOO_MANY_REASON)
+                self.left = -1
+            return TOO_MANY
+        self.left -= size
         self.active.add(id(value))
         try:
             if isinstance(value, BaseModel):

@@ -48,11 +48,6 @@ def _run(folder: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
         return None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a YAML alias bomb passes the depth check and hangs storing the case "
-    "(datasets.py / jsonsafe.py need a size budget)",
-)
 def test_a_yaml_alias_bomb_is_one_clear_error(tmp_path: Path) -> None:
     (tmp_path / "cases.yaml").write_text(_bomb_yaml())
     (tmp_path / "agent.py").write_text("def answer(q):\n    return q\n")
@@ -83,11 +78,6 @@ def answer(question):
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a value shared 9 ways at each of 12 levels is walked as 9**12 leaves: the writer "
-    "(and @tool's copy) hang (jsonsafe.py needs a size budget)",
-)
 @pytest.mark.parametrize("where", ["metadata", "tool"])
 def test_an_agents_value_of_shared_references_is_stored_not_hung_on(
     tmp_path: Path, where: str
