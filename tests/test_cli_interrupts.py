@@ -9,15 +9,12 @@ exception unretrieved: asyncio printed both, with tracebacks, after the clean me
 
 from __future__ import annotations
 
-import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from tests.cli_process import assert_clean, cli_env, ctrl_c_twice, write_cases
 
 from agenteval import RunStore
 from agenteval.run import RunStatus
@@ -71,26 +68,6 @@ async def answer(q):
 """
 
 
-def _env(**extra: str) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-        "COLUMNS": "200",
-        **extra,
-    }
-
-
-def _cases(folder: Path, count: int) -> None:
-    (folder / "cases.json").write_text(
-        json.dumps(
-            [
-                {"id": f"c{i:03d}", "input": f"q{i}", "expected_output": f"Q{i}"}
-                for i in range(count)
-            ]
-        )
-    )
-
-
 def _stored(store: Path) -> tuple[str, RunStatus, dict[tuple[str, int], str]]:
     with RunStore(store) as runs:
         (row,) = runs.list_runs()
@@ -98,51 +75,22 @@ def _stored(store: Path) -> tuple[str, RunStatus, dict[tuple[str, int], str]]:
         return row.run_id, row.status, trials
 
 
-def _assert_clean(err: str) -> None:
-    for noise in ("Traceback", "Task was destroyed", "never retrieved", "Exception ignored"):
-        assert noise not in err, err
-
-
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT")
 def test_a_second_ctrl_c_inside_a_task_prints_only_the_clean_message(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text(STUBBORN_AGENT)
-    _cases(tmp_path, 2000)
+    write_cases(tmp_path, 2000)
     store, cancelled = tmp_path / "runs.db", tmp_path / "cancelled"
     args = ["run", "cases.json", "--agent", "agent.py:answer", "--store", str(store)]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agenteval", *args, "--concurrency", "4"],
-        cwd=tmp_path,
-        env=_env(CANCELLED=str(cancelled)),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        # A shell running the tests in the background ignores SIGINT, and children inherit
-        # that; the user at a terminal does not.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    code, err = ctrl_c_twice(
+        [*args, "--concurrency", "4"],
+        tmp_path,
+        store,
+        cancelled,
+        cli_env(CANCELLED=str(cancelled)),
     )
-    try:
-        deadline = time.monotonic() + 60
-        stored = 0
-        while stored < 20:
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.05)
-            if store.exists():
-                with RunStore(store) as runs:
-                    rows = runs.list_runs()
-                    stored = rows[0].trials_done if rows else 0
-        process.send_signal(signal.SIGINT)
-        while not cancelled.exists():
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.01)
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert process.returncode == 130, err
+    assert code == 130, err
     assert "interrupted: every finished trial is stored" in err
-    _assert_clean(err)
+    assert_clean(err)
 
     run_id, status, before = _stored(store)
     assert status is RunStatus.RUNNING and len(before) >= 20
@@ -150,7 +98,7 @@ def test_a_second_ctrl_c_inside_a_task_prints_only_the_clean_message(tmp_path: P
     resumed = subprocess.run(
         [sys.executable, "-m", "agenteval", *args, "--resume", run_id],
         cwd=tmp_path,
-        env=_env(),
+        env=cli_env(),
         capture_output=True,
         text=True,
         timeout=300,
@@ -163,7 +111,7 @@ def test_a_second_ctrl_c_inside_a_task_prints_only_the_clean_message(tmp_path: P
 
 def test_a_base_exception_escaping_the_engine_ends_in_one_message(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text(EXITING_AGENT)
-    _cases(tmp_path, 200)
+    write_cases(tmp_path, 200)
     store = tmp_path / "runs.db"
     args = [
         "run",
@@ -178,13 +126,13 @@ def test_a_base_exception_escaping_the_engine_ends_in_one_message(tmp_path: Path
     done = subprocess.run(
         [sys.executable, "-m", "agenteval", *args],
         cwd=tmp_path,
-        env=_env(),
+        env=cli_env(),
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 1, done.stderr  # as before: the run did not complete
-    _assert_clean(done.stderr)
+    assert_clean(done.stderr)
     message = " ".join(done.stderr.split())
     assert "the run stopped: SystemExit: a background task called sys.exit" in message
     assert "every finished trial is stored" in message and "--resume" in message
@@ -194,7 +142,7 @@ def test_a_base_exception_escaping_the_engine_ends_in_one_message(tmp_path: Path
     resumed = subprocess.run(
         [sys.executable, "-m", "agenteval", *args, "--resume", run_id],
         cwd=tmp_path,
-        env=_env(),
+        env=cli_env(),
         capture_output=True,
         text=True,
         timeout=300,
@@ -207,19 +155,19 @@ def test_a_base_exception_escaping_the_engine_ends_in_one_message(tmp_path: Path
 
 def test_an_engine_failure_ends_in_one_message_and_the_run_resumes(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text(WRITER_CANCELLING_AGENT)
-    _cases(tmp_path, 200)
+    write_cases(tmp_path, 200)
     store = tmp_path / "runs.db"
     args = ["run", "cases.json", "--agent", "agent.py:answer", "--store", str(store)]
     done = subprocess.run(
         [sys.executable, "-m", "agenteval", *args, "--concurrency", "4"],
         cwd=tmp_path,
-        env=_env(),
+        env=cli_env(),
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert done.returncode == 1, done.stderr
-    _assert_clean(done.stderr)
+    assert_clean(done.stderr)
     message = " ".join(done.stderr.split())
     assert "the run stopped: WorkerLostError: the store writer ended" in message
     assert "every finished trial is stored" in message and "--resume" in message
@@ -229,7 +177,7 @@ def test_an_engine_failure_ends_in_one_message_and_the_run_resumes(tmp_path: Pat
     resumed = subprocess.run(
         [sys.executable, "-m", "agenteval", *args, "--resume", run_id],
         cwd=tmp_path,
-        env=_env(),
+        env=cli_env(),
         capture_output=True,
         text=True,
         timeout=300,

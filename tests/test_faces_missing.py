@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.cli_process import agenteval_cli
 
 import agenteval
 from agenteval import RunStore
@@ -32,21 +33,6 @@ CASES = [EvalCase(id=f"c{i}", input=f"q{i}", expected_output=f"Q{i}") for i in r
 
 def upper(question: str) -> str:
     return question.upper()
-
-
-def agenteval_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agenteval", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "COLUMNS": "200",
-            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-        },
-        timeout=120,
-    )
 
 
 def _lose_trials(store: Path, run_id: str, *case_ids: str) -> None:

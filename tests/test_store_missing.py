@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.cli_process import agenteval_cli
 
 import agenteval
 from agenteval import RunStore
@@ -28,21 +26,6 @@ CASES = [EvalCase(id=f"c{i}", input=f"q{i}", expected_output=f"Q{i}") for i in r
 
 def upper(question: str) -> str:
     return question.upper()
-
-
-def agenteval_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agenteval", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "COLUMNS": "200",
-            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-        },
-        timeout=120,
-    )
 
 
 def test_missing_trials_counts_and_names_the_pairs_without_a_stored_trial(tmp_path: Path) -> None:
