@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agenteval import AgentStep, EvalCase, ToolCall, ToolCallAccuracy, Trial
+from agenteval import AgentStep, EvalCase, ToolArgumentAccuracy, ToolCall, ToolCallAccuracy, Trial
 from agenteval.engine.trials import trace_trial
 from agenteval.score import Score
 
@@ -227,3 +227,15 @@ def test_every_setting_scores_within_zero_and_one_and_strict_never_above_lenient
     high = score(lenient, expected, steps(*called)).value
     assert low is not None and high is not None
     assert 0.0 <= low <= high <= 1.0
+
+
+# --- the other evaluators: where "no tools expected" has no meaning, the reason says why -------
+
+
+async def test_argument_accuracy_without_calls_says_why_it_has_no_score() -> None:
+    # Arguments exist only on calls made; whether a call was expected is another question.
+    case = EvalCase(input="Say hello", agent_trace=[AgentStep(output="hello")], expected_tools=[])
+    result = await ToolArgumentAccuracy()(case, trace_trial(case, 0))
+    assert result.value is None
+    reason = result.reason or ""
+    assert "no tool calls" in reason and "tool_call_accuracy" in reason

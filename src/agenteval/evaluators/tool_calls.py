@@ -151,7 +151,9 @@ class ToolArgumentAccuracy(JudgedEvaluator):
     it, the tool's JSON schema in view; the score is the mean. Up to 8 calls are judged, the
     first 8; `details["left_out"]` says how many were not.
 
-    No score when there is no trace or no tool call, or no judge.
+    No score when there is no trace or no tool call (even when the case expects none: with no
+    call there is no argument to rate, and `ToolCallAccuracy` scores whether calls were
+    expected), or no judge.
     """
 
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
@@ -160,7 +162,10 @@ class ToolArgumentAccuracy(JudgedEvaluator):
             return self.no_score(NO_TASK)
         judged = judged_part(trace.calls)
         if not judged:
-            return self.no_score("no tool calls to judge")
+            return self.no_score(
+                "no tool calls to judge: arguments exist only on calls made (whether a call "
+                "was expected is tool_call_accuracy's question)"
+            )
         tools = self._run.tools if self._run is not None else {}
         asked: list[Question] = []
         for index, call in enumerate(judged):
