@@ -44,16 +44,20 @@ def test_in_order_partial_credit_is_the_longest_common_subsequence() -> None:
     assert ToolCallAccuracy()(*traced(["a", "b"], ["b", "a"])).value == 1.0
 
 
-def test_a_tool_listed_twice_needs_two_calls() -> None:
-    assert ToolCallAccuracy()(*traced(["search", "search"], ["search"])).value == 0.5
+def test_a_tool_listed_twice_needs_two_calls_only_when_repeats_count() -> None:
+    # Seed 004's set match by default; `count_repeats=True` counts each listing.
+    assert ToolCallAccuracy()(*traced(["search", "search"], ["search"])).value == 1.0
+    repeats = ToolCallAccuracy(count_repeats=True)
+    assert repeats(*traced(["search", "search"], ["search"])).value == 0.5
 
 
 def test_without_expected_tools_or_a_trace_there_is_no_score() -> None:
     scorer = ToolCallAccuracy()
     none = scorer(*traced(None, ["search"]))
     assert none.value is None and "expected_tool_calls" in (none.reason or "")
+    # An empty expectation is one: no tool call (see test_tool_call_expectations.py).
     empty = scorer(*traced([], ["search"]))
-    assert empty.value is None and "empty" in (empty.reason or "")
+    assert (empty.value, empty.passed) == (0.0, False)
     case = EvalCase(input="do it", expected_tool_calls=["search"])
     no_trace = scorer(case, trace_trial(case, 0))
     assert no_trace.value is None and "no agent trace" in (no_trace.reason or "")
@@ -95,11 +99,12 @@ names = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=7)
 
 
 @given(expected=names.filter(bool), called=names)
-def test_in_order_score_is_optimal_and_never_above_the_set_score(
+def test_in_order_score_is_optimal_and_never_above_the_any_order_score(
     expected: list[str], called: list[str]
 ) -> None:
     ordered = ToolCallAccuracy(require_order=True)(*traced(expected, called)).value
-    unordered = ToolCallAccuracy()(*traced(expected, called)).value
+    # Both count repeats: an order is a sequence of listings.
+    unordered = ToolCallAccuracy(count_repeats=True)(*traced(expected, called)).value
     assert ordered == _best_in_order(expected, called) / len(expected)
     assert ordered is not None and unordered is not None and ordered <= unordered
     assert 0.0 <= ordered <= 1.0

@@ -143,7 +143,7 @@ async def test_a_failed_verdict_is_an_error_not_a_partial_count(
 async def test_without_calls_to_judge_argument_accuracy_gives_no_score(judge: Judge) -> None:
     case = EvalCase(input="Say hi", agent_trace=[AgentStep(output="Hi!")])
     score = await ToolArgumentAccuracy(judge=judge)(case, trace_trial(case, 0))
-    assert score.value is None and score.reason == "no tool calls to judge"
+    assert score.value is None and (score.reason or "").startswith("no tool calls to judge")
 
 
 async def test_calls_a_live_agent_recorded_are_judged(script: Script, judge: Judge) -> None:

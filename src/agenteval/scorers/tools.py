@@ -64,6 +64,10 @@ def _times(count: int) -> str:
     return "1 time" if count == 1 else f"{count} times"
 
 
+def _calls(count: int) -> str:
+    return "1 call" if count == 1 else f"{count} calls"
+
+
 # --- 1. tool_selection ---------------------------------------------------------------------------
 
 
@@ -76,9 +80,9 @@ class ToolSelection:
     not hurt. Answering from memory, without the calls, fails even when the answer is right.
 
     Applies when the case sets `expected_tools`; an explicit empty list means the case needs no
-    tool, and passes. Not judged when the trial failed for an infrastructure reason
-    (`Trial.responded` is False); a trial the agent itself failed is judged on the calls it made.
-    Binary: 1.0 or 0.0.
+    tool, and passes (calls made anyway are `StepEfficiency`'s question, and the reason says
+    so). Not judged when the trial failed for an infrastructure reason (`Trial.responded` is
+    False); a trial the agent itself failed is judged on the calls it made. Binary: 1.0 or 0.0.
     """
 
     name: str = "tool_selection"
@@ -101,7 +105,13 @@ class ToolSelection:
             "missing": missing,
         }
         if not needed:
-            return _binary(self.name, True, "no tools needed", details)
+            # Calls nobody needed are not this rung's question; say so, or the pass reads as
+            # approval of them. step_efficiency scores them (0 when none were needed).
+            made = len(trial.tool_calls)
+            reason = "no tools needed"
+            if made:
+                reason += f"; the {_calls(made)} made are step_efficiency's question, not this one"
+            return _binary(self.name, True, reason, details)
         if not missing:
             listed = ", ".join(f"{tool} ({_times(count)})" for tool, count in needed.items())
             return _binary(self.name, True, f"called every needed tool: {listed}", details)
