@@ -751,8 +751,11 @@ def list_runs(
         return
     with RunStore(path, create=False) as run_store:
         rows = run_store.list_runs(limit=limit)
-    table = Table("created (UTC)", "status", "trials", "target")
-    table.columns.insert(0, Column("run", no_wrap=True, style="cyan"))
+    table = Table(
+        Column("run", no_wrap=True, style="cyan"),
+        *(Column(header, no_wrap=True) for header in ("created (UTC)", "status", "trials")),
+        Column("target", overflow="fold"),  # a long path wraps in its cell, never cut
+    )
     for row in rows:
         table.add_row(
             row.run_id,
