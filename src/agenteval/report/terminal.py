@@ -31,6 +31,7 @@ __all__ = [
     "format_usd",
     "print_failing",
     "print_summary",
+    "rate_verdict",
 ]
 
 SCORER_MEANINGS = {
@@ -92,10 +93,20 @@ def format_rate(rate: Rate) -> str:
     return f"{rate.count} of {rate.total} ({_pct(rate.rate)} {format_interval(rate.interval)})"
 
 
-def _rate_style(rate: float | None) -> str:
+def rate_verdict(rate: float | None) -> str:
+    """A pass rate's verdict: `good` when every trial passed, `warn` from half, `bad` below;
+    empty without a rate. The terminal's colours and the HTML report's classes (tables and
+    bars alike) both come from here, so they never disagree."""
     if rate is None:
         return ""
-    return "green" if rate == 1 else "yellow" if rate >= 0.5 else "red"
+    return "good" if rate == 1 else "warn" if rate >= 0.5 else "bad"
+
+
+_VERDICT_STYLES = {"good": "green", "warn": "yellow", "bad": "red", "": ""}
+
+
+def _rate_style(rate: float | None) -> str:
+    return _VERDICT_STYLES[rate_verdict(rate)]
 
 
 def _table(title: str) -> Table:
