@@ -763,7 +763,7 @@ def list_runs(
             # Finished means every trial stored, whatever an older agenteval marked.
             "incomplete" if row.status is RunStatus.FINISHED and not row.complete else row.status,
             f"{row.trials_done}/{row.trials_total}",
-            row.target or "",
+            Text(row.target or ""),  # a path like `cases[v2].yaml` is not markup
         )
     console.print(table)
 

@@ -230,3 +230,19 @@ def test_every_command_fits_80_columns_when_piped(tmp_path: Path) -> None:
     assert re.search(r"[+-]\d+\.\d \[[+-]\d+\.\d, [+-]\d+\.\d\]", compared), compared
     for output in (outputs[0], outputs[3], outputs[4], compared, outputs[6]):
         assert whole(LONG_SCORER, output), output
+
+
+def test_runs_prints_a_target_as_written(tmp_path: Path) -> None:
+    """A path is not markup: `cases[v2].yaml` keeps its brackets in `agenteval runs`."""
+    (tmp_path / "cases[v2].yaml").write_text(CASES)
+    (tmp_path / "agents.py").write_text(AGENTS)
+    done = cli(tmp_path, "run", "cases[v2].yaml", "--agent", "agents:good", "--store", "runs.db")
+    assert done.returncode == 0, done.stderr
+    listed = cli(tmp_path, "runs", "--store", "runs.db")
+    assert listed.returncode == 0, listed.stderr
+    assert_fits(listed.stdout, 80)
+    # One run: its target column's pieces, line by line, joined.
+    target = "".join(
+        line.split("│")[5].strip() for line in listed.stdout.splitlines() if line.count("│") == 6
+    )
+    assert target == str(tmp_path / "cases[v2].yaml"), listed.stdout
