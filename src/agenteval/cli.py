@@ -751,8 +751,11 @@ def list_runs(
         return
     with RunStore(path, create=False) as run_store:
         rows = run_store.list_runs(limit=limit)
-    table = Table("created (UTC)", "status", "trials", "target")
-    table.columns.insert(0, Column("run", no_wrap=True, style="cyan"))
+    table = Table(
+        Column("run", no_wrap=True, style="cyan"),
+        *(Column(header, no_wrap=True) for header in ("created (UTC)", "status", "trials")),
+        Column("target", overflow="fold"),  # a long path wraps in its cell, never cut
+    )
     for row in rows:
         table.add_row(
             row.run_id,
@@ -760,7 +763,7 @@ def list_runs(
             # Finished means every trial stored, whatever an older agenteval marked.
             "incomplete" if row.status is RunStatus.FINISHED and not row.complete else row.status,
             f"{row.trials_done}/{row.trials_total}",
-            row.target or "",
+            Text(row.target or ""),  # a path like `cases[v2].yaml` is not markup
         )
     console.print(table)
 

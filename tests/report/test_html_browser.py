@@ -146,7 +146,7 @@ def test_sorting_reorders_the_table(watched: Watched) -> None:
 
     def latencies() -> list[float]:
         cells = page.eval_on_selector_all(
-            "tbody.trial td:nth-child(6)", "cells => cells.map(c => c.textContent)"
+            "tbody.trial td:nth-child(7)", "cells => cells.map(c => c.textContent)"
         )
         return [float(cell.split()[0]) for cell in cells]
 

@@ -762,7 +762,8 @@ def print_comparison(comparison: Comparison, console: Console | None = None) -> 
         ("p", "left"),
     ]
     for column, justify in columns:
-        table.add_column(column, justify=justify, no_wrap=column != "scorer")
+        # A scorer's name is an id: it wraps inside its cell on a narrow terminal, never cut.
+        table.add_column(column, justify=justify, no_wrap=column != "scorer", overflow="fold")
     for label, row in _rows(comparison):
         for kind, change in (("pass rate", row.pass_rate), ("mean", row.mean)):
             if change is None:
@@ -782,7 +783,8 @@ def print_comparison(comparison: Comparison, console: Console | None = None) -> 
                     _score_change(change.change),
                 )
             table.add_row(
-                label if kind == "pass rate" else "  └ mean score",
+                # Text, not markup: a name like `x[require_order]` is printed as it is.
+                Text(label) if kind == "pass rate" else "  └ mean score",
                 str(row.cases),
                 *values,
                 Text.assemble(_p(change.p_value), (f" {verdict}" if verdict else "", style)),
@@ -799,7 +801,7 @@ def print_comparison(comparison: Comparison, console: Console | None = None) -> 
     )
     costs = Table(title="Cost and latency", title_justify="left", box=box.SIMPLE_HEAD)
     for column in ("", "base", "candidate", "change"):
-        costs.add_column(column, justify="left" if not column else "right")
+        costs.add_column(column, justify="left" if not column else "right", no_wrap=bool(column))
     for label, metric, unit in _cost_rows(comparison):
         costs.add_row(
             label,

@@ -37,6 +37,7 @@ from agenteval.report.terminal import (
     format_rate,
     format_seconds,
     format_usd,
+    rate_verdict,
 )
 from agenteval.run import MissingTrials, RunInfo, TrialResult
 from agenteval.trace import ToolCall, Trial
@@ -200,6 +201,8 @@ def _score_views(result: TrialResult) -> list[dict[str, Any]]:
 @dataclass
 class _TrialView:
     index: int
+    """The row's number as the page shows it, from 1 in the run's order: `#trace-N` in the
+    address, the row's link and its `data-i` all use it."""
     result: TrialResult
     status: str
     failing: list[str]
@@ -327,6 +330,8 @@ class _Bar:
     low: float
     high: float
     text: str
+    verdict: str
+    """`good`, `warn` or `bad`: the class the score tables give the same rate."""
 
 
 def _score_bars(summary: Summary) -> list[_Bar]:
@@ -343,6 +348,7 @@ def _score_bars(summary: Summary) -> list[_Bar]:
                     low=stats.interval.low,
                     high=stats.interval.high,
                     text=f"{stats.pass_rate:.0%} {format_interval(stats.interval)} n={stats.scored}",
+                    verdict=rate_verdict(stats.pass_rate),
                 )
             )
     return bars
@@ -356,6 +362,54 @@ class _Histogram:
     peak: int
     markers: list[tuple[float, str]]
     log: bool
+
+
+def _decimals_for(value: float, digits: int = 1) -> int:
+    """Decimals that show `digits` significant digits of `value` (none for a whole number)."""
+    if value <= 0:
+        return 0
+    return max(0, digits - 1 - math.floor(math.log10(value)))
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """How the latency axis writes seconds: in one unit for the whole axis (ms when every value
+    is under a second, else s), so a reader never compares `900 ms` with `1.00 s`. On a linear
+    axis every tick has the same decimals, the fewest that tell neighbouring ticks apart; a
+    log axis's ticks (1, 2 or 5 times a power of ten) are written exactly."""
+
+    unit: str
+    scale: float
+
+    @classmethod
+    def for_range(cls, top: float) -> _Axis:
+        return cls("ms", 1000.0) if top < 1 else cls("s", 1.0)
+
+    def labels(self, ticks: list[float], log: bool) -> list[str]:
+        values = [t * self.scale for t in ticks]
+        if log:
+            return [f"{v:,.{_decimals_for(v)}f} {self.unit}" for v in values]
+        step = (values[-1] - values[0]) / max(1, len(values) - 1)
+        decimals = _decimals_for(step)
+        while len({f"{v:.{decimals}f}" for v in values}) < len(values) and decimals < 6:
+            decimals += 1
+        return [f"{v:,.{decimals}f} {self.unit}" for v in values]
+
+    def value(self, seconds: float) -> str:
+        """A marked value (p50, p95): three significant digits in the axis's unit."""
+        v = seconds * self.scale
+        return f"{v:,.{_decimals_for(v, 3)}f} {self.unit}"
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    """Powers of ten within the range, or 1, 2 and 5 times them when fewer than three fit."""
+    exponents = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    for steps in ((1.0,), (1.0, 2.0, 5.0)):
+        ticks = [m * 10.0**e for e in exponents for m in steps]
+        ticks = [t for t in ticks if lo <= t <= hi]
+        if len(ticks) >= 3:
+            return ticks
+    return ticks if len(ticks) >= 2 else [lo, hi]
 
 
 def _histogram(total: list[float], working: list[float], summary: Summary) -> _Histogram | None:
@@ -385,21 +439,19 @@ def _histogram(total: list[float], working: list[float], summary: Summary) -> _H
         if v > 0:
             works[slot(v)] += 1
     bins = [(i / count, (i + 1) / count, totals[i], works[i]) for i in range(count)]
-    if log:
-        tick_values = [
-            10.0**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
-        ]
-        tick_values = [t for t in tick_values if lo <= t <= hi] or [lo, hi]
-    else:
-        tick_values = [lo + (hi - lo) * i / 4 for i in range(5)]
+    tick_values = _log_ticks(lo, hi) if log else [lo + (hi - lo) * i / 4 for i in range(5)]
+    axis = _Axis.for_range(hi)
     markers = [
-        (position(value), f"{label} {format_seconds(value)}")
+        (position(value), f"{label} {axis.value(value)}")
         for label, value in (("p50", summary.latency.p50), ("p95", summary.latency.p95))
         if value is not None
     ]
     return _Histogram(
         bins=bins,
-        ticks=[(position(t), format_seconds(t)) for t in tick_values],
+        ticks=[
+            (position(t), text)
+            for t, text in zip(tick_values, axis.labels(tick_values, log), strict=True)
+        ],
         peak=max(max(totals), max(works), 1),
         markers=markers,
         log=log,
@@ -574,6 +626,7 @@ def _environment() -> Environment:
     env.filters["interval"] = format_interval
     env.filters["rate"] = format_rate
     env.filters["cell_class"] = _cell_class
+    env.filters["verdict"] = rate_verdict
     env.filters["is_mapping"] = lambda v: isinstance(v, Mapping)
     env.filters["is_list"] = lambda v: isinstance(v, list)
     env.filters["is_table"] = lambda v: (
@@ -616,7 +669,7 @@ def render_html(
     views: list[_TrialView] = []
     total_latency: list[float] = []
     working_latency: list[float] = []
-    for index, result in enumerate(results):
+    for index, result in enumerate(results, start=1):
         view = _trial_view(index, result, table, summary.passing, flaky)
         view.extra = _trace(view)
         views.append(view)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich import box
+from rich.cells import cell_len
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -28,6 +31,7 @@ __all__ = [
     "format_usd",
     "print_failing",
     "print_summary",
+    "rate_verdict",
 ]
 
 SCORER_MEANINGS = {
@@ -89,25 +93,65 @@ def format_rate(rate: Rate) -> str:
     return f"{rate.count} of {rate.total} ({_pct(rate.rate)} {format_interval(rate.interval)})"
 
 
-def _rate_style(rate: float | None) -> str:
+def rate_verdict(rate: float | None) -> str:
+    """A pass rate's verdict: `good` when every trial passed, `warn` from half, `bad` below;
+    empty without a rate. The terminal's colours and the HTML report's classes (tables and
+    bars alike) both come from here, so they never disagree."""
     if rate is None:
         return ""
-    return "green" if rate == 1 else "yellow" if rate >= 0.5 else "red"
+    return "good" if rate == 1 else "warn" if rate >= 0.5 else "bad"
 
 
-def _scorer_table(
+_VERDICT_STYLES = {"good": "green", "warn": "yellow", "bad": "red", "": ""}
+
+
+def _rate_style(rate: float | None) -> str:
+    return _VERDICT_STYLES[rate_verdict(rate)]
+
+
+def _table(title: str) -> Table:
+    """A summary table in the light frame `compare` uses: no side borders, so the text columns
+    keep room at 80 columns (a terminal's default, and what rich assumes when piped)."""
+    return Table(
+        title=title,
+        title_justify="left",
+        title_style="bold",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+
+
+def _number_columns(table: Table, *headers: str, style: str = "") -> None:
+    # Numbers never wrap or shrink: a narrow terminal wraps the text columns instead.
+    for header in headers:
+        table.add_column(header, justify="right", no_wrap=True, style=style)
+
+
+def _width(console: Console, table: Table) -> int:
+    """The width the table takes with nothing wrapped (a measure on the console itself would
+    stop at its width)."""
+    return Measurement.get(console, console.options.update_width(100_000), table).maximum
+
+
+_ROOM_TO_EXPLAIN = 30
+"""Columns the meaning of a scorer needs beside it; with less, it goes below the table."""
+
+
+def _scorer_rows(
     title: str, names: list[str], scorers: dict[str, ScorerStats], explain: bool
 ) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold", expand=False)
-    table.add_column("scorer", no_wrap=True)
-    table.add_column("mean", justify="right")
-    table.add_column("pass rate", justify="right")
-    table.add_column("95% CI", justify="right", style="dim")
-    table.add_column("trials", justify="right")
-    table.add_column("skipped", justify="right")
-    table.add_column("errors", justify="right")
+    table = _table(title)
+    # A scorer's name is an id: on a narrow terminal it wraps inside its cell, never cut. Beside
+    # the meanings it stays on one line and only the meaning wraps.
+    table.add_column("scorer", overflow="fold", no_wrap=explain)
+    _number_columns(table, "mean", "pass rate")
+    _number_columns(table, "95% CI", style="dim")
+    _number_columns(table, "trials", "skipped", "errors")
     if explain:
-        table.add_column("what it measures", style="dim", no_wrap=True)
+        table.add_column("what it measures", style="dim")
+    meanings = {**SCORER_MEANINGS, **RUBRIC_MEANINGS}
     for name in names:
         stats = scorers[name]
         cells: list[str | Text] = [
@@ -120,9 +164,20 @@ def _scorer_table(
             Text(str(stats.errors), style="red" if stats.errors else ""),
         ]
         if explain:
-            cells.append({**SCORER_MEANINGS, **RUBRIC_MEANINGS}.get(name, "your own scorer"))
+            cells.append(meanings.get(name, "your own scorer"))
         table.add_row(*cells)
     return table
+
+
+def _scorer_table(
+    console: Console, title: str, names: list[str], scorers: dict[str, ScorerStats], explain: bool
+) -> tuple[Table, bool]:
+    """The table, and whether it explains each scorer beside it: only where the names stay on
+    one line and the meaning still has room."""
+    table = _scorer_rows(title, names, scorers, explain=False)
+    if explain and _width(console, table) + 2 + _ROOM_TO_EXPLAIN <= console.width:
+        return _scorer_rows(title, names, scorers, explain=True), True
+    return table, False
 
 
 def _attribution_lines(attribution: RetrievalAttribution) -> list[Text]:
@@ -156,12 +211,9 @@ def _attribution_lines(attribution: RetrievalAttribution) -> list[Text]:
 
 
 def _latency_table(summary: Summary) -> Table:
-    table = Table(title="Latency per trial", title_justify="left", title_style="bold")
+    table = _table("Latency per trial")
     table.add_column("")
-    table.add_column("p50", justify="right")
-    table.add_column("p95", justify="right")
-    table.add_column("max", justify="right")
-    table.add_column("trials", justify="right")
+    _number_columns(table, "p50", "p95", "max", "trials")
     rows: list[tuple[str, LatencyStats]] = [
         ("total (what a user waits)", summary.latency),
         ("excluding waits (retries, backoff)", summary.working_latency),
@@ -233,11 +285,10 @@ def _retry_lines(summary: Summary) -> list[Text]:
 
 
 def _failure_table(summary: Summary) -> Table:
-    table = Table(title="Failures by cause", title_justify="left", title_style="bold")
-    table.add_column("cause")
-    table.add_column("trials", justify="right")
-    table.add_column("share", justify="right")
-    table.add_column("95% CI", justify="right", style="dim")
+    table = _table("Failures by cause")
+    table.add_column("cause", overflow="fold")
+    _number_columns(table, "trials", "share")
+    _number_columns(table, "95% CI", style="dim")
     for cause, rate in summary.failure_rates.items():
         table.add_row(
             Text(cause, style="red"),
@@ -255,16 +306,10 @@ def _pass_k_cell(rows: list[PassAtK], k: int) -> str:
     return f"{row.pass_at_k:.0%} / {row.pass_hat_k:.0%}"
 
 
-def _reliability_table(reliability: Reliability, order: list[str]) -> Table:
-    ks = range(1, reliability.trials + 1)
-    table = Table(
-        title=f"Reliability over {reliability.trials} trials per case: pass@k / pass^k",
-        title_justify="left",
-        title_style="bold",
-    )
-    table.add_column("scorer", no_wrap=True)
-    for k in ks:
-        table.add_column(f"k={k}", justify="right")
+def _reliability_table(reliability: Reliability, order: list[str], ks: list[int]) -> Table:
+    table = _table(f"Reliability over {reliability.trials} trials per case: pass@k / pass^k")
+    table.add_column("scorer", overflow="fold")
+    _number_columns(table, *(f"k={k}" for k in ks))
     table.add_row(
         Text("a trial passes", style="bold"), *(_pass_k_cell(reliability.trial, k) for k in ks)
     )
@@ -272,6 +317,47 @@ def _reliability_table(reliability: Reliability, order: list[str]) -> Table:
         if name in reliability.scorers:
             table.add_row(Text(name), *(_pass_k_cell(reliability.scorers[name], k) for k in ks))
     return table
+
+
+_NAMES_MIN = 20
+"""Columns the scorer names keep beside the k columns (longer names wrap)."""
+
+
+def _shown_ks(trials: int, room: int, per_k: int) -> list[int]:
+    """The k columns that fit in `room`: all of them, else k=1, k=trials and evenly spread ones
+    between."""
+    fit = max(2, room // per_k)
+    if trials <= fit:
+        return list(range(1, trials + 1))
+    return sorted({round(1 + i * (trials - 1) / (fit - 1)) for i in range(fit)})
+
+
+def _print_reliability(console: Console, reliability: Reliability, order: list[str]) -> None:
+    every = list(range(1, reliability.trials + 1))
+    full = _reliability_table(reliability, order, every)
+    if _width(console, full) <= console.width:
+        console.print(full)
+        return
+    # Too many trials for the terminal: the names keep some room (wrapping beyond it) and as
+    # many k columns as fit are shown, named below when some are left out.
+    rows = [reliability.trial, *(reliability.scorers[n] for n in order if n in reliability.scorers)]
+    per_k = 2 + max(
+        cell_len(text)
+        for k in every
+        for text in [f"k={k}", *(_pass_k_cell(row, k) for row in rows)]
+    )
+    names = [n for n in order if n in reliability.scorers]
+    name_room = min(max(map(cell_len, ["a trial passes", *names])), _NAMES_MIN)
+    ks = _shown_ks(reliability.trials, console.width - name_room, per_k)
+    console.print(_reliability_table(reliability, order, ks))
+    left_out = ", ".join(str(k) for k in every if k not in ks)
+    if left_out:
+        console.print(
+            Text(
+                f"not shown at this width: k={left_out} (the JSON and HTML reports have every k)",
+                style="dim",
+            )
+        )
 
 
 def _flaky_lines(reliability: Reliability) -> list[Text]:
@@ -321,8 +407,8 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
     explain = console.width >= 150
     explained: list[str] = []
     for section in summary.sections:
-        _print_section(console, section, summary, explain)
-        if not explain and section.key in (
+        beside = _print_section(console, section, summary, explain)
+        if not beside and section.key in (
             "correctness",
             "tool_use",
             "faithfulness",
@@ -348,10 +434,16 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
         console.print(Text("applied to no trial: " + ", ".join(idle), style="dim"))
 
 
-def _print_section(console: Console, section: Section, summary: Summary, explain: bool) -> None:
+def _print_section(console: Console, section: Section, summary: Summary, explain: bool) -> bool:
+    """Print one section; whether its table explained each scorer beside it."""
     key = section.key
+    beside = False
+    console.print()  # the light frame has no top border: a blank line sets sections apart
     if section.scorers:
-        console.print(_scorer_table(section.title, section.scorers, summary.scorers, explain))
+        table, beside = _scorer_table(
+            console, section.title, section.scorers, summary.scorers, explain
+        )
+        console.print(table)
         if key == "faithfulness" and summary.attribution is not None:
             for line in _attribution_lines(summary.attribution):
                 console.print(line)
@@ -366,9 +458,10 @@ def _print_section(console: Console, section: Section, summary: Summary, explain
     elif key == "failures":
         console.print(_failure_table(summary))
     elif key == "reliability" and summary.reliability is not None:
-        console.print(_reliability_table(summary.reliability, list(summary.scorers)))
+        _print_reliability(console, summary.reliability, list(summary.scorers))
         for line in _flaky_lines(summary.reliability):
             console.print(line)
+    return beside
 
 
 def print_failing(results: Iterable[TrialResult], console: Console | None = None) -> None:

@@ -88,6 +88,13 @@
   table.addEventListener("click", function (event) {
     var target = event.target;
     if (!(target instanceof Element)) return;
+    var link = target.closest("td.row-number a");
+    if (link) {
+      // The link also changes the address (hashchange opens it); open it even when the
+      // address already names it.
+      toggle(link.closest("tbody.trial"), true);
+      return;
+    }
     var button = target.closest("button.open-trace");
     var cell = target.closest("td.case-id");
     var hit = button || cell;
@@ -104,11 +111,16 @@
     });
   });
 
-  // #trace-N in the address opens that trial's trace.
-  var match = /^#trace-(\d+)$/.exec(window.location.hash);
-  if (match && bodies[match[1]]) {
-    toggle(bodies[match[1]], true);
-    bodies[match[1]].scrollIntoView();
+  // #trace-N in the address opens the trace of the row numbered N (rows count from 1, as the
+  // # column shows them), on load and whenever the address changes.
+  function openFromAddress() {
+    var match = /^#trace-(\d+)$/.exec(window.location.hash);
+    if (match && bodies[match[1]]) {
+      toggle(bodies[match[1]], true);
+      bodies[match[1]].scrollIntoView();
+    }
   }
+  window.addEventListener("hashchange", openFromAddress);
+  openFromAddress();
   applyFilters();
 })();
