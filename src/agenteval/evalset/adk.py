@@ -55,6 +55,7 @@ from pydantic import ValidationError
 from agenteval.case import EvalCase, Invocation, Rubric
 from agenteval.datasets import _cached, _json_value, _JsonTree, _line_in, _read_text
 from agenteval.errors import DatasetError
+from agenteval.evalset.adk_keys import LEVELS, camel, unknown_key
 from agenteval.evalset.evalset import EvalSet
 from agenteval.jsonsafe import MAX_DEPTH, model_json
 from agenteval.trace import ToolCall
@@ -67,6 +68,8 @@ __all__ = [
     "SESSION_INPUT",
     "eval_set_from_adk",
     "eval_set_to_adk",
+    "has_adk_name",
+    "has_adk_shape",
     "is_adk_file",
     "load_adk_cases",
     "read_adk_file",
@@ -94,9 +97,48 @@ ADK_METADATA = "adk"
 _Loc = tuple[str | int, ...]
 
 
-def is_adk_file(path: str | Path) -> bool:
-    """Whether `path` names an ADK eval set file (`*.evalset.json`, `*.test.json`)."""
+def has_adk_name(path: str | Path) -> bool:
+    """Whether `path` is named as ADK names its eval files (`*.evalset.json`, `*.test.json`)."""
     return Path(path).name.lower().endswith(ADK_SUFFIXES)
+
+
+def is_adk_file(path: str | Path) -> bool:
+    """Whether the file at `path` is read as an ADK eval set: by its name (`*.evalset.json`,
+    `*.test.json`), or, for another `.json` file, by its content (ADK's shape, not agenteval's
+    case list).
+
+    The one detection `agenteval.load_cases` (so `agenteval run FILE`) and `EvalSet.load` share:
+    ADK's own benchmarks keep eval sets under other names (`bigquerybench_eval.json`).
+    """
+    source = Path(path)
+    if has_adk_name(source):
+        return True
+    if source.suffix.lower() != ".json" or not source.is_file():
+        return False
+    try:
+        data = json.loads(source.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return False  # the case file reader says what is wrong with it
+    return has_adk_shape(data)
+
+
+def has_adk_shape(data: Any) -> bool:
+    """Whether parsed JSON is shaped as an ADK eval set rather than an agenteval case file.
+
+    ADK's: an object with `eval_set_id` or `eval_cases` (either spelling); a list of legacy test
+    turns (each with a `query` and only legacy turn keys); a list of legacy cases (each with
+    `name` and `data`). agenteval's: a list of cases (`input`, ...) or a `cases:` mapping; a
+    list of `{"query": ..., "expected_output": ...}` is an agenteval file with a mistake, left
+    to that reader's hints.
+    """
+    if isinstance(data, dict):
+        return any(key in data for key in ("eval_set_id", "evalSetId", "eval_cases", "evalCases"))
+    if not (isinstance(data, list) and data and all(isinstance(item, dict) for item in data)):
+        return False
+    turns, cases = LEVELS["a legacy turn"].names, LEVELS["a legacy eval case"].names
+    return all("query" in item and turns.issuperset(item) for item in data) or all(
+        "data" in item and "name" in item and cases.issuperset(item) for item in data
+    )
 
 
 def load_adk_cases(path: str | Path) -> list[EvalCase]:
@@ -152,7 +194,7 @@ def read_adk_folder(
 ) -> EvalSet:
     """Every ADK file under `folder` (recursively), as one set named after the folder."""
     root = Path(folder)
-    files = sorted(p for p in root.rglob("*") if p.is_file() and is_adk_file(p))
+    files = sorted(p for p in root.rglob("*") if p.is_file() and has_adk_name(p))
     if not files:
         raise DatasetError(
             "no ADK eval files in this folder",
@@ -194,11 +236,6 @@ def _stem(path: Path) -> str:
 
 def _dotted(path: Sequence[str | int]) -> str:
     return ".".join(str(step) for step in path)
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 def _session_file(
@@ -253,14 +290,33 @@ class _Reader:
             hint=hint,
         )
 
+    def known(
+        self, mapping: Mapping[str, Any], loc: _Loc, what: str, case: str | int | None
+    ) -> None:
+        """Refuse a key ADK's model for `what` does not take (see `adk_keys`): read silently, a
+        misspelt key drops an expectation."""
+        found = unknown_key(mapping, what)
+        if found is None:
+            return
+        other = _OTHER_FORMAT.get((what, found.key))
+        if other is not None:
+            hint = other
+        elif found.meant is not None:
+            hint = f"did you mean {found.meant!r}?"
+        else:
+            hint = f"{what} takes: " + ", ".join(found.known)
+        raise self.error(
+            f"unknown key {found.key!r} in {what}", (*loc, found.key), case=case, hint=hint
+        )
+
     @staticmethod
     def key(mapping: Mapping[str, Any], name: str) -> str | None:
         """The key under which `mapping` gives the field `name` (snake_case or camelCase)."""
         if name in mapping:
             return name
-        camel = _camel(name)
-        if camel in mapping:
-            return camel
+        alias = camel(name)
+        if alias in mapping:
+            return alias
         return None
 
     def get(self, mapping: Mapping[str, Any], name: str) -> tuple[Any, str]:
@@ -328,6 +384,7 @@ class _Reader:
                 if close
                 else 'list the cases under "eval_cases"',
             )
+        self.known(data, (), "an eval set", None)
         set_id, id_key = self.get(data, "eval_set_id")
         name, name_key = self.get(data, "name")
         description, description_key = self.get(data, "description")
@@ -378,6 +435,7 @@ class _Reader:
         label: str | int = number
         if eval_id is not None:
             label = self.text(eval_id, (*loc, id_key), "eval_id", number)
+        self.known(item, loc, "an eval case", label)
         conversation, conversation_key = self.get(item, "conversation")
         if conversation is None:
             if self.get(item, "conversation_scenario")[0] is not None:
@@ -490,6 +548,7 @@ class _Reader:
             label,
             'write {"app_name": ..., "user_id": ..., "state": {...}}',
         )
+        self.known(session, loc, "session_input", label)
         result: dict[str, Any] = {}
         for name in ("app_name", "user_id", "session_id"):
             value, key = self.get(session, name)
@@ -503,7 +562,7 @@ class _Reader:
             if state is not None
             else {}
         )
-        known = {k for n in ("app_name", "user_id", "session_id", "state") for k in (n, _camel(n))}
+        known = {k for n in ("app_name", "user_id", "session_id", "state") for k in (n, camel(n))}
         result.update({k: v for k, v in session.items() if k not in known})
         return result
 
@@ -519,6 +578,7 @@ class _Reader:
             label,
             'write {"user_content": {"parts": [{"text": "..."}]}, ...}',
         )
+        self.known(turn, loc, "an invocation", label)
         user, user_key = self.get(turn, "user_content")
         if user is None:
             raise self.error(
@@ -579,6 +639,7 @@ class _Reader:
         content = self.mapping(
             data, loc, what, label, f'write {what} as {{"role": ..., "parts": [{{"text": "..."}}]}}'
         )
+        self.known(content, loc, "a content", label)
         parts, parts_key = self.get(content, "parts")
         texts: list[str] = []
         for index, part in enumerate(self.items(parts, (*loc, parts_key), "parts", label)):
@@ -589,6 +650,7 @@ class _Reader:
                 label,
                 'write each part as {"text": "..."}',
             )
+            self.known(piece, (*loc, parts_key, index), "a part", label)
             if piece.get("thought") is True:
                 continue
             text = piece.get("text")
@@ -608,6 +670,7 @@ class _Reader:
             label,
             'write {"tool_uses": [...], "intermediate_responses": [...]}',
         )
+        self.known(steps, loc, "intermediate_data", label)
         events, events_key = self.get(steps, "invocation_events")
         if events is not None:
             return self.invocation_events(events, (*loc, events_key), label)
@@ -659,6 +722,7 @@ class _Reader:
                 label,
                 'write {"author": ..., "content": {"parts": [...]}}',
             )
+            self.known(entry, where, "an invocation event", label)
             author = entry.get("author")
             content, content_key = self.get(entry, "content")
             if content is None:
@@ -666,12 +730,14 @@ class _Reader:
             body = self.mapping(
                 content, (*where, content_key), "content", label, 'write {"parts": [...]}'
             )
+            self.known(body, (*where, content_key), "a content", label)
             parts, parts_key = self.get(body, "parts")
             for j, part in enumerate(
                 self.items(parts, (*where, content_key, parts_key), "parts", label)
             ):
                 at = (*where, content_key, parts_key, j)
                 piece = self.mapping(part, at, "a part", label, 'write {"text": "..."}')
+                self.known(piece, at, "a part", label)
                 call, call_key = self.get(piece, "function_call")
                 result, result_key = self.get(piece, "function_response")
                 if call is not None:
@@ -690,6 +756,7 @@ class _Reader:
         use = self.mapping(
             data, loc, "a tool use", label, 'write {"name": "tool_name", "args": {...}}'
         )
+        self.known(use, loc, "a tool use", label)
         name, name_key = self.get(use, "name")
         if name is None:
             raise self.error(
@@ -715,6 +782,7 @@ class _Reader:
         response = self.mapping(
             data, loc, "a tool response", label, 'write {"id": ..., "name": ..., "response": {...}}'
         )
+        self.known(response, loc, "a tool response", label)
         call_id, name, result = response.get("id"), response.get("name"), response.get("response")
         target = next((c for c in calls if call_id and c.id == call_id), None)
         if target is None:
@@ -736,9 +804,11 @@ class _Reader:
                 label,
                 'write {"rubric_id": ..., "rubric_content": {"text_property": "..."}}',
             )
+            self.known(rubric, where, "a rubric", label)
             content, content_key = self.get(rubric, "rubric_content")
             text: Any = None
             if isinstance(content, dict):
+                self.known(content, (*where, content_key), "rubric_content", label)
                 text, _ = self.get(content, "text_property")
             elif isinstance(content, str):
                 text = content
@@ -770,6 +840,7 @@ class _Reader:
         name, name_key = self.get(data, "name")
         label: str | int = loc[-1] + 1 if isinstance(loc[-1], int) else self.stem
         case_id = self.text(name, (*loc, name_key), "name", label) if name is not None else None
+        self.known(data, loc, "a legacy eval case", case_id or label)
         own, own_key = self.get(data, "initial_session")
         turns, turns_key = self.get(data, "data")
         own_session = (
@@ -831,6 +902,7 @@ class _Reader:
             label,
             'write each turn as {"query": "...", "expected_tool_use": [...], "reference": "..."}',
         )
+        self.known(turn, loc, "a legacy turn", label)
         if "query" not in turn:
             raise self.error(
                 f"turn {number} has no query",
@@ -857,6 +929,7 @@ class _Reader:
                 label,
                 'write {"tool_name": "...", "tool_input": {...}}',
             )
+            self.known(item, where, "a legacy tool use", label)
             if "tool_name" not in item:
                 raise self.error(
                     "the expected tool use has no tool_name",
@@ -897,6 +970,7 @@ class _Reader:
                 label,
                 'write {"author": "...", "text": "..."}',
             )
+            self.known(entry, where, "a legacy intermediate response", label)
             responses.append(
                 {
                     "author": str(entry.get("author", "")),
@@ -912,6 +986,18 @@ class _Reader:
         if "expected_tool_use" in turn:
             fields["expected_tool_trajectory"] = calls
         return Invocation(**fields), responses
+
+
+# Keys of one ADK format written in the other: the fix is a different place, not a spelling.
+_OTHER_FORMAT = {
+    ("an invocation", "expected_tool_use"): "expected_tool_use belongs to ADK's legacy test "
+    'format; in an eval set write the expected calls as "intermediate_data": {"tool_uses": '
+    '[{"name": ..., "args": {...}}]} (an empty list expects no call)',
+    ("an invocation", "reference"): "reference belongs to ADK's legacy test format; in an eval "
+    'set write the expected answer as "final_response": {"parts": [{"text": "..."}]}',
+    ("an invocation", "query"): "query belongs to ADK's legacy test format; in an eval set "
+    'write the user\'s turn as "user_content": {"parts": [{"text": "..."}]}',
+}
 
 
 def _adk_metadata(ids: list[str], intermediate: list[list[dict[str, str]]]) -> dict[str, Any]:
