@@ -36,9 +36,15 @@ How ADK's fields land on `EvalCase`:
 
 Not carried over: timestamps, `app_details`, rubric `description` and `type`, thought parts.
 A `conversation_scenario` (ADK's user simulator) cannot be played from a file and is refused
-with a message. agenteval writes two extension keys ADK tolerates (its models allow extra
-fields) and reads them back: `expected_node_order` on an invocation, and `tags` and
-`metadata` (other metadata keys) on a case.
+with a message. A key ADK's models do not take is refused, naming the key meant (`adk_keys`).
+
+What agenteval writes, google-adk's models accept. ADK keeps an eval case's extra keys and
+refuses them below it, so agenteval's own data goes on the case: `tags`, `metadata` (other
+metadata keys), and `agenteval` (`AGENTEVAL_KEY`: each turn's `expected_node_order` and rubric
+weights, the case rubrics' weights). A tool result that is not a JSON object is written
+`{"result": value}`, as ADK's tools return it; a session without `app_name` or `user_id` gets
+"" for them, as ADK's converter of legacy sessions does. Files from earlier agenteval versions
+(`expected_node_order` on an invocation, `weight` on a rubric) are still read.
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ from agenteval.trace import ToolCall
 __all__ = [
     "ADK_METADATA",
     "ADK_SUFFIXES",
+    "AGENTEVAL_KEY",
     "FINAL_SESSION_STATE",
     "INITIAL_SESSION_FILE",
     "SESSION_INPUT",
@@ -89,6 +96,11 @@ the initial `state`."""
 
 FINAL_SESSION_STATE = "final_session_state"
 """`EvalCase.metadata` key of the session state the case expects at the end of the conversation."""
+
+AGENTEVAL_KEY = "agenteval"
+"""The eval case key under which agenteval writes what ADK's schema has no place for (ADK keeps
+an eval case's extra keys, and refuses them everywhere below): per turn (`turns`, one object a
+turn) the `expected_node_order` and the `rubric_weights`, and the case rubrics' `rubric_weights`."""
 
 ADK_METADATA = "adk"
 """`EvalCase.metadata` key of ADK's other per-turn fields: `invocation_ids` and
@@ -497,10 +509,16 @@ class _Reader:
             metadata[ADK_METADATA] = adk
         rubrics, rubrics_key = self.get(item, "rubrics")
         tags, tags_key = self.get(item, "tags")
+        case_rubrics = self.rubrics(rubrics, (*loc, rubrics_key), label) if rubrics else None
+        own = item.get(AGENTEVAL_KEY)
+        if own is not None:
+            invocations, case_rubrics = self.agenteval_key(
+                own, (*loc, AGENTEVAL_KEY), label, invocations, case_rubrics
+            )
         fields: dict[str, Any] = {
             "conversation": invocations,
             "metadata": metadata,
-            "rubrics": self.rubrics(rubrics, (*loc, rubrics_key), label) if rubrics else None,
+            "rubrics": case_rubrics,
         }
         if eval_id is not None:
             fields["id"] = eval_id
@@ -510,6 +528,67 @@ class _Reader:
                 for i, tag in enumerate(self.items(tags, (*loc, tags_key), "tags", label))
             ]
         return self.validated(fields, loc, label)
+
+    def agenteval_key(
+        self,
+        data: Any,
+        loc: _Loc,
+        label: str | int,
+        turns: list[Invocation],
+        rubrics: list[Rubric] | None,
+    ) -> tuple[list[Invocation], list[Rubric] | None]:
+        """The turns and case rubrics with what agenteval wrote under the case's `agenteval`
+        key (`AGENTEVAL_KEY`): each turn's node order and rubric weights, the case rubrics'
+        weights."""
+        own = self.mapping(data, loc, AGENTEVAL_KEY, label, 'write {"turns": [{...}, ...]}')
+        self.known(own, loc, "the agenteval key", label)
+        extensions = self.items(own.get("turns"), (*loc, "turns"), "turns", label)
+        if len(extensions) not in (0, len(turns)):
+            raise self.error(
+                f"{len(extensions)} entries under turns for {len(turns)} invocations",
+                (*loc, "turns"),
+                case=label,
+                hint="give one object per invocation of the conversation ({} for none)",
+            )
+        updated: list[Invocation] = []
+        for index, (turn, extension) in enumerate(zip(turns, extensions, strict=False)):
+            where = (*loc, "turns", index)
+            entry = self.mapping(extension, where, "a turn", label, "write {} or an object")
+            self.known(entry, where, "an agenteval turn", label)
+            change: dict[str, Any] = {}
+            if "expected_node_order" in entry:
+                at = (*where, "expected_node_order")
+                nodes = self.items(entry["expected_node_order"], at, "nodes", label)
+                change["expected_node_order"] = [
+                    self.text(node, (*at, i), "a node name", label) for i, node in enumerate(nodes)
+                ]
+            if "rubric_weights" in entry:
+                change["rubrics"] = self.weighted(
+                    turn.rubrics, entry["rubric_weights"], (*where, "rubric_weights"), label
+                )
+            updated.append(turn.model_copy(update=change) if change else turn)
+        if "rubric_weights" in own:
+            rubrics = self.weighted(
+                rubrics or [], own["rubric_weights"], (*loc, "rubric_weights"), label
+            )
+        return updated or turns, rubrics
+
+    def weighted(
+        self, rubrics: list[Rubric], data: Any, loc: _Loc, label: str | int
+    ) -> list[Rubric]:
+        weights = self.items(data, loc, "rubric_weights", label)
+        if len(weights) != len(rubrics) or not all(
+            isinstance(w, int | float) and not isinstance(w, bool) for w in weights
+        ):
+            raise self.error(
+                f"rubric_weights should be {len(rubrics)} numbers, one per rubric",
+                loc,
+                case=label,
+                hint="give each rubric its weight, in the rubrics' order",
+            )
+        return [
+            r.model_copy(update={"weight": float(w)}) for r, w in zip(rubrics, weights, strict=True)
+        ]
 
     def validated(self, fields: dict[str, Any], loc: _Loc, label: str | int) -> EvalCase:
         try:
@@ -1034,13 +1113,27 @@ def _content(text: str, role: str) -> dict[str, Any]:
 
 
 def _rubric(rubric: Rubric) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "rubric_id": rubric.rubric_id,
-        "rubric_content": {"text_property": rubric.content},
-    }
-    if rubric.weight != 1.0:
-        data["weight"] = rubric.weight  # an extension key, read back by agenteval
-    return data
+    # ADK's Rubric takes no weight: a weight other than 1 goes to the case's `agenteval` key.
+    return {"rubric_id": rubric.rubric_id, "rubric_content": {"text_property": rubric.content}}
+
+
+def _weights(rubrics: Sequence[Rubric]) -> list[float] | None:
+    """The rubrics' weights, when one is not 1 (ADK's Rubric has no weight)."""
+    return [r.weight for r in rubrics] if any(r.weight != 1.0 for r in rubrics) else None
+
+
+def _response(result: Any) -> dict[str, Any]:
+    """A tool result as ADK's `FunctionResponse.response`, an object: a result that is not one
+    is written `{"result": value}`, as ADK's own tools return it."""
+    return result if isinstance(result, dict) else {"result": result}
+
+
+def _session(session: Any) -> Any:
+    """ADK's `SessionInput` requires `app_name` and `user_id`: one not given is written "", as
+    ADK's own converter of legacy sessions does."""
+    if not isinstance(session, dict):
+        return session
+    return {"app_name": "", "user_id": "", **session}
 
 
 def _turns_of(case: EvalCase, file: str) -> list[Invocation]:
@@ -1078,7 +1171,11 @@ def _invocation(turn: Invocation, invocation_id: str, said: list[dict[str, str]]
             for call in turn.expected_tool_trajectory
         ]
     responses = [
-        {**({"id": call.id} if call.id else {}), "name": call.name, "response": call.result}
+        {
+            **({"id": call.id} if call.id else {}),
+            "name": call.name,
+            "response": _response(call.result),
+        }
         for call in turn.expected_tool_trajectory
         if call.result is not None
     ]
@@ -1090,9 +1187,19 @@ def _invocation(turn: Invocation, invocation_id: str, said: list[dict[str, str]]
         data["intermediate_data"] = steps
     if turn.rubrics:
         data["rubrics"] = [_rubric(r) for r in turn.rubrics]
-    if "expected_node_order" in turn.model_fields_set or turn.expected_node_order:
-        data["expected_node_order"] = list(turn.expected_node_order)
     return data
+
+
+def _turn_extension(turn: Invocation) -> dict[str, Any]:
+    """What ADK's Invocation cannot hold (it refuses extra keys), for the case's `agenteval`
+    key: the expected node order and the rubrics' weights."""
+    extension: dict[str, Any] = {}
+    if "expected_node_order" in turn.model_fields_set or turn.expected_node_order:
+        extension["expected_node_order"] = list(turn.expected_node_order)
+    weights = _weights(turn.rubrics)
+    if weights is not None:
+        extension["rubric_weights"] = weights
+    return extension
 
 
 def eval_set_to_adk(eval_set: EvalSet, *, file: str = "<eval set>") -> dict[str, Any]:
@@ -1118,15 +1225,25 @@ def eval_set_to_adk(eval_set: EvalSet, *, file: str = "<eval set>") -> dict[str,
             ],
         }
         if session is not None:
-            data["session_input"] = session
+            data["session_input"] = _session(session)
         if final:
             data["final_session_state"] = final
         if case.rubrics:
             data["rubrics"] = [_rubric(r) for r in case.rubrics]
+        # ADK keeps an eval case's extra keys: agenteval's own data goes there.
         if case.tags:
             data["tags"] = list(case.tags)
         if metadata:
             data["metadata"] = metadata
+        extension: dict[str, Any] = {}
+        turn_extensions = [_turn_extension(turn) for turn in turns]
+        if any(turn_extensions):
+            extension["turns"] = turn_extensions
+        weights = _weights(case.rubrics or [])
+        if weights is not None:
+            extension["rubric_weights"] = weights
+        if extension:
+            data[AGENTEVAL_KEY] = extension
         cases.append(data)
     result: dict[str, Any] = {"eval_set_id": eval_set.id}
     if eval_set.name is not None:

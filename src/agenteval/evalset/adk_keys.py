@@ -76,7 +76,8 @@ LEVELS: dict[str, Level] = {
             ("eval_set_id", "name", "description", "eval_cases", "creation_timestamp"),
             strict=False,
         ),
-        # eval_case.EvalCase (extra keys kept); `tags` and `metadata` are agenteval's, read back.
+        # eval_case.EvalCase (extra keys kept); `tags`, `metadata` and `agenteval` are
+        # agenteval's own data, written there because ADK keeps them.
         Level(
             "an eval case",
             (
@@ -89,6 +90,7 @@ LEVELS: dict[str, Level] = {
                 "final_session_state",
                 "tags",
                 "metadata",
+                "agenteval",
             ),
             strict=False,
         ),
@@ -143,6 +145,9 @@ LEVELS: dict[str, Level] = {
         Level("a legacy tool use", ("tool_name", "tool_input", "mock_tool_output")),
         Level("a legacy eval case", ("name", "data", "initial_session")),
         Level("a legacy intermediate response", ("author", "text")),
+        # agenteval's own key in an eval case (`adk.AGENTEVAL_KEY`) and its turns.
+        Level("the agenteval key", ("turns", "rubric_weights")),
+        Level("an agenteval turn", ("expected_node_order", "rubric_weights")),
     )
 }
 
