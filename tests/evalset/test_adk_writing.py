@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from agenteval import EvalCase, Invocation, Rubric, ToolCall
 from agenteval.evalset import EvalSet
-from agenteval.evalset.adk import AGENTEVAL_KEY, FINAL_SESSION_STATE, SESSION_INPUT
+from agenteval.evalset.adk import AGENTEVAL_KEY, CASE_ONLY, FINAL_SESSION_STATE, SESSION_INPUT
+from agenteval.evalset.adk_keys import LEVELS
 
 adk_eval_set = pytest.importorskip("google.adk.evaluation.eval_set")
 
@@ -224,3 +225,33 @@ def test_files_agenteval_wrote_before_still_read(tmp_path: Path) -> None:
     (turn,) = EvalSet.load(path).cases[0].conversation or []
     assert turn.expected_node_order == ["a", "b"]
     assert turn.rubrics[0].weight == 2.0
+
+
+def test_case_fields_adk_has_no_place_for_are_kept_under_the_agenteval_key(
+    tmp_path: Path,
+) -> None:
+    case = EvalCase(
+        id="sum",
+        input="2+2?",
+        expected_output="4",
+        expected_tools=["calculator"],
+        max_tool_calls=2,
+        relevant_docs=["arithmetic.md"],
+        must_not_contain=["five"],
+        keywords=["4"],
+        context="Grade school maths.",
+    )
+    path = EvalSet(id="maths", cases=[case]).save(tmp_path / "maths.evalset.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    adk_eval_set.EvalSet.model_validate(data)
+
+    (read,) = EvalSet.load(path).cases
+    # A single-input case comes back as a one-turn conversation, its other fields kept.
+    for field in CASE_ONLY:
+        assert getattr(read, field) == getattr(case, field), field
+    assert read.conversation is not None
+    assert read.conversation[0].expected_final_response == "4"
+
+
+def test_the_reader_takes_every_case_field_the_writer_puts_there() -> None:
+    assert LEVELS["an agenteval case"].fields == CASE_ONLY

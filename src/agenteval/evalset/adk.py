@@ -41,7 +41,8 @@ with a message. A key ADK's models do not take is refused, naming the key meant 
 What agenteval writes, google-adk's models accept. ADK keeps an eval case's extra keys and
 refuses them below it, so agenteval's own data goes on the case: `tags`, `metadata` (other
 metadata keys), and `agenteval` (`AGENTEVAL_KEY`: each turn's `expected_node_order` and rubric
-weights, the case rubrics' weights). A tool result that is not a JSON object is written
+weights, the case rubrics' weights, and the case fields ADK has none for, `CASE_ONLY`:
+`expected_tools`, `keywords`, `max_tool_calls`, ...). A tool result that is not a JSON object is written
 `{"result": value}`, as ADK's tools return it; a session without `app_name` or `user_id` gets
 "" for them, as ADK's converter of legacy sessions does. Files from earlier agenteval versions
 (`expected_node_order` on an invocation, `weight` on a rubric) are still read.
@@ -70,6 +71,7 @@ __all__ = [
     "ADK_METADATA",
     "ADK_SUFFIXES",
     "AGENTEVAL_KEY",
+    "CASE_ONLY",
     "FINAL_SESSION_STATE",
     "INITIAL_SESSION_FILE",
     "SESSION_INPUT",
@@ -100,7 +102,19 @@ FINAL_SESSION_STATE = "final_session_state"
 AGENTEVAL_KEY = "agenteval"
 """The eval case key under which agenteval writes what ADK's schema has no place for (ADK keeps
 an eval case's extra keys, and refuses them everywhere below): per turn (`turns`, one object a
-turn) the `expected_node_order` and the `rubric_weights`, and the case rubrics' `rubric_weights`."""
+turn) the `expected_node_order` and the `rubric_weights`; the case rubrics' `rubric_weights`;
+and under `case` the `EvalCase` fields ADK has no field for (`CASE_ONLY`)."""
+
+CASE_ONLY = (
+    "expected_tools",
+    "max_tool_calls",
+    "relevant_docs",
+    "must_not_contain",
+    "keywords",
+    "context",
+    "agent_trace",
+)
+"""`EvalCase` fields with no place in ADK's eval case, written under `agenteval.case`."""
 
 ADK_METADATA = "adk"
 """`EvalCase.metadata` key of ADK's other per-turn fields: `invocation_ids` and
@@ -511,11 +525,13 @@ class _Reader:
         tags, tags_key = self.get(item, "tags")
         case_rubrics = self.rubrics(rubrics, (*loc, rubrics_key), label) if rubrics else None
         own = item.get(AGENTEVAL_KEY)
+        case_only: dict[str, Any] = {}
         if own is not None:
-            invocations, case_rubrics = self.agenteval_key(
+            invocations, case_rubrics, case_only = self.agenteval_key(
                 own, (*loc, AGENTEVAL_KEY), label, invocations, case_rubrics
             )
         fields: dict[str, Any] = {
+            **case_only,
             "conversation": invocations,
             "metadata": metadata,
             "rubrics": case_rubrics,
@@ -536,10 +552,10 @@ class _Reader:
         label: str | int,
         turns: list[Invocation],
         rubrics: list[Rubric] | None,
-    ) -> tuple[list[Invocation], list[Rubric] | None]:
+    ) -> tuple[list[Invocation], list[Rubric] | None, dict[str, Any]]:
         """The turns and case rubrics with what agenteval wrote under the case's `agenteval`
         key (`AGENTEVAL_KEY`): each turn's node order and rubric weights, the case rubrics'
-        weights."""
+        weights; and the case's own fields (`CASE_ONLY`)."""
         own = self.mapping(data, loc, AGENTEVAL_KEY, label, 'write {"turns": [{...}, ...]}')
         self.known(own, loc, "the agenteval key", label)
         extensions = self.items(own.get("turns"), (*loc, "turns"), "turns", label)
@@ -571,7 +587,13 @@ class _Reader:
             rubrics = self.weighted(
                 rubrics or [], own["rubric_weights"], (*loc, "rubric_weights"), label
             )
-        return updated or turns, rubrics
+        case_only: dict[str, Any] = {}
+        if "case" in own:
+            case_only = self.mapping(
+                own["case"], (*loc, "case"), "case", label, "write the case's fields as an object"
+            )
+            self.known(case_only, (*loc, "case"), "an agenteval case", label)
+        return updated or turns, rubrics, case_only
 
     def weighted(
         self, rubrics: list[Rubric], data: Any, loc: _Loc, label: str | int
@@ -1242,6 +1264,9 @@ def eval_set_to_adk(eval_set: EvalSet, *, file: str = "<eval set>") -> dict[str,
         weights = _weights(case.rubrics or [])
         if weights is not None:
             extension["rubric_weights"] = weights
+        own = case.model_dump(mode="json", include=set(CASE_ONLY), exclude_none=True)
+        if own:
+            extension["case"] = own
         if extension:
             data[AGENTEVAL_KEY] = extension
         cases.append(data)

@@ -146,7 +146,19 @@ LEVELS: dict[str, Level] = {
         Level("a legacy eval case", ("name", "data", "initial_session")),
         Level("a legacy intermediate response", ("author", "text")),
         # agenteval's own key in an eval case (`adk.AGENTEVAL_KEY`) and its turns.
-        Level("the agenteval key", ("turns", "rubric_weights")),
+        Level("the agenteval key", ("turns", "rubric_weights", "case")),
+        Level(
+            "an agenteval case",
+            (
+                "expected_tools",
+                "max_tool_calls",
+                "relevant_docs",
+                "must_not_contain",
+                "keywords",
+                "context",
+                "agent_trace",
+            ),
+        ),
         Level("an agenteval turn", ("expected_node_order", "rubric_weights")),
     )
 }
