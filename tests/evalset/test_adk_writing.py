@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agenteval import EvalCase, Invocation, Rubric, ToolCall
+from agenteval.case import ExpectedCall
 from agenteval.evalset import EvalSet
 from agenteval.evalset.adk import AGENTEVAL_KEY, CASE_ONLY, FINAL_SESSION_STATE, SESSION_INPUT
 from agenteval.evalset.adk_keys import LEVELS
@@ -255,3 +256,51 @@ def test_case_fields_adk_has_no_place_for_are_kept_under_the_agenteval_key(
 
 def test_the_reader_takes_every_case_field_the_writer_puts_there() -> None:
     assert LEVELS["an agenteval case"].fields == CASE_ONLY
+
+
+@st.composite
+def single_input_cases(draw: st.DrawFn) -> EvalCase:
+    fields: dict[str, Any] = {"id": draw(names), "input": draw(texts)}
+    optional = {
+        "expected_output": texts,
+        "expected_trajectory": st.lists(
+            st.builds(
+                ExpectedCall,
+                name=names,
+                arguments=st.dictionaries(names, json_values, max_size=2),
+            ),
+            max_size=3,
+        ),
+        "expected_tools": st.lists(names, max_size=3),
+        "max_tool_calls": st.integers(min_value=0, max_value=5),
+        "relevant_docs": st.lists(texts, max_size=2),
+        "must_not_contain": st.lists(texts, min_size=1, max_size=2),
+        "keywords": st.lists(texts, min_size=1, max_size=2),
+        "context": texts,
+        "rubrics": st.lists(rubrics, min_size=1, max_size=2),
+        "tags": st.lists(names, max_size=2, unique=True),
+    }
+    for field, strategy in optional.items():
+        if draw(st.booleans()):
+            fields[field] = draw(strategy)
+    return EvalCase(**fields)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=single_input_cases())
+def test_adks_models_accept_every_single_input_case_written(case: EvalCase) -> None:
+    text = json.dumps(EvalSet(id="s", cases=[case]).to_adk())
+
+    adk_eval_set.EvalSet.model_validate_json(text)
+
+    (read,) = EvalSet.from_adk(json.loads(text)).cases
+    # It comes back as a one-turn conversation, nothing it expects lost.
+    for field in (*CASE_ONLY, "id", "tags", "rubrics"):
+        assert getattr(read, field) == getattr(case, field), field
+    (turn,) = read.conversation or []
+    assert turn.input == case.input
+    assert turn.expected_final_response == case.expected_output
+    if case.expected_trajectory is not None:
+        assert [(c.name, c.arguments) for c in turn.expected_tool_trajectory] == [
+            (c.name, c.arguments) for c in case.expected_trajectory
+        ]
