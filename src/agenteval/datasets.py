@@ -123,18 +123,19 @@ _Loc = tuple[str | int, ...]
 def load_cases(path: str | Path) -> list[EvalCase]:
     """The cases in a YAML, JSON, JSONL or CSV case file, in file order.
 
-    Google ADK eval sets (`*.evalset.json`) and test files (`*.test.json`) are read as ADK
-    writes them (see `agenteval.evalset.adk`).
+    Google ADK eval sets (`*.evalset.json`, `*.test.json`, or a `.json` file holding an ADK
+    eval set) are read as ADK writes them (see `agenteval.evalset.adk`).
 
     Raises `DatasetError` for the first mistake in the file: a missing or unreadable file, a
     syntax error, a case that is not valid, or two cases with the same id.
     """
     file = str(path)
     source = Path(path)
-    if source.name.lower().endswith((".evalset.json", ".test.json")):
-        # Google ADK eval sets and test files have a reader of their own.
-        from agenteval.evalset.adk import load_adk_cases
+    # Google ADK eval sets have a reader of their own: `*.evalset.json`, `*.test.json`, and a
+    # `.json` file holding ADK's shape (`is_adk_file`, the detection `EvalSet.load` uses too).
+    from agenteval.evalset.adk import is_adk_file, load_adk_cases
 
+    if is_adk_file(source):
         return load_adk_cases(source)
     fmt = _format_of(source, file, _READ_FORMATS, "read")
     text = _read_text(source, file)

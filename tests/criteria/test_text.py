@@ -148,9 +148,10 @@ async def test_rouge_match_details_keep_scores_and_the_first_500_characters() ->
     assert len(result.details["actual_response"]) == 500
 
 
-async def test_rouge_match_with_no_expected_response() -> None:
+async def test_rouge_match_with_no_expected_response_gives_no_score() -> None:
+    """Nothing to compare with is no evidence either way (it was 1.0 or 0.5)."""
     criterion = RougeMatchCriterion()
-    assert (await criterion.evaluate(said(""), case())).score == 1.0
-    assert (await criterion.evaluate(said("  "), case())).score == 1.0
-    result = await criterion.evaluate(said("something"), case())
-    assert (result.score, result.passed) == (0.5, False)
+    for answer in ("", "  ", "something"):
+        result = await criterion.evaluate(said(answer), case())
+        assert (result.score, result.passed) == (None, None)
+        assert result.reason == "no expected final response in the case"

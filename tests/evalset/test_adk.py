@@ -311,7 +311,12 @@ def test_a_turn_without_user_content_names_the_case_and_field(tmp_path: Path) ->
     path = write(
         tmp_path,
         "bad.evalset.json",
-        {"eval_set_id": "s", "eval_cases": [{"eval_id": "c1", "conversation": [{"final": 1}]}]},
+        {
+            "eval_set_id": "s",
+            "eval_cases": [
+                {"eval_id": "c1", "conversation": [{"final_response": {"parts": [{"text": "Hi"}]}}]}
+            ],
+        },
     )
     with pytest.raises(DatasetError) as caught:
         EvalSet.load(path)

@@ -2,7 +2,8 @@
 concatenated across turns, else from the single-turn fields of `EvalCase`.
 
 - the final response: the last non-empty `expected_final_response` of the turns, else
-  `expected_output`;
+  `expected_output`; and per turn (`expected_turn_responses`), the turns that have one, which
+  the text criteria score one by one (a turn without a reference is not scored);
 - the tool calls: every turn's `expected_tool_trajectory`, in turn order, else
   `expected_trajectory`;
 - the tool names: those of the tool calls, else `expected_tools`;
@@ -24,6 +25,7 @@ __all__ = [
     "expected_rubrics",
     "expected_tool_calls",
     "expected_tool_names",
+    "expected_turn_responses",
 ]
 
 
@@ -39,6 +41,21 @@ def expected_final_response(case: EvalCase) -> str | None:
     if case.expected_output and case.expected_output.strip():
         return case.expected_output
     return None
+
+
+def expected_turn_responses(case: EvalCase) -> list[tuple[int, str]]:
+    """(turn index, expected final response) of every turn that has a non-empty one; for a case
+    without a conversation, `(0, expected_output)` when it has one. A turn whose reference is
+    null or empty states nothing to compare its answer with, so it is left out."""
+    if case.conversation:
+        return [
+            (index, turn.expected_final_response)
+            for index, turn in enumerate(case.conversation)
+            if turn.expected_final_response and turn.expected_final_response.strip()
+        ]
+    if case.expected_output and case.expected_output.strip():
+        return [(0, case.expected_output)]
+    return []
 
 
 def expected_tool_calls(case: EvalCase) -> list[ToolCall] | None:

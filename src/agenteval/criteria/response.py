@@ -16,6 +16,7 @@ from agenteval.case import EvalCase, Rubric
 from agenteval.criteria.base import CriterionResult
 from agenteval.criteria.expected import expected_final_response, expected_rubrics
 from agenteval.criteria.llm import JudgeAsk, TemplatedLLMCriterion, distinct
+from agenteval.criteria.text import turns_to_score
 from agenteval.judge.rubrics import case_question
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason
@@ -36,7 +37,8 @@ def _failed_without_answer(criterion: TemplatedLLMCriterion, actual: Trial) -> C
 
 class LLMJudgeCriterion(TemplatedLLMCriterion):
     """The judge says whether the response means the same as the last expected final response
-    (agenteval's `correctness` template: 1.0 same answer, 0.5 partly, 0.0 different).
+    (agenteval's `correctness` template: 1.0 same answer, 0.5 partly, 0.0 different). In a
+    conversation, the last turn with an expected response is judged against that turn's answer.
 
     Skips with 1.0 (and a `note`) when the case has no expected final response, or the agent
     gave no response without failing. `details`: `samples`, `individual_scores`, `reasonings`,
@@ -49,11 +51,13 @@ class LLMJudgeCriterion(TemplatedLLMCriterion):
 
     def ask(self, actual: Trial, expected: EvalCase) -> JudgeAsk | CriterionResult:
         """The question, the expected response and the response."""
-        reference = expected_final_response(expected)
-        if reference is None:
+        turns = turns_to_score(actual, expected)
+        if isinstance(turns, str):
             note = "No expected final response: skipped"
             return self._result(1.0, {"note": note, "reason": note}, reason=note)
-        answer = actual.actual_response
+        # The last turn with an expected response, judged against that turn's own answer (not
+        # the conversation's last answer, which may reply to something else).
+        reference, answer = turns[-1].want, turns[-1].got
         if not answer.strip():
             if actual.failure is not None:
                 return _failed_without_answer(self, actual)

@@ -1,16 +1,23 @@
 """Criteria over the text of the final response, with no LLM call: `ExactMatchCriterion`,
-`ContainsKeywordsCriterion` and `RougeMatchCriterion` (with `rouge1`, the ROUGE-1 it scores)."""
+`ContainsKeywordsCriterion` and `RougeMatchCriterion` (with `rouge1`, the ROUGE-1 it scores).
+
+In a conversation, `exact_match` and `rouge_match` score each turn that has an expected final
+response against that turn's answer, and average them: a turn whose reference is null or empty
+is not scored (ADK scores it as a 0 and fails a perfect agent), and with no reference in any
+turn there is no score.
+"""
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import fmean
 
 from agenteval.case import EvalCase
 from agenteval.criteria.base import CriterionResult, SyncCriterion
 from agenteval.criteria.config import CriterionConfig
-from agenteval.criteria.expected import expected_final_response
+from agenteval.criteria.expected import expected_turn_responses
 from agenteval.scorers.answer import no_answer_reason
 from agenteval.scorers.redacted import holds_redacted, undecided
 from agenteval.trace import Trial
@@ -20,7 +27,9 @@ __all__ = [
     "ExactMatchCriterion",
     "Rouge1",
     "RougeMatchCriterion",
+    "TurnToScore",
     "rouge1",
+    "turns_to_score",
     "unigrams",
 ]
 
@@ -35,15 +44,51 @@ def _undecidable(criterion: SyncCriterion) -> CriterionResult:
     return criterion._result(None, dict(score.details), reason=score.reason)
 
 
+_NO_REFERENCE = "no expected final response in the case"
+
+
+@dataclass(frozen=True)
+class TurnToScore:
+    """One turn a response criterion scores: its index, the expected final response and what
+    the agent answered in that turn."""
+
+    index: int
+    want: str
+    got: str
+
+
+def turns_to_score(actual: Trial, expected: EvalCase) -> list[TurnToScore] | str:
+    """The turns with an expected final response, each with that turn's answer; or why none
+    can be scored.
+
+    The answers of every turn come from the trial's `turn_outputs` (the engine records them for
+    every conversation it plays). A trial that cannot be split into the case's turns (a trace
+    recorded elsewhere) has one answer, its last, scored against the last reference.
+    """
+    references = expected_turn_responses(expected)
+    if not references:
+        return _NO_REFERENCE
+    count = len(expected.conversation or []) or 1
+    outputs = actual.metadata.get("turn_outputs") if count > 1 else None
+    if isinstance(outputs, list) and len(outputs) == count:
+        return [
+            TurnToScore(index, want, answer if isinstance(answer := outputs[index], str) else "")
+            for index, want in references
+        ]
+    index, want = references[-1]
+    return [TurnToScore(index, want, actual.actual_response)]
+
+
 def _quote(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
 class ExactMatchCriterion(SyncCriterion):
-    """The response, stripped, is exactly the last non-empty expected final response, stripped:
-    byte for byte, case and punctuation included. 1.0 or 0.0, no partial credit.
+    """The response, stripped, is exactly the expected final response, stripped: byte for
+    byte, case and punctuation included. 1.0 or 0.0 for a turn; in a conversation, the share of
+    the turns with an expected response whose answer matches (`details["turns"]`).
 
-    No score when the case has no expected response, nor in a rescore comparing a masked secret
+    No score when no turn has an expected response, nor in a rescore comparing a masked secret
     (`scorers.redacted`). (For answers that may be worded
     differently, use `ResponseMatchCriterion`; agenteval's `exact_match` scorer forgives case,
     accents and number formatting.)
@@ -53,31 +98,46 @@ class ExactMatchCriterion(SyncCriterion):
     description = "The response is byte-for-byte the expected response"
 
     def evaluate_sync(self, actual: Trial, expected: EvalCase) -> CriterionResult:
-        """Compare the stripped response with the stripped expected response."""
-        want = expected_final_response(expected)
+        """Compare each stripped answer with its turn's stripped expected response."""
+        turns = turns_to_score(actual, expected)
         got = actual.actual_response.strip()
-        if want is None:
+        if isinstance(turns, str):
             return self._result(
                 None,
                 {"match": None, "expected": None, "actual": got[:_SHOWN_CHARS]},
-                reason="no expected final response in the case",
+                reason=turns,
             )
-        if got and holds_redacted(got, want):
+        if any(turn.got.strip() and holds_redacted(turn.got, turn.want) for turn in turns):
             return _undecidable(self)
-        match = got == want.strip()
+        matches = [turn.got.strip() == turn.want.strip() for turn in turns]
+        last = turns[-1]
         # Excerpts: the trial holds the whole response, and details are stored with every score.
-        details = {
-            "match": match,
-            "expected": want.strip()[:_SHOWN_CHARS],
-            "actual": got[:_SHOWN_CHARS],
+        details: dict[str, object] = {
+            "match": all(matches),
+            "expected": last.want.strip()[:_SHOWN_CHARS],
+            "actual": last.got.strip()[:_SHOWN_CHARS],
         }
-        if match:
+        if len(turns) > 1:
+            details["turns"] = [
+                {"turn": turn.index + 1, "match": match}
+                for turn, match in zip(turns, matches, strict=True)
+            ]
+            missed = [
+                turn.index + 1 for turn, match in zip(turns, matches, strict=True) if not match
+            ]
+            reason = (
+                f"all {len(turns)} turns with an expected response match"
+                if not missed
+                else f"{len(turns) - len(missed)} of {len(turns)} turns with an expected response "
+                "match; not turn " + ", ".join(map(str, missed))
+            )
+        elif matches[0]:
             reason = "the response is exactly the expected response"
-        elif not got:
+        elif not last.got.strip():
             reason = no_answer_reason(actual)
         else:
-            reason = f"expected {_quote(want.strip())}, got {_quote(got)}"
-        return self._result(1.0 if match else 0.0, details, reason=reason)
+            reason = f"expected {_quote(last.want.strip())}, got {_quote(last.got.strip())}"
+        return self._result(sum(matches) / len(matches), details, reason=reason)
 
 
 class ContainsKeywordsCriterion(SyncCriterion):
@@ -166,34 +226,40 @@ class RougeMatchCriterion(SyncCriterion):
     """ROUGE-1 F1 between the response and the expected final response; no LLM call.
 
     `details` holds `precision`, `recall`, `f1`, and the first 500 characters of each response
-    (`expected_response`, `actual_response`). When the case has no expected response the score
-    is 1.0 if the agent said nothing either, else 0.5.
+    (`expected_response`, `actual_response`). In a conversation, each turn with an expected
+    response is scored against that turn's answer and the scores are averaged (`details["turns"]`
+    has each). No score when no turn has an expected response.
     """
 
     name = "rouge_match"
     description = "Word overlap with the expected response (ROUGE-1 F1)"
 
     def evaluate_sync(self, actual: Trial, expected: EvalCase) -> CriterionResult:
-        """Score the word overlap."""
-        want = expected_final_response(expected)
-        got = actual.actual_response
-        if want is None:
-            said_nothing = not got.strip()
-            return self._result(
-                1.0 if said_nothing else 0.5,
-                {"note": "No expected response", "actual_response": got[:_SHOWN_CHARS]},
-                reason="no expected response, and "
-                + ("no response either" if said_nothing else "the agent responded"),
-            )
-        if holds_redacted(got, want):
+        """Score the word overlap, turn by turn."""
+        turns = turns_to_score(actual, expected)
+        if isinstance(turns, str):
+            note = turns
+            details = {"note": note, "actual_response": actual.actual_response[:_SHOWN_CHARS]}
+            return self._result(None, details, reason=note)
+        if any(holds_redacted(turn.got, turn.want) for turn in turns):
             return _undecidable(self)
-        rouge = rouge1(got, want)
-        details = {
-            "precision": rouge.precision,
-            "recall": rouge.recall,
-            "f1": rouge.f1,
-            "expected_response": want[:_SHOWN_CHARS],
-            "actual_response": got[:_SHOWN_CHARS],
+        scores = [rouge1(turn.got, turn.want) for turn in turns]
+        last = turns[-1]
+        f1 = fmean(rouge.f1 for rouge in scores)
+        precision = fmean(rouge.precision for rouge in scores)
+        recall = fmean(rouge.recall for rouge in scores)
+        shown: dict[str, object] = {
+            "precision": precision,
+            "recall": recall,
+            "f1": f1,
+            "expected_response": last.want[:_SHOWN_CHARS],
+            "actual_response": last.got[:_SHOWN_CHARS],
         }
-        reason = f"ROUGE-1 F1 {rouge.f1:.2f} (precision {rouge.precision:.2f}, recall {rouge.recall:.2f})"
-        return self._result(rouge.f1, details, reason=reason)
+        reason = f"ROUGE-1 F1 {f1:.2f} (precision {precision:.2f}, recall {recall:.2f})"
+        if len(turns) > 1:
+            shown["turns"] = [
+                {"turn": turn.index + 1, "f1": rouge.f1}
+                for turn, rouge in zip(turns, scores, strict=True)
+            ]
+            reason += f", the mean over the {len(turns)} turns with an expected response"
+        return self._result(f1, shown, reason=reason)

@@ -36,9 +36,16 @@ How ADK's fields land on `EvalCase`:
 
 Not carried over: timestamps, `app_details`, rubric `description` and `type`, thought parts.
 A `conversation_scenario` (ADK's user simulator) cannot be played from a file and is refused
-with a message. agenteval writes two extension keys ADK tolerates (its models allow extra
-fields) and reads them back: `expected_node_order` on an invocation, and `tags` and
-`metadata` (other metadata keys) on a case.
+with a message. A key ADK's models do not take is refused, naming the key meant (`adk_keys`).
+
+What agenteval writes, google-adk's models accept. ADK keeps an eval case's extra keys and
+refuses them below it, so agenteval's own data goes on the case: `tags`, `metadata` (other
+metadata keys), and `agenteval` (`AGENTEVAL_KEY`: each turn's `expected_node_order` and rubric
+weights, the case rubrics' weights, and the case fields ADK has none for, `CASE_ONLY`:
+`expected_tools`, `keywords`, `max_tool_calls`, ...). A tool result that is not a JSON object is written
+`{"result": value}`, as ADK's tools return it; a session without `app_name` or `user_id` gets
+"" for them, as ADK's converter of legacy sessions does. Files from earlier agenteval versions
+(`expected_node_order` on an invocation, `weight` on a rubric) are still read.
 """
 
 from __future__ import annotations
@@ -55,6 +62,7 @@ from pydantic import ValidationError
 from agenteval.case import EvalCase, Invocation, Rubric
 from agenteval.datasets import _cached, _json_value, _JsonTree, _line_in, _read_text
 from agenteval.errors import DatasetError
+from agenteval.evalset.adk_keys import LEVELS, camel, unknown_key
 from agenteval.evalset.evalset import EvalSet
 from agenteval.jsonsafe import MAX_DEPTH, model_json
 from agenteval.trace import ToolCall
@@ -62,11 +70,15 @@ from agenteval.trace import ToolCall
 __all__ = [
     "ADK_METADATA",
     "ADK_SUFFIXES",
+    "AGENTEVAL_KEY",
+    "CASE_ONLY",
     "FINAL_SESSION_STATE",
     "INITIAL_SESSION_FILE",
     "SESSION_INPUT",
     "eval_set_from_adk",
     "eval_set_to_adk",
+    "has_adk_name",
+    "has_adk_shape",
     "is_adk_file",
     "load_adk_cases",
     "read_adk_file",
@@ -87,6 +99,23 @@ the initial `state`."""
 FINAL_SESSION_STATE = "final_session_state"
 """`EvalCase.metadata` key of the session state the case expects at the end of the conversation."""
 
+AGENTEVAL_KEY = "agenteval"
+"""The eval case key under which agenteval writes what ADK's schema has no place for (ADK keeps
+an eval case's extra keys, and refuses them everywhere below): per turn (`turns`, one object a
+turn) the `expected_node_order` and the `rubric_weights`; the case rubrics' `rubric_weights`;
+and under `case` the `EvalCase` fields ADK has no field for (`CASE_ONLY`)."""
+
+CASE_ONLY = (
+    "expected_tools",
+    "max_tool_calls",
+    "relevant_docs",
+    "must_not_contain",
+    "keywords",
+    "context",
+    "agent_trace",
+)
+"""`EvalCase` fields with no place in ADK's eval case, written under `agenteval.case`."""
+
 ADK_METADATA = "adk"
 """`EvalCase.metadata` key of ADK's other per-turn fields: `invocation_ids` and
 `intermediate_responses` (per turn, a list of `{author, text}`)."""
@@ -94,9 +123,48 @@ ADK_METADATA = "adk"
 _Loc = tuple[str | int, ...]
 
 
-def is_adk_file(path: str | Path) -> bool:
-    """Whether `path` names an ADK eval set file (`*.evalset.json`, `*.test.json`)."""
+def has_adk_name(path: str | Path) -> bool:
+    """Whether `path` is named as ADK names its eval files (`*.evalset.json`, `*.test.json`)."""
     return Path(path).name.lower().endswith(ADK_SUFFIXES)
+
+
+def is_adk_file(path: str | Path) -> bool:
+    """Whether the file at `path` is read as an ADK eval set: by its name (`*.evalset.json`,
+    `*.test.json`), or, for another `.json` file, by its content (ADK's shape, not agenteval's
+    case list).
+
+    The one detection `agenteval.load_cases` (so `agenteval run FILE`) and `EvalSet.load` share:
+    ADK's own benchmarks keep eval sets under other names (`bigquerybench_eval.json`).
+    """
+    source = Path(path)
+    if has_adk_name(source):
+        return True
+    if source.suffix.lower() != ".json" or not source.is_file():
+        return False
+    try:
+        data = json.loads(source.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return False  # the case file reader says what is wrong with it
+    return has_adk_shape(data)
+
+
+def has_adk_shape(data: Any) -> bool:
+    """Whether parsed JSON is shaped as an ADK eval set rather than an agenteval case file.
+
+    ADK's: an object with `eval_set_id` or `eval_cases` (either spelling); a list of legacy test
+    turns (each with a `query` and only legacy turn keys); a list of legacy cases (each with
+    `name` and `data`). agenteval's: a list of cases (`input`, ...) or a `cases:` mapping; a
+    list of `{"query": ..., "expected_output": ...}` is an agenteval file with a mistake, left
+    to that reader's hints.
+    """
+    if isinstance(data, dict):
+        return any(key in data for key in ("eval_set_id", "evalSetId", "eval_cases", "evalCases"))
+    if not (isinstance(data, list) and data and all(isinstance(item, dict) for item in data)):
+        return False
+    turns, cases = LEVELS["a legacy turn"].names, LEVELS["a legacy eval case"].names
+    return all("query" in item and turns.issuperset(item) for item in data) or all(
+        "data" in item and "name" in item and cases.issuperset(item) for item in data
+    )
 
 
 def load_adk_cases(path: str | Path) -> list[EvalCase]:
@@ -152,7 +220,7 @@ def read_adk_folder(
 ) -> EvalSet:
     """Every ADK file under `folder` (recursively), as one set named after the folder."""
     root = Path(folder)
-    files = sorted(p for p in root.rglob("*") if p.is_file() and is_adk_file(p))
+    files = sorted(p for p in root.rglob("*") if p.is_file() and has_adk_name(p))
     if not files:
         raise DatasetError(
             "no ADK eval files in this folder",
@@ -194,11 +262,6 @@ def _stem(path: Path) -> str:
 
 def _dotted(path: Sequence[str | int]) -> str:
     return ".".join(str(step) for step in path)
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 def _session_file(
@@ -253,14 +316,33 @@ class _Reader:
             hint=hint,
         )
 
+    def known(
+        self, mapping: Mapping[str, Any], loc: _Loc, what: str, case: str | int | None
+    ) -> None:
+        """Refuse a key ADK's model for `what` does not take (see `adk_keys`): read silently, a
+        misspelt key drops an expectation."""
+        found = unknown_key(mapping, what)
+        if found is None:
+            return
+        other = _OTHER_FORMAT.get((what, found.key))
+        if other is not None:
+            hint = other
+        elif found.meant is not None:
+            hint = f"did you mean {found.meant!r}?"
+        else:
+            hint = f"{what} takes: " + ", ".join(found.known)
+        raise self.error(
+            f"unknown key {found.key!r} in {what}", (*loc, found.key), case=case, hint=hint
+        )
+
     @staticmethod
     def key(mapping: Mapping[str, Any], name: str) -> str | None:
         """The key under which `mapping` gives the field `name` (snake_case or camelCase)."""
         if name in mapping:
             return name
-        camel = _camel(name)
-        if camel in mapping:
-            return camel
+        alias = camel(name)
+        if alias in mapping:
+            return alias
         return None
 
     def get(self, mapping: Mapping[str, Any], name: str) -> tuple[Any, str]:
@@ -328,6 +410,7 @@ class _Reader:
                 if close
                 else 'list the cases under "eval_cases"',
             )
+        self.known(data, (), "an eval set", None)
         set_id, id_key = self.get(data, "eval_set_id")
         name, name_key = self.get(data, "name")
         description, description_key = self.get(data, "description")
@@ -378,6 +461,7 @@ class _Reader:
         label: str | int = number
         if eval_id is not None:
             label = self.text(eval_id, (*loc, id_key), "eval_id", number)
+        self.known(item, loc, "an eval case", label)
         conversation, conversation_key = self.get(item, "conversation")
         if conversation is None:
             if self.get(item, "conversation_scenario")[0] is not None:
@@ -439,10 +523,18 @@ class _Reader:
             metadata[ADK_METADATA] = adk
         rubrics, rubrics_key = self.get(item, "rubrics")
         tags, tags_key = self.get(item, "tags")
+        case_rubrics = self.rubrics(rubrics, (*loc, rubrics_key), label) if rubrics else None
+        own = item.get(AGENTEVAL_KEY)
+        case_only: dict[str, Any] = {}
+        if own is not None:
+            invocations, case_rubrics, case_only = self.agenteval_key(
+                own, (*loc, AGENTEVAL_KEY), label, invocations, case_rubrics
+            )
         fields: dict[str, Any] = {
+            **case_only,
             "conversation": invocations,
             "metadata": metadata,
-            "rubrics": self.rubrics(rubrics, (*loc, rubrics_key), label) if rubrics else None,
+            "rubrics": case_rubrics,
         }
         if eval_id is not None:
             fields["id"] = eval_id
@@ -452,6 +544,73 @@ class _Reader:
                 for i, tag in enumerate(self.items(tags, (*loc, tags_key), "tags", label))
             ]
         return self.validated(fields, loc, label)
+
+    def agenteval_key(
+        self,
+        data: Any,
+        loc: _Loc,
+        label: str | int,
+        turns: list[Invocation],
+        rubrics: list[Rubric] | None,
+    ) -> tuple[list[Invocation], list[Rubric] | None, dict[str, Any]]:
+        """The turns and case rubrics with what agenteval wrote under the case's `agenteval`
+        key (`AGENTEVAL_KEY`): each turn's node order and rubric weights, the case rubrics'
+        weights; and the case's own fields (`CASE_ONLY`)."""
+        own = self.mapping(data, loc, AGENTEVAL_KEY, label, 'write {"turns": [{...}, ...]}')
+        self.known(own, loc, "the agenteval key", label)
+        extensions = self.items(own.get("turns"), (*loc, "turns"), "turns", label)
+        if len(extensions) not in (0, len(turns)):
+            raise self.error(
+                f"{len(extensions)} entries under turns for {len(turns)} invocations",
+                (*loc, "turns"),
+                case=label,
+                hint="give one object per invocation of the conversation ({} for none)",
+            )
+        updated: list[Invocation] = []
+        for index, (turn, extension) in enumerate(zip(turns, extensions, strict=False)):
+            where = (*loc, "turns", index)
+            entry = self.mapping(extension, where, "a turn", label, "write {} or an object")
+            self.known(entry, where, "an agenteval turn", label)
+            change: dict[str, Any] = {}
+            if "expected_node_order" in entry:
+                at = (*where, "expected_node_order")
+                nodes = self.items(entry["expected_node_order"], at, "nodes", label)
+                change["expected_node_order"] = [
+                    self.text(node, (*at, i), "a node name", label) for i, node in enumerate(nodes)
+                ]
+            if "rubric_weights" in entry:
+                change["rubrics"] = self.weighted(
+                    turn.rubrics, entry["rubric_weights"], (*where, "rubric_weights"), label
+                )
+            updated.append(turn.model_copy(update=change) if change else turn)
+        if "rubric_weights" in own:
+            rubrics = self.weighted(
+                rubrics or [], own["rubric_weights"], (*loc, "rubric_weights"), label
+            )
+        case_only: dict[str, Any] = {}
+        if "case" in own:
+            case_only = self.mapping(
+                own["case"], (*loc, "case"), "case", label, "write the case's fields as an object"
+            )
+            self.known(case_only, (*loc, "case"), "an agenteval case", label)
+        return updated or turns, rubrics, case_only
+
+    def weighted(
+        self, rubrics: list[Rubric], data: Any, loc: _Loc, label: str | int
+    ) -> list[Rubric]:
+        weights = self.items(data, loc, "rubric_weights", label)
+        if len(weights) != len(rubrics) or not all(
+            isinstance(w, int | float) and not isinstance(w, bool) for w in weights
+        ):
+            raise self.error(
+                f"rubric_weights should be {len(rubrics)} numbers, one per rubric",
+                loc,
+                case=label,
+                hint="give each rubric its weight, in the rubrics' order",
+            )
+        return [
+            r.model_copy(update={"weight": float(w)}) for r, w in zip(rubrics, weights, strict=True)
+        ]
 
     def validated(self, fields: dict[str, Any], loc: _Loc, label: str | int) -> EvalCase:
         try:
@@ -490,6 +649,7 @@ class _Reader:
             label,
             'write {"app_name": ..., "user_id": ..., "state": {...}}',
         )
+        self.known(session, loc, "session_input", label)
         result: dict[str, Any] = {}
         for name in ("app_name", "user_id", "session_id"):
             value, key = self.get(session, name)
@@ -503,7 +663,7 @@ class _Reader:
             if state is not None
             else {}
         )
-        known = {k for n in ("app_name", "user_id", "session_id", "state") for k in (n, _camel(n))}
+        known = {k for n in ("app_name", "user_id", "session_id", "state") for k in (n, camel(n))}
         result.update({k: v for k, v in session.items() if k not in known})
         return result
 
@@ -519,6 +679,7 @@ class _Reader:
             label,
             'write {"user_content": {"parts": [{"text": "..."}]}, ...}',
         )
+        self.known(turn, loc, "an invocation", label)
         user, user_key = self.get(turn, "user_content")
         if user is None:
             raise self.error(
@@ -579,6 +740,7 @@ class _Reader:
         content = self.mapping(
             data, loc, what, label, f'write {what} as {{"role": ..., "parts": [{{"text": "..."}}]}}'
         )
+        self.known(content, loc, "a content", label)
         parts, parts_key = self.get(content, "parts")
         texts: list[str] = []
         for index, part in enumerate(self.items(parts, (*loc, parts_key), "parts", label)):
@@ -589,6 +751,7 @@ class _Reader:
                 label,
                 'write each part as {"text": "..."}',
             )
+            self.known(piece, (*loc, parts_key, index), "a part", label)
             if piece.get("thought") is True:
                 continue
             text = piece.get("text")
@@ -608,6 +771,7 @@ class _Reader:
             label,
             'write {"tool_uses": [...], "intermediate_responses": [...]}',
         )
+        self.known(steps, loc, "intermediate_data", label)
         events, events_key = self.get(steps, "invocation_events")
         if events is not None:
             return self.invocation_events(events, (*loc, events_key), label)
@@ -659,6 +823,7 @@ class _Reader:
                 label,
                 'write {"author": ..., "content": {"parts": [...]}}',
             )
+            self.known(entry, where, "an invocation event", label)
             author = entry.get("author")
             content, content_key = self.get(entry, "content")
             if content is None:
@@ -666,12 +831,14 @@ class _Reader:
             body = self.mapping(
                 content, (*where, content_key), "content", label, 'write {"parts": [...]}'
             )
+            self.known(body, (*where, content_key), "a content", label)
             parts, parts_key = self.get(body, "parts")
             for j, part in enumerate(
                 self.items(parts, (*where, content_key, parts_key), "parts", label)
             ):
                 at = (*where, content_key, parts_key, j)
                 piece = self.mapping(part, at, "a part", label, 'write {"text": "..."}')
+                self.known(piece, at, "a part", label)
                 call, call_key = self.get(piece, "function_call")
                 result, result_key = self.get(piece, "function_response")
                 if call is not None:
@@ -690,6 +857,7 @@ class _Reader:
         use = self.mapping(
             data, loc, "a tool use", label, 'write {"name": "tool_name", "args": {...}}'
         )
+        self.known(use, loc, "a tool use", label)
         name, name_key = self.get(use, "name")
         if name is None:
             raise self.error(
@@ -715,6 +883,7 @@ class _Reader:
         response = self.mapping(
             data, loc, "a tool response", label, 'write {"id": ..., "name": ..., "response": {...}}'
         )
+        self.known(response, loc, "a tool response", label)
         call_id, name, result = response.get("id"), response.get("name"), response.get("response")
         target = next((c for c in calls if call_id and c.id == call_id), None)
         if target is None:
@@ -736,9 +905,11 @@ class _Reader:
                 label,
                 'write {"rubric_id": ..., "rubric_content": {"text_property": "..."}}',
             )
+            self.known(rubric, where, "a rubric", label)
             content, content_key = self.get(rubric, "rubric_content")
             text: Any = None
             if isinstance(content, dict):
+                self.known(content, (*where, content_key), "rubric_content", label)
                 text, _ = self.get(content, "text_property")
             elif isinstance(content, str):
                 text = content
@@ -770,6 +941,7 @@ class _Reader:
         name, name_key = self.get(data, "name")
         label: str | int = loc[-1] + 1 if isinstance(loc[-1], int) else self.stem
         case_id = self.text(name, (*loc, name_key), "name", label) if name is not None else None
+        self.known(data, loc, "a legacy eval case", case_id or label)
         own, own_key = self.get(data, "initial_session")
         turns, turns_key = self.get(data, "data")
         own_session = (
@@ -831,6 +1003,7 @@ class _Reader:
             label,
             'write each turn as {"query": "...", "expected_tool_use": [...], "reference": "..."}',
         )
+        self.known(turn, loc, "a legacy turn", label)
         if "query" not in turn:
             raise self.error(
                 f"turn {number} has no query",
@@ -857,6 +1030,7 @@ class _Reader:
                 label,
                 'write {"tool_name": "...", "tool_input": {...}}',
             )
+            self.known(item, where, "a legacy tool use", label)
             if "tool_name" not in item:
                 raise self.error(
                     "the expected tool use has no tool_name",
@@ -897,6 +1071,7 @@ class _Reader:
                 label,
                 'write {"author": "...", "text": "..."}',
             )
+            self.known(entry, where, "a legacy intermediate response", label)
             responses.append(
                 {
                     "author": str(entry.get("author", "")),
@@ -912,6 +1087,18 @@ class _Reader:
         if "expected_tool_use" in turn:
             fields["expected_tool_trajectory"] = calls
         return Invocation(**fields), responses
+
+
+# Keys of one ADK format written in the other: the fix is a different place, not a spelling.
+_OTHER_FORMAT = {
+    ("an invocation", "expected_tool_use"): "expected_tool_use belongs to ADK's legacy test "
+    'format; in an eval set write the expected calls as "intermediate_data": {"tool_uses": '
+    '[{"name": ..., "args": {...}}]} (an empty list expects no call)',
+    ("an invocation", "reference"): "reference belongs to ADK's legacy test format; in an eval "
+    'set write the expected answer as "final_response": {"parts": [{"text": "..."}]}',
+    ("an invocation", "query"): "query belongs to ADK's legacy test format; in an eval set "
+    'write the user\'s turn as "user_content": {"parts": [{"text": "..."}]}',
+}
 
 
 def _adk_metadata(ids: list[str], intermediate: list[list[dict[str, str]]]) -> dict[str, Any]:
@@ -948,13 +1135,27 @@ def _content(text: str, role: str) -> dict[str, Any]:
 
 
 def _rubric(rubric: Rubric) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "rubric_id": rubric.rubric_id,
-        "rubric_content": {"text_property": rubric.content},
-    }
-    if rubric.weight != 1.0:
-        data["weight"] = rubric.weight  # an extension key, read back by agenteval
-    return data
+    # ADK's Rubric takes no weight: a weight other than 1 goes to the case's `agenteval` key.
+    return {"rubric_id": rubric.rubric_id, "rubric_content": {"text_property": rubric.content}}
+
+
+def _weights(rubrics: Sequence[Rubric]) -> list[float] | None:
+    """The rubrics' weights, when one is not 1 (ADK's Rubric has no weight)."""
+    return [r.weight for r in rubrics] if any(r.weight != 1.0 for r in rubrics) else None
+
+
+def _response(result: Any) -> dict[str, Any]:
+    """A tool result as ADK's `FunctionResponse.response`, an object: a result that is not one
+    is written `{"result": value}`, as ADK's own tools return it."""
+    return result if isinstance(result, dict) else {"result": result}
+
+
+def _session(session: Any) -> Any:
+    """ADK's `SessionInput` requires `app_name` and `user_id`: one not given is written "", as
+    ADK's own converter of legacy sessions does."""
+    if not isinstance(session, dict):
+        return session
+    return {"app_name": "", "user_id": "", **session}
 
 
 def _turns_of(case: EvalCase, file: str) -> list[Invocation]:
@@ -992,7 +1193,11 @@ def _invocation(turn: Invocation, invocation_id: str, said: list[dict[str, str]]
             for call in turn.expected_tool_trajectory
         ]
     responses = [
-        {**({"id": call.id} if call.id else {}), "name": call.name, "response": call.result}
+        {
+            **({"id": call.id} if call.id else {}),
+            "name": call.name,
+            "response": _response(call.result),
+        }
         for call in turn.expected_tool_trajectory
         if call.result is not None
     ]
@@ -1004,9 +1209,19 @@ def _invocation(turn: Invocation, invocation_id: str, said: list[dict[str, str]]
         data["intermediate_data"] = steps
     if turn.rubrics:
         data["rubrics"] = [_rubric(r) for r in turn.rubrics]
-    if "expected_node_order" in turn.model_fields_set or turn.expected_node_order:
-        data["expected_node_order"] = list(turn.expected_node_order)
     return data
+
+
+def _turn_extension(turn: Invocation) -> dict[str, Any]:
+    """What ADK's Invocation cannot hold (it refuses extra keys), for the case's `agenteval`
+    key: the expected node order and the rubrics' weights."""
+    extension: dict[str, Any] = {}
+    if "expected_node_order" in turn.model_fields_set or turn.expected_node_order:
+        extension["expected_node_order"] = list(turn.expected_node_order)
+    weights = _weights(turn.rubrics)
+    if weights is not None:
+        extension["rubric_weights"] = weights
+    return extension
 
 
 def eval_set_to_adk(eval_set: EvalSet, *, file: str = "<eval set>") -> dict[str, Any]:
@@ -1032,15 +1247,28 @@ def eval_set_to_adk(eval_set: EvalSet, *, file: str = "<eval set>") -> dict[str,
             ],
         }
         if session is not None:
-            data["session_input"] = session
+            data["session_input"] = _session(session)
         if final:
             data["final_session_state"] = final
         if case.rubrics:
             data["rubrics"] = [_rubric(r) for r in case.rubrics]
+        # ADK keeps an eval case's extra keys: agenteval's own data goes there.
         if case.tags:
             data["tags"] = list(case.tags)
         if metadata:
             data["metadata"] = metadata
+        extension: dict[str, Any] = {}
+        turn_extensions = [_turn_extension(turn) for turn in turns]
+        if any(turn_extensions):
+            extension["turns"] = turn_extensions
+        weights = _weights(case.rubrics or [])
+        if weights is not None:
+            extension["rubric_weights"] = weights
+        own = case.model_dump(mode="json", include=set(CASE_ONLY), exclude_none=True)
+        if own:
+            extension["case"] = own
+        if extension:
+            data[AGENTEVAL_KEY] = extension
         cases.append(data)
     result: dict[str, Any] = {"eval_set_id": eval_set.id}
     if eval_set.name is not None:

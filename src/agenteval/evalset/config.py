@@ -27,8 +27,10 @@ In agenteval's own names (`EvalConfig(criteria=...)`, `CriteriaConfig(...)`),
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -80,6 +82,25 @@ _ADK_UNSUPPORTED = {
     "there is no user simulator to judge",
 }
 
+
+class _UnknownSetting(ValueError):
+    """A setting no criterion takes: its path under the metric and the setting likely meant."""
+
+    def __init__(self, message: str, path: tuple[str, ...], meant: str | None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.meant = meant
+
+
+def _meant(key: str, known: list[str]) -> str | None:
+    """The known name `key` most likely misspells (snake_case or camelCase), or None."""
+    close = difflib.get_close_matches(_snake(key), known, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+# ADK settings that change nothing agenteval computes, read without a word.
+_ADK_NO_EFFECT = ("parallelism_limit",)
+
 # A criterion's settings, and the other names they are written under.
 _SETTINGS = (
     "threshold",
@@ -91,6 +112,13 @@ _SETTINGS = (
     "keywords",
     "match_type",
     "check_args",
+)
+# ADK's own criterion settings (google-adk 2.13's eval_metrics criteria) besides `_SETTINGS`.
+_ADK_SETTINGS = (
+    "judge_model_options",
+    "evaluate_intermediate_nl_responses",
+    "include_intermediate_responses_in_final",
+    "ignore_args",
 )
 _ADK_MATCH_TYPES = {0: MatchType.EXACT, 1: MatchType.IN_ORDER, 2: MatchType.ANY_ORDER}
 
@@ -147,6 +175,8 @@ def _settings(name: str, value: Mapping[str, Any]) -> dict[str, Any]:
                 option_name = _snake(str(option))
                 if option_name in ("judge_model", "num_samples"):
                     fields[option_name] = option_value
+                elif option_name in _ADK_NO_EFFECT:
+                    continue  # how many judge calls ADK runs at once
                 elif option_name == "judge_model_config":
                     logger.warning(
                         "%s: judge_model_config is not used; the judge's settings come from "
@@ -154,17 +184,27 @@ def _settings(name: str, value: Mapping[str, Any]) -> dict[str, Any]:
                         name,
                     )
                 else:
-                    raise ValueError(
+                    known = ["judge_model", "num_samples", "judge_model_config", *_ADK_NO_EFFECT]
+                    raise _UnknownSetting(
                         f"{name}: unknown judge_model_options setting {str(option)!r}; "
-                        "known: judge_model, num_samples"
+                        "known: judge_model, num_samples",
+                        (str(key), str(option)),
+                        _meant(str(option), known),
                     )
-        elif field == "evaluate_intermediate_nl_responses":
+        elif field in (
+            "evaluate_intermediate_nl_responses",
+            "include_intermediate_responses_in_final",
+        ):
             if setting:
                 logger.warning(
-                    "%s: evaluate_intermediate_nl_responses is not supported; only the final "
-                    "response is checked",
+                    "%s: %s is not supported; only the final response is checked",
                     name,
+                    field,
                 )
+        elif field == "ignore_args":  # ADK's trajectory setting: compare names only
+            if not isinstance(setting, bool):
+                raise ValueError(f"{name}: ignore_args should be true or false")
+            fields["check_args"] = not setting
         elif field == "match_type":
             fields["match_type"] = _match_type(setting)
         elif field == "rubrics":
@@ -174,9 +214,12 @@ def _settings(name: str, value: Mapping[str, Any]) -> dict[str, Any]:
         elif field in _SETTINGS:
             fields[field] = setting
         else:
-            raise ValueError(
+            known = [*_SETTINGS, *_ADK_SETTINGS]
+            raise _UnknownSetting(
                 f"{name}: unknown setting {str(key)!r}; settings: "
-                + ", ".join((*_SETTINGS, "judge_model_options"))
+                + ", ".join((*_SETTINGS, "judge_model_options")),
+                (str(key),),
+                _meant(str(key), known),
             )
     return fields
 
@@ -348,6 +391,16 @@ class EvalConfig(BaseModel):
                     name = _adk_name(str(metric), file)
                     try:
                         criteria[name] = criterion_config(name, setting, adk=True)
+                    except _UnknownSetting as exc:
+                        raise ConfigError(
+                            str(exc),
+                            file=file,
+                            field=".".join(("criteria", str(metric), *exc.path)),
+                            hint=f"did you mean {exc.meant!r}?"
+                            if exc.meant
+                            else "a threshold (0 to 1), or an object with threshold, "
+                            "judge_model_options, match_type, rubrics",
+                        ) from exc
                     except (ValueError, ValidationError) as exc:
                         raise ConfigError(
                             _first_error(exc),
@@ -367,11 +420,17 @@ class EvalConfig(BaseModel):
                     "as AgentEvaluator(..., criteria=[MyCriterion()])",
                 )
             else:
+                meant = _meant(
+                    str(key),
+                    ["criteria", "user_simulator_config", "live_model_config", "custom_metrics"],
+                )
                 raise ConfigError(
                     f"unknown key {str(key)!r} in an ADK eval config",
                     file=file,
                     field=str(key),
-                    hint="an ADK eval config holds `criteria`",
+                    hint=f"did you mean {meant!r}?"
+                    if meant
+                    else "an ADK eval config holds `criteria`",
                 )
         return cls(criteria=CriteriaConfig(**criteria))
 
@@ -409,7 +468,18 @@ class EvalConfig(BaseModel):
                 file=str(source),
                 hint="an eval config holds criteria and their settings, a few levels deep",
             ) from exc
-        return cls.from_adk(data, source=source)
+        try:
+            return cls.from_adk(data, source=source)
+        except ConfigError as exc:
+            if exc.line is not None or exc.field is None:
+                raise
+            raise ConfigError(
+                exc.message,
+                file=exc.file,
+                line=_key_line(text, exc.field.split(".")),
+                field=exc.field,
+                hint=exc.hint,
+            ) from exc.__cause__
 
     @classmethod
     def for_file(cls, eval_file: str | Path) -> EvalConfig:
@@ -439,11 +509,14 @@ def _adk_name(metric: str, file: str | None) -> str:
         )
     if metric in CriteriaConfig.model_fields:
         return metric  # one of agenteval's own criteria
+    meant = _meant(metric, [*ADK_METRICS, *_ADK_UNSUPPORTED, *CriteriaConfig.model_fields])
     raise ConfigError(
         f"unknown metric {metric!r}",
         file=file,
         field=f"criteria.{metric}",
-        hint="ADK metrics: "
+        hint=f"did you mean {meant!r}?"
+        if meant
+        else "ADK metrics: "
         + ", ".join(ADK_METRICS)
         + "; agenteval criteria: "
         + ", ".join(CriteriaConfig.model_fields),
@@ -456,6 +529,18 @@ def _first_error(exc: Exception) -> str:
         where = ".".join(str(step) for step in problem["loc"])
         return f"{where}: {problem['msg']}" if where else str(problem["msg"])
     return str(exc)
+
+
+def _key_line(text: str, path: list[str]) -> int | None:
+    """The line where the key at `path` is written: each key looked for after its parent's
+    (an eval config is small and its keys are few; a key given twice is caught by its reader)."""
+    offset = -1
+    for key in path:
+        found = re.compile(re.escape(json.dumps(key)) + r"\s*:").search(text, offset + 1)
+        if found is None:
+            break
+        offset = found.start()
+    return text.count("\n", 0, offset) + 1 if offset >= 0 else None
 
 
 def _text_line(path: Path, offset: int) -> int | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -88,7 +87,7 @@ class EvalSet(BaseModel):
         source = Path(path)
         if source.is_dir():
             return read_adk_folder(source, initial_session=initial_session)
-        if is_adk_file(source) or _looks_like_adk(source):
+        if is_adk_file(source):
             return read_adk_file(source, initial_session=initial_session)
         from agenteval.datasets import load_cases
 
@@ -115,10 +114,10 @@ class EvalSet(BaseModel):
     def save(self, path: str | Path) -> Path:
         """Write the set to `path` and return it: ADK's format for `*.evalset.json` and
         `*.test.json`, else an agenteval case file (`agenteval.dump_cases`)."""
-        from agenteval.evalset.adk import is_adk_file, write_adk_file
+        from agenteval.evalset.adk import has_adk_name, write_adk_file
 
         target = Path(path)
-        if is_adk_file(target):
+        if has_adk_name(target):
             return write_adk_file(self, target)
         from agenteval.datasets import dump_cases
 
@@ -127,24 +126,6 @@ class EvalSet(BaseModel):
                 "the eval set has no cases to write", file=str(target), hint="add cases first"
             )
         return dump_cases(self.cases, target)
-
-
-def _looks_like_adk(path: Path) -> bool:
-    """Whether a `.json` file under another name holds an ADK eval set or legacy test turns."""
-    if path.suffix.lower() != ".json" or not path.is_file():
-        return False
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError, RecursionError):
-        return False  # load_cases reports what is wrong with it
-    if isinstance(data, dict):
-        return "eval_cases" in data or "evalCases" in data
-    return (
-        isinstance(data, list)
-        and bool(data)
-        and all(isinstance(item, dict) for item in data)
-        and all("query" in item or ("data" in item and "name" in item) for item in data)
-    )
 
 
 def _stem(path: Path) -> str:
