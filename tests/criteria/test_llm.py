@@ -107,15 +107,15 @@ async def test_num_samples_is_read_from_the_config(fake_openai: FakeOpenAI, judg
     assert fake_openai.request_count == 1
 
 
-async def test_llm_judge_skips_with_one_when_there_is_nothing_to_compare(
+async def test_llm_judge_asks_nothing_when_there_is_nothing_to_compare(
     fake_openai: FakeOpenAI, judge: Judge
 ) -> None:
     criterion = bound(LLMJudgeCriterion(), judge)
     no_expected = EvalCase(input="q")
     result = await criterion.evaluate(ANSWER, no_expected)
-    assert (result.score, result.passed) == (1.0, True) and "note" in result.details
+    assert (result.score, result.passed) == (None, None) and "note" in result.details
     result = await criterion.evaluate(ExecutionResult(actual_response=""), CASE)
-    assert result.score == 1.0 and "note" in result.details
+    assert (result.score, result.passed) == (0.0, False) and "note" in result.details
     assert fake_openai.request_count == 0
 
 

@@ -216,11 +216,12 @@ async def test_llm_judge(google: FakeGoogle) -> None:
     assert {"samples", "individual_scores", "reasonings", "judge_model", "reason"} <= set(
         result.details
     )
-    # Skips with 1.0 when the case has no expected response, or the agent said nothing.
+    # Seed 003 skips both with 1.0; issue 13: no reference is no score, and silence where an
+    # answer was expected fails (without asking the judge).
     skipped = await criterion.evaluate(EXECUTION, EvalCase(input="q"))
-    assert skipped.score == 1.0
+    assert skipped.score is None
     silent = await criterion.evaluate(ExecutionResult(actual_response=""), CASE)
-    assert silent.score == 1.0
+    assert (silent.score, silent.passed) == (0.0, False)
     assert google.request_count == 3
 
 

@@ -134,3 +134,24 @@ def test_the_llm_judge_is_asked_about_the_turn_whose_reference_it_holds() -> Non
     assert isinstance(ask, JudgeAsk)
     assert ask.blocks["expected_output"] == "It is 18°C in Paris."
     assert ask.blocks["answer"] == "18 degrees in Paris."
+
+
+@pytest.mark.parametrize("blank", [None, "", "   "])
+def test_the_llm_judge_gives_no_score_without_a_reference(blank: str | None) -> None:
+    """Seed 003 skipped with 1.0 here; a criterion with nothing to compare against gives no
+    score, as ROUGE and exact match now do."""
+    result = LLMJudgeCriterion().ask(answered("Hi there"), conversation(blank))
+
+    assert not isinstance(result, JudgeAsk)
+    assert (result.score, result.passed) == (None, None)
+    assert result.reason == "no expected final response in the case"
+
+
+def test_the_llm_judge_fails_a_silent_agent_without_asking() -> None:
+    """An agent that said nothing where an answer was expected does not match it: 0, not the
+    seed's skip with 1.0 (a pass for silence)."""
+    result = LLMJudgeCriterion().ask(answered(""), conversation("Paris."))
+
+    assert not isinstance(result, JudgeAsk)
+    assert (result.score, result.passed) == (0.0, False)
+    assert result.reason == "the agent gave no response to compare with the expected one"

@@ -40,9 +40,10 @@ class LLMJudgeCriterion(TemplatedLLMCriterion):
     (agenteval's `correctness` template: 1.0 same answer, 0.5 partly, 0.0 different). In a
     conversation, the last turn with an expected response is judged against that turn's answer.
 
-    Skips with 1.0 (and a `note`) when the case has no expected final response, or the agent
-    gave no response without failing. `details`: `samples`, `individual_scores`, `reasonings`,
-    `judge_model`, `reason`.
+    No score when no turn has an expected final response (nothing to compare with); 0.0
+    without asking the judge when the agent said nothing where an answer was expected (seed 003
+    skipped both with 1.0, which passed a silent agent). `details`: `samples`,
+    `individual_scores`, `reasonings`, `judge_model`, `reason`.
     """
 
     name = "final_response_match_v2"
@@ -53,16 +54,15 @@ class LLMJudgeCriterion(TemplatedLLMCriterion):
         """The question, the expected response and the response."""
         turns = turns_to_score(actual, expected)
         if isinstance(turns, str):
-            note = "No expected final response: skipped"
-            return self._result(1.0, {"note": note, "reason": note}, reason=note)
+            return self._result(None, {"note": turns, "reason": turns}, reason=turns)
         # The last turn with an expected response, judged against that turn's own answer (not
         # the conversation's last answer, which may reply to something else).
         reference, answer = turns[-1].want, turns[-1].got
         if not answer.strip():
             if actual.failure is not None:
                 return _failed_without_answer(self, actual)
-            note = "No response to judge: skipped"
-            return self._result(1.0, {"note": note, "reason": note}, reason=note)
+            note = "the agent gave no response to compare with the expected one"
+            return self._result(0.0, {"note": note, "reason": note}, reason=note)
         return JudgeAsk(
             {"question": case_question(expected), "expected_output": reference, "answer": answer}
         )
