@@ -355,14 +355,17 @@ def _resolve_agent(agent: Any, base_dir: Path) -> tuple[Any, str]:
 
 @dataclass(frozen=True)
 class _Ended:
-    """A run as the session left it, for the terminal summary: how many of its cases have a
-    stored trial, and its status (`finished`, or `partial` when some never ran)."""
+    """A run as the session left it, for the terminal summary: how many of its cases the
+    session evaluated, how many trials of those it lacks, and its status (`finished`, or
+    `partial` when some never ran or were not stored)."""
 
     run_id: str
     test: str
     cases: int
     ran: int
     trials: int
+    unstored: int
+    """Trials of the evaluated cases with no stored result (the store lost them)."""
     status: RunStatus
 
 
@@ -373,9 +376,16 @@ class _Session:
     token: str
     store: Path
     created: set[str] = field(default_factory=set)
-    runs: set[str] = field(default_factory=set)
-    """The runs the session wrote to: in this process, or (the controller under xdist) as
-    the workers' reports and outputs name them."""
+    runs: dict[str, set[str]] = field(default_factory=dict)
+    """The runs the session wrote to, each with the cases it evaluated to the end: in this
+    process, or (the controller under xdist) as the workers' reports and outputs name them."""
+
+    def ran(self, run_id: str, case_id: str | None = None) -> None:
+        """Note the run, and a case of it evaluated to the end."""
+        cases = self.runs.setdefault(run_id, set())
+        if case_id is not None:
+            cases.add(case_id)
+
     ended: list[_Ended] = field(default_factory=list)
 
     def run_id(self, test: str) -> str:
@@ -388,7 +398,9 @@ class _Session:
 
 _SESSION = pytest.StashKey[_Session]()
 _RUN_OF = pytest.StashKey[str]()
-"""The run a test's case was evaluated into, to name it on the test's reports."""
+"""The run a test's case is evaluated into, to name it on the test's reports."""
+_CASE_RAN = pytest.StashKey[str]()
+"""The test's case, once its evaluation ended (not stopped halfway)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -446,12 +458,15 @@ class _XdistHooks:
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output: dict[str, Any] = getattr(node, "workeroutput", None) or {}
-        self.session.runs.update(output.get("agenteval_runs", []))
+        for run_id, cases in dict(output.get("agenteval_runs", {})).items():
+            for case_id in [None, *cases]:
+                self.session.ran(run_id, case_id)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         run_id = getattr(report, "agenteval_run", None)
         if isinstance(run_id, str):
-            self.session.runs.add(run_id)
+            case_id = getattr(report, "agenteval_case", None)
+            self.session.ran(run_id, case_id if isinstance(case_id, str) else None)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -462,6 +477,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         # Carried to the xdist controller with the report (its extra attributes travel), so
         # the process that ends the session's runs knows them even if a worker dies.
         report.agenteval_run = run_id
+        report.agenteval_case = item.stash.get(_CASE_RAN, None)
     return report
 
 
@@ -471,7 +487,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if state is None:
         return
     if workeroutput is not None:
-        workeroutput["agenteval_runs"] = sorted(state.runs)
+        workeroutput["agenteval_runs"] = {run: sorted(cases) for run, cases in state.runs.items()}
         return
     # The session (or the xdist controller, once every worker is done) ends its runs: here,
     # after an interrupted or stopped session too, as pytest calls this hook whatever ended it.
@@ -492,10 +508,15 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             else f"{run.ran} of {_count(run.cases, 'case')}"
         )
         left = run.cases - run.ran
-        not_run = f"; {left} not run: deselected or stopped" if left else ""
+        notes = "".join(
+            (
+                f"; {left} not run: deselected or stopped" if left else "",
+                f"; {_count(run.unstored, 'trial')} not stored" if run.unstored else "",
+            )
+        )
         status = "" if run.status is RunStatus.FINISHED else f" · {run.status.value}"
         terminalreporter.write_line(
-            f"run {run.run_id}: {run.test} ({counted} × {_count(run.trials, 'trial')}{not_run})"
+            f"run {run.run_id}: {run.test} ({counted} × {_count(run.trials, 'trial')}{notes})"
             f"{status} in {state.store} · agenteval show {run.run_id} --store {state.store}"
         )
 
@@ -552,7 +573,9 @@ def agenteval_result(request: pytest.FixtureRequest, agenteval_case: EvalCase) -
     from agenteval.errors import AgentEvalError
 
     try:
-        return asyncio.run(_evaluate_case(spec, agenteval_case, session, test, base_dir))
+        result = asyncio.run(_evaluate_case(spec, agenteval_case, session, test, base_dir))
+        node.stash[_CASE_RAN] = agenteval_case.id
+        return result
     except AgentEvalError as exc:
         problem = exc.render()
     pytest.fail(f"agenteval: {problem}", pytrace=False)  # outside the handler: no chaining
@@ -610,12 +633,13 @@ async def _evaluate_case(
             if run_id not in session.created:
                 _create_run(store, run_id, spec, cases, test, agent_ref, refs, base_dir, choice)
                 session.created.add(run_id)
-                session.runs.add(run_id)
+                session.ran(run_id)
             await execute(agent, [case], scorers, settings, store, run_id, on_result=results.append)
             # Judged on what the store holds: a trial whose result was lost is missing, not
             # passed on the strength of the copy in memory.
             stored = store.stored_trials(run_id, case.id)
             _finish_if_complete(store, run_id)
+            session.ran(run_id, case.id)
     finally:
         await choice.aclose()
     kept = sorted(
@@ -719,14 +743,18 @@ def _end_runs(state: _Session) -> list[_Ended]:
         for run_id in sorted(state.runs):
             try:
                 info = store.change_info(run_id, lambda info: _ended_info(store, info))
-                ran = {case_id for case_id, _ in store.finished_keys(run_id)}
+                missing = store.missing_trials(run_id, examples=0).count
                 cases = store.count_cases(run_id)
             except StoreError:
                 # Never stored (its first case failed before the run was made), or the store
                 # is damaged (its tests said so): pytest's own summary must still print.
                 continue
             test = pytest_test_of(info.target) or run_id
-            ended.append(_Ended(run_id, test, cases, len(ran), info.trials, info.status))
+            ran = len(state.runs[run_id])
+            # Trials missing beyond the cases never run: the store lost them (at most: a
+            # stopped case may have stored some of its trials).
+            unstored = max(missing - (cases - ran) * info.trials, 0)
+            ended.append(_Ended(run_id, test, cases, ran, info.trials, unstored, info.status))
     return ended
 
 

@@ -50,9 +50,10 @@ class RunStatus(StrEnum):
     FINISHED = "finished"
     """Every (case, trial) pair has a result."""
     PARTIAL = "partial"
-    """Ended on purpose with only some of its (case, trial) pairs run: a pytest session that
-    selected some of a test's cases (`-k`, `--lf`), stopped early (`-x`, Ctrl-C). Never
-    resumed (the next session is a new run); never complete, so a gate refuses it."""
+    """Ended with only some of its (case, trial) pairs stored, and nothing more coming: a
+    pytest session that selected some of a test's cases (`-k`, `--lf`), stopped early (`-x`,
+    Ctrl-C), or whose store lost trials. Never resumed (the next session is a new run); never
+    complete, so a gate refuses it."""
 
 
 def pytest_test_of(target: str | None) -> str | None:
