@@ -7,6 +7,7 @@ SQLite store."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.cli_process import assert_clean
+from tests.cli_process import agenteval_cli, assert_clean
 
 from agenteval.run import RunStatus
 from agenteval.store import RunStore
@@ -203,3 +204,123 @@ def test_under_xdist_ctrl_c_ends_the_run_partial(project: pytest.Pytester) -> No
     assert done.returncode == pytest.ExitCode.INTERRUPTED, done.stdout + done.stderr
     ((_, status, stored, total),) = _runs(project.path / "runs.db")
     assert status is RunStatus.PARTIAL and stored < total == 6, done.stdout
+
+
+# --- Every command reads a partial run ------------------------------------------------------
+
+
+@pytest.fixture
+def partial_store(project: pytest.Pytester) -> tuple[Path, str, str]:
+    """A store with a whole session's run (finished) and a `-k refund` session's (partial)."""
+    project.runpytest("-p", "no:randomly", "-p", "no:cacheprovider").assert_outcomes(
+        passed=2, failed=1
+    )
+    project.runpytest("-p", "no:randomly", "-p", "no:cacheprovider", "-k", "refund")
+    (whole, _, _, _), (partial, status, _, _) = _runs(project.path / "runs.db")
+    assert status is RunStatus.PARTIAL
+    return project.path / "runs.db", whole, partial
+
+
+def test_runs_lists_a_partial_run_as_partial(partial_store: tuple[Path, str, str]) -> None:
+    store, whole, partial = partial_store
+    listed = agenteval_cli(store.parent, "runs", "--store", str(store))
+    assert listed.returncode == 0, listed.stderr
+    rows = {words[1]: line for line in listed.stdout.splitlines() if len(words := line.split()) > 1}
+    assert "partial" in rows[partial] and "2/6" in rows[partial]
+    assert "finished" in rows[whole]
+
+
+def test_show_says_partial_and_suggests_only_what_works(
+    partial_store: tuple[Path, str, str],
+) -> None:
+    store, _, partial = partial_store
+    folder = store.parent
+    shown = agenteval_cli(
+        folder,
+        "show",
+        partial,
+        "--store",
+        str(store),
+        "--json",
+        "run.json",
+        "--junit",
+        "junit.xml",
+        "--html",
+        "run.html",
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert_clean(shown.stderr)
+    said = " ".join((shown.stdout + shown.stderr).split())
+    assert f"run {partial} is partial" in said
+    assert "pytest test_support.py::test_support" in said
+    assert "--resume" not in said and "agenteval run pytest:" not in said
+    document = json.loads((folder / "run.json").read_text())
+    assert document["status"] == "partial" and document["complete"] is False
+    assert document["missing"]["count"] == 4 and document["missing"]["stored"] == 2
+    junit = (folder / "junit.xml").read_text()
+    assert 'type="missing_trials"' in junit
+    page = (folder / "run.html").read_text()
+    assert "partial" in page
+    # Scored again, it is still partial: exit 3, and the hint is pytest again.
+    rescored = agenteval_cli(folder, "rescore", partial, "--store", str(store))
+    assert rescored.returncode == 3, rescored.stdout + rescored.stderr
+    said = " ".join(rescored.stderr.split())
+    assert "pytest test_support.py::test_support" in said and "--resume" not in said
+
+
+def test_resume_refuses_a_partial_pytest_run_clearly(
+    partial_store: tuple[Path, str, str],
+) -> None:
+    store, _, partial = partial_store
+    resumed = agenteval_cli(
+        store.parent,
+        "run",
+        "cases.yaml",
+        "--agent",
+        "agent.py:answer",
+        "--store",
+        str(store),
+        "--resume",
+        partial,
+    )
+    assert resumed.returncode == 2, resumed.stdout + resumed.stderr
+    said = " ".join(resumed.stderr.split())
+    assert "pytest session" in said and "cannot be resumed" in said
+    assert "pytest test_support.py::test_support" in said
+    assert "agenteval run pytest:" not in said
+    # `--resume` alone never picks it either: nothing of this target is unfinished.
+    latest = agenteval_cli(
+        store.parent,
+        "run",
+        "cases.yaml",
+        "--agent",
+        "agent.py:answer",
+        "--store",
+        str(store),
+        "--resume",
+    )
+    assert latest.returncode == 2 and "no unfinished run" in latest.stderr
+    assert _runs(store)[-1][1] is RunStatus.PARTIAL
+
+
+def test_compare_and_gate_on_a_partial_run(partial_store: tuple[Path, str, str]) -> None:
+    store, whole, partial = partial_store
+    compared = agenteval_cli(store.parent, "compare", whole, partial, "--store", str(store))
+    assert compared.returncode == 0, compared.stderr
+    said = " ".join(compared.stdout.split())
+    assert f"the candidate run {partial} is partial" in said
+    assert "1 shared case" in said
+    gated = agenteval_cli(store.parent, "gate", whole, partial, "--store", str(store))
+    assert gated.returncode == 1, gated.stdout + gated.stderr
+    said = " ".join(gated.stdout.split())
+    assert "✗ both runs finished" in said and f"the candidate run {partial} is partial" in said
+    assert "pytest test_support.py::test_support" in said
+    assert "agenteval run TARGET" not in said and "--allow-subset" not in said
+    # Saying the subset was meant does not make a partial run whole.
+    gated = agenteval_cli(
+        store.parent, "gate", whole, partial, "--allow-subset", "--store", str(store)
+    )
+    assert gated.returncode == 1 and "✗ both runs finished" in gated.stdout
+    # A partial base is refused the same way.
+    gated = agenteval_cli(store.parent, "gate", partial, whole, "--store", str(store))
+    assert gated.returncode == 1 and f"the base run {partial} is partial" in gated.stdout
