@@ -131,10 +131,10 @@ def test_last_failed_and_exitfirst_end_their_runs_partial(project: pytest.Pytest
 
 
 def _interrupted_session(
-    project: pytest.Pytester, *extra: str
+    project: pytest.Pytester, *extra: str, stop: signal.Signals = signal.SIGINT
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """pytest in a child process, stopped with Ctrl-C (SIGINT to its process group, as a
-    terminal sends it) while the case `slow` is running."""
+    terminal sends it; or `stop`) while the case `slow` is running."""
     (project.path / "cases.yaml").write_text(
         CASES.replace("Do you ship abroad?", "Do you ship abroad, slow?"), encoding="utf-8"
     )
@@ -158,7 +158,7 @@ def _interrupted_session(
             assert process.poll() is None, process.communicate()
             assert time.monotonic() < deadline, "the slow case never started"
             time.sleep(0.05)
-        os.killpg(process.pid, signal.SIGINT)
+        os.killpg(process.pid, stop)
         out, err = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
@@ -324,3 +324,32 @@ def test_compare_and_gate_on_a_partial_run(partial_store: tuple[Path, str, str])
     # A partial base is refused the same way.
     gated = agenteval_cli(store.parent, "gate", partial, whole, "--store", str(store))
     assert gated.returncode == 1 and f"the base run {partial} is partial" in gated.stdout
+
+
+def test_a_killed_session_stays_running_and_show_hints_only_pytest(
+    project: pytest.Pytester,
+) -> None:
+    """A session killed outright cannot end its run: it stays `running` (as a killed
+    `agenteval run` does), and `show` and `--resume` point at pytest, not at a resume."""
+    done, _ = _interrupted_session(project, stop=signal.SIGKILL)
+    assert done.returncode == -signal.SIGKILL
+    store = project.path / "runs.db"
+    ((run_id, status, stored, total),) = _runs(store)
+    assert (status, stored, total) == (RunStatus.RUNNING, 4, 6)
+    shown = agenteval_cli(project.path, "show", run_id, "--store", str(store))
+    said = " ".join(shown.stderr.split())
+    assert shown.returncode == 0 and f"run {run_id} is unfinished" in said, said
+    assert "`pytest test_support.py::test_support` runs every case again" in said
+    assert "--resume" not in said
+    resumed = agenteval_cli(
+        project.path,
+        "run",
+        "cases.yaml",
+        "--agent",
+        "agent.py:answer",
+        "--store",
+        str(store),
+        "--resume",
+        run_id,
+    )
+    assert resumed.returncode == 2 and "cannot be resumed" in resumed.stderr
