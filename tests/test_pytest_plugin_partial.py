@@ -260,7 +260,7 @@ def test_show_says_partial_and_suggests_only_what_works(
     junit = (folder / "junit.xml").read_text()
     assert 'type="missing_trials"' in junit
     page = (folder / "run.html").read_text()
-    assert "partial" in page
+    assert "UTC · partial" in page and "<strong>Incomplete:</strong> 4 of 6 trials" in page
     # Scored again, it is still partial: exit 3, and the hint is pytest again.
     rescored = agenteval_cli(folder, "rescore", partial, "--store", str(store))
     assert rescored.returncode == 3, rescored.stdout + rescored.stderr
