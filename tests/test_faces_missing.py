@@ -119,7 +119,12 @@ def test_the_pytest_plugin_fails_a_case_whose_trials_were_not_stored(
     assert "Traceback" not in result.stdout.str()
     with RunStore(store, create=False) as runs:
         (row,) = runs.list_runs()
-    assert row.status is RunStatus.RUNNING  # never finished with holes
+    assert row.status is RunStatus.PARTIAL  # never finished with holes; the session is over
+    result.stdout.fnmatch_lines(
+        [
+            "run *: test_lossy.py::test_shout (2 cases × 3 trials; 3 trials not stored) · partial in *"
+        ]
+    )
 
 
 # --- agenteval runs ------------------------------------------------------------------------------

@@ -58,7 +58,15 @@ from agenteval.report.json_document import write_run_json
 from agenteval.report.junit import JUnitTotals, write_junit
 from agenteval.report.summary import summarize
 from agenteval.report.terminal import print_failing, print_summary
-from agenteval.run import MissingTrials, Run, RunInfo, RunStatus, TrialResult
+from agenteval.run import (
+    MissingTrials,
+    Run,
+    RunInfo,
+    RunStatus,
+    TrialResult,
+    how_to_complete,
+    pytest_test_of,
+)
 from agenteval.scorers.registry import ScorerRef
 from agenteval.store import RunStore
 
@@ -386,6 +394,7 @@ def run(
             else:
                 resume_id = run_store.resolve_run_id(resume)
             stored = run_store.get_info(resume_id)
+            _refuse_pytest_resume(stored)
             moved = relocated(run_store, stored, found, agent_ref)
             if moved is not None:  # its folder moved here: say so, and re-home it
                 errors.print(f"[dim]{escape(moved.describe())}[/]")
@@ -504,17 +513,34 @@ def _refuse_incomplete(result: Run, hint: str) -> None:
 def _missing_note(info: RunInfo, missing: MissingTrials) -> str | None:
     """What `show` and `report` say about a run with trials missing (None when it has all),
     whatever its stored status says: an older agenteval could mark a run finished with trials
-    lost."""
-    resume = f"`agenteval run {info.target} --resume {info.run_id}` runs them"
+    lost. The hint is a command that works: for a pytest session's run, pytest again."""
+    then = how_to_complete(info.target, info.run_id)
     if missing.count:
-        state = "is unfinished" if info.status is RunStatus.RUNNING else "is marked finished but"
-        return f"run {info.run_id} {state}: {missing.describe()}; {resume}"
+        state = {
+            RunStatus.RUNNING: "is unfinished",
+            RunStatus.PARTIAL: "is partial (its session ran only some of its cases)",
+        }.get(info.status, "is marked finished but")
+        return f"run {info.run_id} {state}: {missing.describe()}; {then}"
     if info.status is RunStatus.RUNNING:
         return (
             f"run {info.run_id} is unfinished ({missing.stored} of {missing.expected} trials "
-            f"stored); `agenteval run {info.target} --resume {info.run_id}` finishes it"
+            f"stored); {then}"
         )
     return None
+
+
+def _refuse_pytest_resume(info: RunInfo) -> None:
+    """`--resume` on a run a pytest session made: nothing resumes those (the next session is a
+    new run), so say what does work rather than name a target `agenteval run` cannot take."""
+    test = pytest_test_of(info.target)
+    if test is None:
+        return
+    raise ConfigError(
+        f"run {info.run_id} was made by a pytest session ({info.status.value}); a pytest "
+        "session's run cannot be resumed",
+        hint=f"`pytest {test}` runs every case again, as a new run; `agenteval show "
+        f"{info.run_id}` shows what it stored",
+    )
 
 
 def _latest_resumable(
@@ -633,11 +659,10 @@ def rescore(
 
 def _rescored_hint(result: Run) -> str:
     """What to do about a run scored again with trials missing: resume it, then score again."""
-    target = result.info.target or "TARGET"
-    return (
-        f"its stored trials are scored; `agenteval run {target} --resume {result.run_id}` runs "
-        "the missing ones, then score it again"
-    )
+    then = how_to_complete(result.info.target, result.run_id)
+    if pytest_test_of(result.info.target) is not None:
+        return f"its stored trials are scored; {then}"
+    return f"its stored trials are scored; {then}, then score it again"
 
 
 @app.command()

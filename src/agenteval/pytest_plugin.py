@@ -41,9 +41,11 @@ The run is stored like any other: one run per decorated test function per pytest
 the run store (`--agenteval-store PATH`, the `agenteval_store` ini option, `AGENTEVAL_STORE`,
 else `.agenteval/runs.db` under the rootdir), so `agenteval show`, reports and gates work on
 it. Under pytest-xdist every worker writes its cases' trials into that same run (the
-controller hands the workers one session id; the store takes concurrent writers); the run is
-marked finished when its last trial is stored, and a partial session (`-k`, `-x`) leaves it
-unfinished. The terminal summary names each run.
+controller hands the workers one session id; the store takes concurrent writers). The run is
+marked finished when its last trial is stored; a session that ran only some of its cases
+(`-k`, `--lf`, `-x`, Ctrl-C) ends it `partial`: never resumed (the next session makes a new
+run), never complete (a gate refuses it), its stored trials shown and compared like any
+other's. The terminal summary names each run, the cases that ran and how many did not.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ import pytest
 
 if TYPE_CHECKING:
     from agenteval.case import EvalCase
-    from agenteval.run import TrialResult
+    from agenteval.run import RunInfo, RunStatus, TrialResult
     from agenteval.trace import Trial
 
 __all__ = ["CaseResult", "EvalSpec", "agenteval_cases"]
@@ -351,14 +353,20 @@ def _resolve_agent(agent: Any, base_dir: Path) -> tuple[Any, str]:
 # --- One session ---------------------------------------------------------------------------------
 
 
-@dataclass
-class _RunRecord:
-    """A run this process wrote to."""
+@dataclass(frozen=True)
+class _Ended:
+    """A run as the session left it, for the terminal summary: how many of its cases the
+    session evaluated, how many trials of those it lacks, and its status (`finished`, or
+    `partial` when some never ran or were not stored)."""
 
     run_id: str
     test: str
     cases: int
+    ran: int
     trials: int
+    unstored: int
+    """Trials of the evaluated cases with no stored result (the store lost them)."""
+    status: RunStatus
 
 
 @dataclass
@@ -368,7 +376,17 @@ class _Session:
     token: str
     store: Path
     created: set[str] = field(default_factory=set)
-    runs: dict[str, _RunRecord] = field(default_factory=dict)
+    runs: dict[str, set[str]] = field(default_factory=dict)
+    """The runs the session wrote to, each with the cases it evaluated to the end: in this
+    process, or (the controller under xdist) as the workers' reports and outputs name them."""
+
+    def ran(self, run_id: str, case_id: str | None = None) -> None:
+        """Note the run, and a case of it evaluated to the end."""
+        cases = self.runs.setdefault(run_id, set())
+        if case_id is not None:
+            cases.add(case_id)
+
+    ended: list[_Ended] = field(default_factory=list)
 
     def run_id(self, test: str) -> str:
         """The run of one decorated test in this session: the same in every xdist worker, and
@@ -379,6 +397,10 @@ class _Session:
 
 
 _SESSION = pytest.StashKey[_Session]()
+_RUN_OF = pytest.StashKey[str]()
+"""The run a test's case is evaluated into, to name it on the test's reports."""
+_CASE_RAN = pytest.StashKey[str]()
+"""The test's case, once its evaluation ended (not stopped halfway)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -424,7 +446,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 class _XdistHooks:
     """pytest-xdist's hooks, registered only when it is installed: the controller hands its
-    session to the workers, and hears back which runs they wrote."""
+    session to the workers, and hears back which runs they wrote (from each test's report as
+    it comes, and from each worker's output when it ends)."""
 
     def __init__(self, session: _Session) -> None:
         self.session = session
@@ -435,27 +458,66 @@ class _XdistHooks:
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output: dict[str, Any] = getattr(node, "workeroutput", None) or {}
-        for record in output.get("agenteval_runs", []):
-            self.session.runs.setdefault(record["run_id"], _RunRecord(**record))
+        for run_id, cases in dict(output.get("agenteval_runs", {})).items():
+            for case_id in [None, *cases]:
+                self.session.ran(run_id, case_id)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        run_id = getattr(report, "agenteval_run", None)
+        if isinstance(run_id, str):
+            case_id = getattr(report, "agenteval_case", None)
+            self.session.ran(run_id, case_id if isinstance(case_id, str) else None)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    run_id = item.stash.get(_RUN_OF, None)
+    if run_id is not None:
+        # Carried to the xdist controller with the report (its extra attributes travel), so
+        # the process that ends the session's runs knows them even if a worker dies.
+        report.agenteval_run = run_id
+        report.agenteval_case = item.stash.get(_CASE_RAN, None)
+    return report
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     workeroutput: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
     state = session.config.stash.get(_SESSION, None)
-    if workeroutput is not None and state is not None:
-        workeroutput["agenteval_runs"] = [vars(record) for record in state.runs.values()]
+    if state is None:
+        return
+    if workeroutput is not None:
+        workeroutput["agenteval_runs"] = {run: sorted(cases) for run, cases in state.runs.items()}
+        return
+    # The session (or the xdist controller, once every worker is done) ends its runs: here,
+    # after an interrupted or stopped session too, as pytest calls this hook whatever ended it.
+    state.ended = _end_runs(state)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(_SESSION, None)
-    if state is None or not state.runs or hasattr(config, "workerinput"):
+    if state is None or not state.ended or hasattr(config, "workerinput"):
         return
+    from agenteval.run import RunStatus
+
     terminalreporter.section("agenteval")
-    for record in state.runs.values():
+    for run in state.ended:
+        counted = (
+            _count(run.cases, "case")
+            if run.ran == run.cases
+            else f"{run.ran} of {_count(run.cases, 'case')}"
+        )
+        left = run.cases - run.ran
+        notes = "".join(
+            (
+                f"; {left} not run: deselected or stopped" if left else "",
+                f"; {_count(run.unstored, 'trial')} not stored" if run.unstored else "",
+            )
+        )
+        status = "" if run.status is RunStatus.FINISHED else f" · {run.status.value}"
         terminalreporter.write_line(
-            f"run {record.run_id}: {record.test} ({_count(record.cases, 'case')} × "
-            f"{_count(record.trials, 'trial')}) in {state.store} · "
-            f"agenteval show {record.run_id} --store {state.store}"
+            f"run {run.run_id}: {run.test} ({counted} × {_count(run.trials, 'trial')}{notes})"
+            f"{status} in {state.store} · agenteval show {run.run_id} --store {state.store}"
         )
 
 
@@ -507,10 +569,13 @@ def agenteval_result(request: pytest.FixtureRequest, agenteval_case: EvalCase) -
     node = request.node
     test = f"{node.parent.nodeid}::{getattr(node, 'originalname', node.name)}"
     base_dir = Path(node.path).parent
+    node.stash[_RUN_OF] = session.run_id(test)
     from agenteval.errors import AgentEvalError
 
     try:
-        return asyncio.run(_evaluate_case(spec, agenteval_case, session, test, base_dir))
+        result = asyncio.run(_evaluate_case(spec, agenteval_case, session, test, base_dir))
+        node.stash[_CASE_RAN] = agenteval_case.id
+        return result
     except AgentEvalError as exc:
         problem = exc.render()
     pytest.fail(f"agenteval: {problem}", pytrace=False)  # outside the handler: no chaining
@@ -568,12 +633,13 @@ async def _evaluate_case(
             if run_id not in session.created:
                 _create_run(store, run_id, spec, cases, test, agent_ref, refs, base_dir, choice)
                 session.created.add(run_id)
-                session.runs[run_id] = _RunRecord(run_id, test, len(cases), spec.trials)
+                session.ran(run_id)
             await execute(agent, [case], scorers, settings, store, run_id, on_result=results.append)
             # Judged on what the store holds: a trial whose result was lost is missing, not
             # passed on the strength of the copy in memory.
             stored = store.stored_trials(run_id, case.id)
             _finish_if_complete(store, run_id)
+            session.ran(run_id, case.id)
     finally:
         await choice.aclose()
     kept = sorted(
@@ -599,13 +665,13 @@ def _create_run(
     from agenteval.agents.tools import known_tools
     from agenteval.engine.ownership import current_owner
     from agenteval.errors import StoreError
-    from agenteval.run import RunInfo
+    from agenteval.run import PYTEST_TARGET, RunInfo
     from agenteval.scorers.registry import scorer_reference
 
     record = choice.record()
     info = RunInfo(
         run_id=run_id,
-        target=f"pytest:{test}",
+        target=f"{PYTEST_TARGET}{test}",
         agent=agent_ref,
         dataset=spec.dataset(base_dir),
         trials=spec.trials,
@@ -654,4 +720,59 @@ def _finish_if_complete(store: Any, run_id: str) -> None:
                 "tools": {**info.tools, **known_tools()},
             }
         )
+    )
+
+
+def _end_runs(state: _Session) -> list[_Ended]:
+    """End each run the session wrote to: `finished` when every (case, trial) is stored,
+    else `partial` (the session ran only some cases: `-k`, `--lf`, `-x`, Ctrl-C, a crashed
+    worker). A pytest run is never resumed (the next session starts a new one), so leaving it
+    `running` would say forever that something is still coming."""
+    if not state.runs:
+        return []
+    from agenteval.errors import StoreError
+    from agenteval.run import pytest_test_of
+    from agenteval.store import RunStore
+
+    ended: list[_Ended] = []
+    try:
+        store = RunStore(state.store, create=False)
+    except StoreError:
+        return []  # the store went away: the tests that wrote to it said so already
+    with store:
+        for run_id in sorted(state.runs):
+            try:
+                info = store.change_info(run_id, lambda info: _ended_info(store, info))
+                missing = store.missing_trials(run_id, examples=0).count
+                cases = store.count_cases(run_id)
+            except StoreError:
+                # Never stored (its first case failed before the run was made), or the store
+                # is damaged (its tests said so): pytest's own summary must still print.
+                continue
+            test = pytest_test_of(info.target) or run_id
+            ran = len(state.runs[run_id])
+            # Trials missing beyond the cases never run: the store lost them (at most: a
+            # stopped case may have stored some of its trials).
+            unstored = max(missing - (cases - ran) * info.trials, 0)
+            ended.append(_Ended(run_id, test, cases, ran, info.trials, unstored, info.status))
+    return ended
+
+
+def _ended_info(store: Any, info: RunInfo) -> RunInfo:
+    """The run's settings as the session ends it (see `_end_runs`); a run already finished,
+    or that another process resumed or ended, is left as it is. Called inside the store's
+    write transaction, so the count of stored trials is the one the status is stored with."""
+    from agenteval.agents.tools import known_tools
+    from agenteval.run import RunStatus
+    from agenteval.trace import utc_now
+
+    if info.status is not RunStatus.RUNNING or info.settings.get("pytest") is None:
+        return info
+    complete = store.missing_trials(info.run_id, examples=0).count == 0
+    return info.model_copy(
+        update={
+            "status": RunStatus.FINISHED if complete else RunStatus.PARTIAL,
+            "finished_at": utc_now(),
+            "tools": {**info.tools, **known_tools()},
+        }
     )

@@ -20,7 +20,20 @@ from agenteval.trace import Trial, utc_now
 if TYPE_CHECKING:
     from agenteval.report.summary import Summary
 
-__all__ = ["MissingTrials", "Run", "RunInfo", "RunStatus", "TrialResult", "new_run_id"]
+__all__ = [
+    "PYTEST_TARGET",
+    "MissingTrials",
+    "Run",
+    "RunInfo",
+    "RunStatus",
+    "TrialResult",
+    "how_to_complete",
+    "new_run_id",
+    "pytest_test_of",
+]
+
+PYTEST_TARGET = "pytest:"
+"""How the target of a run the pytest plugin made begins: `pytest:tests/test_x.py::test_y`."""
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -36,6 +49,28 @@ class RunStatus(StrEnum):
     """Started and not finished: it was interrupted, or is still going."""
     FINISHED = "finished"
     """Every (case, trial) pair has a result."""
+    PARTIAL = "partial"
+    """Ended with only some of its (case, trial) pairs stored, and nothing more coming: a
+    pytest session that selected some of a test's cases (`-k`, `--lf`), stopped early (`-x`,
+    Ctrl-C), or whose store lost trials. Never resumed (the next session is a new run); never
+    complete, so a gate refuses it."""
+
+
+def pytest_test_of(target: str | None) -> str | None:
+    """The pytest test (`tests/test_x.py::test_support`, relative to pytest's rootdir) whose
+    session made the run with this target; None for a run of any other kind."""
+    if target is None or not target.startswith(PYTEST_TARGET):
+        return None
+    return target.removeprefix(PYTEST_TARGET)
+
+
+def how_to_complete(target: str | None, run_id: str) -> str:
+    """What runs a run's missing trials, as a hint says it: `agenteval run TARGET --resume ID`;
+    for a pytest session's run, which nothing resumes, the test again (a new run)."""
+    test = pytest_test_of(target)
+    if test is not None:
+        return f"`pytest {test}` runs every case again, as a new run"
+    return f"`agenteval run {target or 'TARGET'} --resume {run_id}` runs the missing trials"
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,6 +89,9 @@ class RunSide(BaseModel):
     missing: str | None = None
     """How many of its trials have no stored result, naming a few (None: none missing, or not
     counted because the comparison was not made from a store)."""
+    partial: bool = False
+    """Its session ran only some of its cases on purpose (a pytest `-k`, `--lf`, `-x` or
+    Ctrl-C): never finished, and only its stored trials are compared."""
     cases: int
     summary: Summary
     reliability: Reliability
@@ -359,6 +362,7 @@ def _side(info: RunInfo, tally: _RunTally, missing: MissingTrials | None) -> Run
         target=info.target,
         finished=info.status is RunStatus.FINISHED and not lacking,
         missing=missing.describe() if missing is not None and lacking else None,
+        partial=info.status is RunStatus.PARTIAL,
         cases=len(tally.cases),
         summary=tally.summary.build(),
         reliability=tally.reliability.build(),
@@ -700,7 +704,10 @@ def _case_line(change: CaseChange, *, fix: bool) -> str:
 
 def _notes(comparison: Comparison) -> list[str]:
     notes: list[str] = [
-        f"the {which} run {side.run_id}: {side.missing}; only its stored trials are compared"
+        f"the {which} run {side.run_id} is partial (its session ran only some of its cases); "
+        "only its stored trials are compared"
+        if side.partial
+        else f"the {which} run {side.run_id}: {side.missing}; only its stored trials are compared"
         if side.missing
         else f"the {which} run {side.run_id} is unfinished: only its stored trials are compared"
         for which, side in (("base", comparison.base), ("candidate", comparison.candidate))

@@ -68,6 +68,7 @@ from rich.text import Text
 from agenteval.errors import ConfigError
 from agenteval.report.compare import Change, Comparison, ScorerComparison
 from agenteval.report.statistics import TRIAL, PassAtK, holm
+from agenteval.run import how_to_complete
 
 __all__ = [
     "FORBIDDEN_TEXT",
@@ -272,20 +273,17 @@ def _finished(comparison: Comparison) -> RuleOutcome:
     unfinished = [
         f"the {which} run {side.run_id} "
         + (
-            f"is missing {side.missing.replace(' have no stored result', '')}"
+            f"is {'partial, missing' if side.partial else 'missing'} "
+            + side.missing.replace(" have no stored result", "")
             if side.missing
             else "did not finish"
         )
+        + f" ({how_to_complete(side.target, side.run_id)})"
         for which, side in sides
         if not side.finished
     ]
     if unfinished:
-        return RuleOutcome(
-            rule="both runs finished",
-            passed=False,
-            detail="; ".join(unfinished)
-            + ": resume it (`agenteval run TARGET --resume RUN_ID`) first",
-        )
+        return RuleOutcome(rule="both runs finished", passed=False, detail="; ".join(unfinished))
     return RuleOutcome(
         rule="both runs finished",
         passed=True,
@@ -324,8 +322,14 @@ def _coverage(comparison: Comparison, policy: GatePolicy) -> RuleOutcome:
     if unjudged:
         fixes.append("rerun the candidate once what failed its trials is fixed")
     if not_run and not policy.allow_subset:
+        # A partial candidate fails "both runs finished" whatever --allow-subset says.
         fixes.append(
-            "run the candidate on every case of the base, or pass --allow-subset if a subset is meant"
+            "run the candidate on every case of the base"
+            + (
+                ""
+                if comparison.candidate.partial
+                else ", or pass --allow-subset if a subset is meant"
+            )
         )
     fix = f" ({'; '.join(fixes)})" if fixes else ""
     if coverage.base_judged == 0:
