@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.judge.fakes import FakeOpenAI
 
 import agenteval
 from agenteval import CriterionConfig, EvalCase, EvalSuite, ExactMatchCriterion, RunStore
 from agenteval.errors import ScorerError
+from agenteval.judge.judge import JudgeConfig
 from agenteval.scorers.answer import ExactMatch
 from agenteval.scorers.registry import resolve_scorers, scorer_references
 
@@ -216,3 +218,35 @@ def test_the_pytest_plugin_names_and_stores_scorers_as_evaluate_does(
     assert (result.scores["exact_match"].value, result.scores["exact_match_2"].value) == (1.0, 0.0)
     refs = scorer_references(info)
     assert (refs["exact_match"], refs["exact_match_2"]) == ("exact_match", "criteria.exact_match")
+
+
+def correctness(case: EvalCase, trial: Any) -> tuple[float, str]:
+    """A user's scorer named like a judge rubric."""
+    return 0.25, "my own rule"
+
+
+def test_judging_a_run_never_writes_a_rubric_over_a_score_of_other_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENTEVAL_JUDGE"):
+        monkeypatch.delenv(name, raising=False)
+    store = tmp_path / "r.db"
+    run = agenteval.evaluate(says_paris, [CASE], scorers=[correctness], builtins=False, store=store)
+    with FakeOpenAI() as fake:
+        config = JudgeConfig(
+            spec="openai:gpt-4o-mini", base_url=fake.base_url, cache_path=tmp_path / "c.db"
+        )
+        judged = agenteval.judge_run(run.run_id, config, rubrics=["correctness"], store=store)
+        (result,) = list(judged.iter_results())
+        assert result.scores["correctness"].reason == "my own rule"  # kept, not judged over
+        assert result.scores["correctness_2"].judge is not None
+        refs = scorer_references(judged.info)
+        assert (refs["correctness"], refs["correctness_2"]) == (
+            f"{__name__}:correctness",
+            "correctness",
+        )
+        # Rescoring runs both again, each under the name the run gave it.
+        assert judged.info.scorers == [f"{__name__}:correctness", "correctness"]
+        (again,) = list(agenteval.rescore(run.run_id, store=store, judge=config).iter_results())
+    assert again.scores["correctness"].reason == "my own rule"
+    assert again.scores["correctness_2"].judge is not None

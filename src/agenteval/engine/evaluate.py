@@ -562,6 +562,8 @@ async def judge_run_async(
                 stored=info.settings.get(SCORER_REFS),
             )
             resolved = resolution.scorers
+            for note in resolution.renamed:
+                on_warning(note)
             if not all(isinstance(unrenamed(s), JudgeRubric) for s in resolved):
                 raise ConfigError(
                     "only judge rubrics can be judged",

@@ -24,7 +24,7 @@ from agenteval.agents.loading import load_object
 from agenteval.agents.tools import ToolSpec
 from agenteval.errors import ScorerError
 from agenteval.judge.rubrics import RUBRICS, JudgeRubric
-from agenteval.scorers.base import RenamedScorer, scorer_name
+from agenteval.scorers.base import RenamedScorer, scorer_name, unrenamed
 from agenteval.scorers.builtin import BUILTIN_SCORERS
 
 if TYPE_CHECKING:
@@ -338,6 +338,7 @@ def scorer_reference(scorer: Any) -> ScorerRef | None:
     """
     if isinstance(scorer, str | Mapping):
         return scorer if isinstance(scorer, str) else dict(scorer)
+    scorer = unrenamed(scorer)  # loaded again as itself; the run keeps the name it gave
     name = scorer_name(scorer)
     known = named_scorers()
     key = name if name in known and type(scorer) is known[name] else _class_key(scorer, known)
