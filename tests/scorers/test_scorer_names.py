@@ -20,7 +20,7 @@ from agenteval import CriterionConfig, EvalCase, EvalSuite, ExactMatchCriterion,
 from agenteval.errors import ScorerError
 from agenteval.judge.judge import JudgeConfig
 from agenteval.scorers.answer import ExactMatch
-from agenteval.scorers.registry import resolve_scorers, scorer_references
+from agenteval.scorers.registry import resolve_run_scorers, resolve_scorers, scorer_references
 
 pytest_plugins = ("pytester",)
 
@@ -250,3 +250,19 @@ def test_judging_a_run_never_writes_a_rubric_over_a_score_of_other_code(
         (again,) = list(agenteval.rescore(run.run_id, store=store, judge=config).iter_results())
     assert again.scores["correctness"].reason == "my own rule"
     assert again.scores["correctness_2"].judge is not None
+
+
+def test_a_resumed_or_rescored_run_keeps_the_names_it_gave() -> None:
+    # The run scored a lambda as `shouts` and this module's `shouts` as `shouts_2`; only the
+    # second is stored as a reference, so resolving the stored references alone would call it
+    # `shouts` and write its scores over the lambda's.
+    stored = {
+        "shouts": {"code": f"{__name__}:<lambda>"},
+        "shouts_2": {"ref": f"{__name__}:shouts"},
+    }
+    resolution = resolve_run_scorers([f"{__name__}:shouts"], builtins=False, stored=stored)
+    assert [agenteval.scorers.scorer_name(s) for s in resolution.scorers] == ["shouts_2"]
+    assert resolution.renamed == []  # the name the run gave it: nothing to warn about
+    # A scorer new to the run never takes a stored name of other code.
+    added = resolve_run_scorers([Named("shouts", 1.0)], builtins=False, stored=stored)
+    assert [agenteval.scorers.scorer_name(s) for s in added.scorers] == ["shouts_3"]
