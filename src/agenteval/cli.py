@@ -67,7 +67,7 @@ from agenteval.run import (
     how_to_complete,
     pytest_test_of,
 )
-from agenteval.scorers.registry import ScorerRef
+from agenteval.scorers.registry import ScorerRef, scorer_references
 from agenteval.store import RunStore
 
 __all__ = ["app", "main"]
@@ -822,7 +822,20 @@ def show(
         _warn(note)
     shown = Run(info, summary, path, missing)
     _report(shown, verbose=verbose, json_path=json_path, html_path=html_path, prices=prices)
+    if verbose:
+        _print_references(info)
     _write_junit(junit_path, shown)
+
+
+def _print_references(info: RunInfo) -> None:
+    """Each scorer name of the run with the code its scores came from (what a rescore loads)."""
+    references = scorer_references(info)
+    if not references:
+        return
+    console.print(Text("Scorers (what each score came from)", style="bold"))
+    width = max(map(len, references))
+    for name, text in references.items():
+        console.print(Text.assemble(f"  {name:<{width}}  ", (text, "dim")), soft_wrap=True)
 
 
 def _junit_target(path: Path | None) -> None:

@@ -602,7 +602,7 @@ async def _evaluate_case(
     from agenteval.engine.trials import RetryPolicy
     from agenteval.judge.choice import choose_judge
     from agenteval.judge.rubrics import RUBRICS
-    from agenteval.scorers.registry import ScoringContext, resolve_scorers
+    from agenteval.scorers.registry import ScoringContext, resolve_run_scorers
     from agenteval.store import RunStore
 
     agent, agent_ref = spec.resolve_agent(base_dir)
@@ -620,7 +620,8 @@ async def _evaluate_case(
             judge_problem=choice.problem,
             base_dir=base_dir,
         )
-        scorers = resolve_scorers(refs, builtins=spec.builtins, context=context)
+        resolution = resolve_run_scorers(refs, builtins=spec.builtins, context=context)
+        scorers = resolution.scorers
         run_id = session.run_id(test)
         settings = EngineSettings(
             trials=spec.trials,
@@ -631,7 +632,18 @@ async def _evaluate_case(
         results: list[TrialResult] = []
         with RunStore(session.store) as store:
             if run_id not in session.created:
-                _create_run(store, run_id, spec, cases, test, agent_ref, refs, base_dir, choice)
+                _create_run(
+                    store,
+                    run_id,
+                    spec,
+                    cases,
+                    test,
+                    agent_ref,
+                    refs,
+                    base_dir,
+                    choice,
+                    resolution.references,
+                )
                 session.created.add(run_id)
                 session.ran(run_id)
             await execute(agent, [case], scorers, settings, store, run_id, on_result=results.append)
@@ -660,13 +672,14 @@ def _create_run(
     refs: Sequence[Any],
     base_dir: Path,
     choice: Any,
+    references: dict[str, Any],
 ) -> None:
     """Store the run with all its cases; another xdist worker may have stored it first."""
     from agenteval.agents.tools import known_tools
     from agenteval.engine.ownership import current_owner
     from agenteval.errors import StoreError
     from agenteval.run import PYTEST_TARGET, RunInfo
-    from agenteval.scorers.registry import scorer_reference
+    from agenteval.scorers.registry import SCORER_REFS, scorer_reference
 
     record = choice.record()
     info = RunInfo(
@@ -683,6 +696,7 @@ def _create_run(
         tools=known_tools(),
         settings={
             "owner": current_owner(),
+            SCORER_REFS: references,
             "base_dir": str(base_dir.resolve()),
             "pytest": {
                 "test": test,

@@ -141,15 +141,16 @@ def test_a_scorer_new_to_the_run_gives_no_score_rather_than_a_verdict(store: Pat
 def test_a_changed_scorer_still_rewrites_every_decidable_verdict(store: Path) -> None:
     run = agenteval.evaluate(gives_key_b, cases(), store=store)
 
-    def exact_match(case: EvalCase, trial: Trial) -> Score:  # a new rule, under the same name
+    def exact_match(case: EvalCase, trial: Trial) -> Score:  # a new rule, named like the old
         return Score(name="exact_match", value=1.0, passed=True, reason="lenient")
 
     rescored = by_case(
         list(agenteval.rescore(run.run_id, [exact_match], store=store).iter_results())
     )
-    assert rescored["plain"]["exact_match"].reason == "lenient"
+    # Scored beside the built-in, under a name of its own (two codes never share one name).
+    assert rescored["plain"]["exact_match_2"].reason == "lenient"
     # A rule of the user's own is not ours to second-guess: it decides on what it reads.
-    assert rescored["which-key"]["exact_match"].reason == "lenient"
+    assert rescored["which-key"]["exact_match_2"].reason == "lenient"
 
 
 def test_live_scoring_is_unchanged_by_the_mark_in_real_text() -> None:

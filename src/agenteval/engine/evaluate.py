@@ -30,8 +30,13 @@ from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
 from agenteval.pricing import PriceTable
 from agenteval.report.summary import SummaryBuilder
 from agenteval.run import Run, RunInfo, RunStatus, TrialResult
-from agenteval.scorers.base import scorer_name
-from agenteval.scorers.registry import ScoringContext, resolve_scorers, scorer_reference
+from agenteval.scorers.base import scorer_name, unrenamed
+from agenteval.scorers.registry import (
+    SCORER_REFS,
+    ScoringContext,
+    resolve_run_scorers,
+    scorer_reference,
+)
 from agenteval.store import DEFAULT_STORE_PATH, RunStore
 from agenteval.trace import Trial, utc_now
 
@@ -96,7 +101,7 @@ def _choose_judge(
 
 def _warn_without_judge(scorers: Sequence[Any], choice: JudgeChoice, warn: Warn) -> None:
     """One warning up front when judge scorers will give no score."""
-    rubrics = [s.name for s in scorers if isinstance(s, JudgeRubric)]
+    rubrics = [s.name for s in scorers if isinstance(unrenamed(s), JudgeRubric)]
     if not rubrics:
         return
     if choice.problem is not None:
@@ -219,7 +224,15 @@ async def evaluate_async(
                 judge_problem=choice.problem,
                 base_dir=base_dir,
             )
-            resolved = resolve_scorers(scorer_refs, builtins=builtins, context=context)
+            resolution = resolve_run_scorers(
+                scorer_refs,
+                builtins=builtins,
+                context=context,
+                stored=info.settings.get(SCORER_REFS) if resume is not None else None,
+            )
+            resolved = resolution.scorers
+            for note in resolution.renamed:
+                on_warning(note)
             _warn_without_judge(resolved, choice, on_warning)
             builder = SummaryBuilder(
                 (scorer_name(s) for s in resolved),
@@ -247,6 +260,7 @@ async def evaluate_async(
                     tools=dict(run_tools) if agent is None else known_tools(),
                     settings={
                         "owner": current_owner(),
+                        SCORER_REFS: resolution.references,
                         **({"expected_trials": len(recorded)} if recorded is not None else {}),
                         **({"passing": list(passing)} if passing is not None else {}),
                         **({"judge": judge_record} if judge_record else {}),
@@ -440,9 +454,15 @@ async def rescore_async(
                 judge_problem=choice.problem,
                 base_dir=Path(stored_dir) if stored_dir else None,
             )
-            resolved = resolve_scorers(
-                [*info.scorers, *scorers], builtins=use_builtins, context=context
+            resolution = resolve_run_scorers(
+                [*info.scorers, *scorers],
+                builtins=use_builtins,
+                context=context,
+                stored=info.settings.get(SCORER_REFS),
             )
+            resolved = resolution.scorers
+            for note in resolution.renamed:
+                on_warning(note)
             _warn_without_judge(resolved, choice, on_warning)
             # Built as the trials are scored: the stored run is read once.
             builder = SummaryBuilder(
@@ -466,6 +486,7 @@ async def rescore_async(
             await choice.aclose()
         added = [r for r in map(scorer_reference, scorers) if r is not None]
         settings = dict(info.settings)
+        settings[SCORER_REFS] = {**settings.get(SCORER_REFS, {}), **resolution.references}
         if choice.record() is not None:
             settings["judge"] = choice.record()
         info = info.model_copy(
@@ -534,8 +555,16 @@ async def judge_run_async(
             context = ScoringContext(
                 tools=info.tools, judge=choice.judge, judge_problem=choice.problem
             )
-            resolved = resolve_scorers(list(rubrics), builtins=False, context=context)
-            if not all(isinstance(s, JudgeRubric) for s in resolved):
+            resolution = resolve_run_scorers(
+                list(rubrics),
+                builtins=False,
+                context=context,
+                stored=info.settings.get(SCORER_REFS),
+            )
+            resolved = resolution.scorers
+            for note in resolution.renamed:
+                on_warning(note)
+            if not all(isinstance(unrenamed(s), JudgeRubric) for s in resolved):
                 raise ConfigError(
                     "only judge rubrics can be judged",
                     field="rubric",
@@ -560,7 +589,14 @@ async def judge_run_async(
         info = info.model_copy(
             update={
                 "scorers": [*info.scorers, *(r for r in refs if r not in info.scorers)],
-                "settings": {**info.settings, "judge": choice.record()},
+                "settings": {
+                    **info.settings,
+                    "judge": choice.record(),
+                    SCORER_REFS: {
+                        **info.settings.get(SCORER_REFS, {}),
+                        **resolution.references,
+                    },
+                },
             }
         )
         run_store.update_info(info)

@@ -40,6 +40,7 @@ from agenteval.report.terminal import (
     rate_verdict,
 )
 from agenteval.run import MissingTrials, RunInfo, TrialResult
+from agenteval.scorers.registry import scorer_references
 from agenteval.trace import ToolCall, Trial
 
 if TYPE_CHECKING:
@@ -688,6 +689,7 @@ def render_html(
         views=views,
         rows_json=json_for_script([_row_data(view) for view in views]),
         scorer_names=scorer_names,
+        references=scorer_references(info),
         tags=tags,
         meanings={**SCORER_MEANINGS, **RUBRIC_MEANINGS},
         rungs={"tool_selection": 1, "tool_arguments_valid": 2, "tool_execution": 3},

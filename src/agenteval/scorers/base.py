@@ -21,6 +21,7 @@ from agenteval.trace import Trial
 __all__ = [
     "DEFAULT_THRESHOLD",
     "PreparedScorer",
+    "RenamedScorer",
     "Scorer",
     "ScorerFunction",
     "ScorerResult",
@@ -29,6 +30,7 @@ __all__ = [
     "run_scorer",
     "scorer_name",
     "to_score",
+    "unrenamed",
 ]
 
 ScorerResult: TypeAlias = Score | float | int | bool | tuple[Any, str | None] | None
@@ -61,6 +63,30 @@ def scorer_name(scorer: object) -> str:
     if isinstance(name, str) and name:
         return name
     return type(scorer).__name__
+
+
+@dataclass(frozen=True, slots=True)
+class RenamedScorer:
+    """A scorer applied under another name than its own: the second of two scorers of one name
+    in a run (`exact_match_2`, see `agenteval.scorers.registry.resolve_scorers`). Its scores
+    carry this name; everything else (its call, its `threshold`, whether it runs in a thread)
+    is the scorer's own."""
+
+    scorer: Any
+    name: str
+
+    def __call__(self, case: EvalCase, trial: Trial) -> Any:
+        return self.scorer(case, trial)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr == "scorer":  # not set yet (a copy being made): no recursion
+            raise AttributeError(attr)
+        return getattr(self.scorer, attr)
+
+
+def unrenamed(scorer: Any) -> Any:
+    """The scorer itself, whatever name a run gives it."""
+    return scorer.scorer if isinstance(scorer, RenamedScorer) else scorer
 
 
 def to_score(name: str, result: ScorerResult, *, threshold: float = DEFAULT_THRESHOLD) -> Score:
@@ -168,12 +194,14 @@ class PreparedScorer:
 
 def prepare_scorer(scorer: Any) -> PreparedScorer:
     """`scorer` with its name, threshold and way of running worked out once."""
+    name = scorer_name(scorer)
+    scorer = unrenamed(scorer)  # called as itself: only its scores' name differs
     is_async = _is_async(scorer)
     # Async scorers, and agenteval's own (quick) ones, run in the event loop.
     inline = is_async or type(scorer).__module__.startswith("agenteval.")
     return PreparedScorer(
         scorer=scorer,
-        name=scorer_name(scorer),
+        name=name,
         threshold=getattr(scorer, "threshold", DEFAULT_THRESHOLD),
         inline=inline,
         synchronous=inline and not is_async,

@@ -13,8 +13,10 @@ what that method returns.
 from __future__ import annotations
 
 import difflib
+import itertools
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import MISSING, Field, dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -22,13 +24,25 @@ from agenteval.agents.loading import load_object
 from agenteval.agents.tools import ToolSpec
 from agenteval.errors import ScorerError
 from agenteval.judge.rubrics import RUBRICS, JudgeRubric
-from agenteval.scorers.base import scorer_name
+from agenteval.scorers.base import RenamedScorer, scorer_name, unrenamed
 from agenteval.scorers.builtin import BUILTIN_SCORERS
 
 if TYPE_CHECKING:
     from agenteval.judge.judge import Judge
+    from agenteval.run import RunInfo
 
-__all__ = ["ScorerRef", "ScoringContext", "named_scorers", "resolve_scorers", "scorer_reference"]
+__all__ = [
+    "CRITERIA_PREFIX",
+    "SCORER_REFS",
+    "ResolvedScorers",
+    "ScorerRef",
+    "ScoringContext",
+    "named_scorers",
+    "resolve_run_scorers",
+    "resolve_scorers",
+    "scorer_reference",
+    "scorer_references",
+]
 
 ScorerRef: TypeAlias = str | dict[str, Any]
 """How a run stores a scorer: a name, `module:function`, or a name with settings."""
@@ -72,6 +86,11 @@ def _criteria() -> dict[str, type[Any]]:
 
 
 def _build(name: str, settings: Mapping[str, Any], context: ScoringContext) -> Any:
+    criterion = name.removeprefix(CRITERIA_PREFIX)
+    if criterion != name and criterion in _criteria():
+        from agenteval.criteria.registry import criterion_from_settings
+
+        return criterion_from_settings(criterion, settings)
     cls = named_scorers().get(name)
     if cls is None and name in _criteria():
         from agenteval.criteria.registry import criterion_from_settings
@@ -134,58 +153,175 @@ def _resolve_one(ref: Any, context: ScoringContext) -> Any:
     return _build(ref, {}, context)
 
 
+SCORER_REFS = "scorer_refs"
+"""The key of a run's settings holding, by scorer name, the code its scores came from (see
+`ResolvedScorers.references`)."""
+
+CRITERIA_PREFIX = "criteria."
+"""Names a seed 003 criterion whose name a built-in scorer also has: `criteria.exact_match`."""
+
+
+@dataclass(frozen=True)
+class ResolvedScorers:
+    """The scorers a run applies, each under a name no other scorer of the run has, and what
+    each name's scores came from.
+
+    Made once per run (and per rescore), never per trial: the references are stored with the
+    run's settings (`SCORER_REFS`), not with each score, and joined to the scores when shown.
+    """
+
+    scorers: list[Any]
+    references: dict[str, dict[str, Any]]
+    """By scorer name: `{"ref": reference}` for a scorer `rescore` loads again (a name, a name
+    with settings, `module:function`), else `{"code": "module:qualname"}` (a lambda, a function
+    in a script: its stored scores are kept by a rescore)."""
+    renamed: list[str]
+    """One sentence per scorer given a name other than its own, to warn the user with."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One scorer of the run being resolved, under the name it will be scored as."""
+
+    scorer: Any
+    name: str
+    ref: ScorerRef | None
+    explicit: bool
+    """Its name is one the user wrote (in a config, a flag, a `name` attribute of their own)."""
+    default: bool = False
+    """One of the built-ins every run gets (not named by the user)."""
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What is stored of it by name: the reference a rescore loads, else where its code is."""
+        return {"ref": self.ref} if self.ref is not None else {"code": _code(self.scorer)}
+
+
 def resolve_scorers(
     refs: Sequence[Any],
     *,
     builtins: bool = True,
     context: ScoringContext | None = None,
 ) -> list[Any]:
-    """The scorers of a run: the built-in set (unless `builtins=False`) plus `refs`, by name.
+    """The scorers of a run: the built-in set (unless `builtins=False`) plus `refs`, in that
+    order, each under a name of its own (see `resolve_run_scorers`)."""
+    return resolve_run_scorers(refs, builtins=builtins, context=context).scorers
 
-    Naming a scorer already in the set adds nothing; the same scorer with other settings takes
-    the place of the one before, and so does any scorer named like a default built-in; two
-    other scorers with the same name are an error.
+
+def resolve_run_scorers(
+    refs: Sequence[Any],
+    *,
+    builtins: bool = True,
+    context: ScoringContext | None = None,
+    stored: Mapping[str, Any] | None = None,
+) -> ResolvedScorers:
+    """The scorers of a run: the built-in set (unless `builtins=False`) plus `refs`, in that
+    order, each under a name no other scorer of the run has.
+
+    - The same scorer given twice (the same object, or the same reference: `"exact_match"`
+      when the built-ins are on, a stored reference and the object) is applied once.
+    - A built-in given settings (`{name: step_efficiency, threshold: 0.9}`,
+      `ExactMatch(threshold=0.9)`) configures the default built-in of that name.
+    - Any other scorer whose name is taken is scored under the name with the first free suffix
+      (`exact_match_2`, as pydantic-evals does), unless the user wrote both names (two
+      scorers named alike in a config or with `--scorer`, two objects of their own with the
+      same `name`): that is an error naming both.
+
+    `stored` (a stored run's `SCORER_REFS`, when it is resumed or rescored) keeps the names
+    the run gave: a scorer of a stored reference gets the name stored with it, and a new one
+    never takes a name whose stored scores came from other code.
     """
     context = context or ScoringContext()
-    scorers: dict[str, Any] = {}
+    stored = stored or {}
+    entries: list[_Entry] = []
     if builtins:
-        scorers = {name: _build(name, {}, context) for name in BUILTIN_SCORERS}
-    known = named_scorers()
+        entries = [
+            _Entry(_build(name, {}, context), name, name, explicit=False, default=True)
+            for name in BUILTIN_SCORERS
+        ]
+    renamed: list[str] = []
     for ref in refs:
         scorer = _resolve_one(ref, context)
-        name = scorer_name(scorer)
-        if name in scorers:
-            if (isinstance(ref, str) and ref in known) or scorers[name] is scorer:
-                continue
-            if name in known and isinstance(scorer, known[name]):
-                scorers[name] = scorer
-                continue
-            if name in BUILTIN_SCORERS and _is_default(scorers[name]):
-                # A scorer the user names explicitly takes the place of the default built-in
-                # of the same name (seed 003's `exact_match` criterion, say).
-                scorers[name] = scorer
-                continue
-            same = scorer_reference(scorer)
-            if same is not None and same == scorer_reference(scorers[name]):
-                continue  # the same scorer named twice (a stored reference and the object)
-            raise ScorerError(
-                f"two scorers are named {name!r}",
-                hint="give one of them another name (set its `name` attribute)",
+        reference = scorer_reference(scorer)
+        if any(
+            e.scorer is scorer or (reference is not None and e.ref == reference) for e in entries
+        ):
+            continue  # the same scorer given twice
+        entry = _Entry(scorer, scorer_name(scorer), reference, _named_by_user(ref, scorer))
+        taken = next((e for e in entries if e.name == entry.name), None)
+        if taken is not None and taken.default and type(taken.scorer) is type(scorer):
+            entries[entries.index(taken)] = entry  # the default built-in, configured
+            continue
+        kept = next((name for name, known in stored.items() if known == entry.identity), None)
+        if kept is not None and all(e.name != kept for e in entries):
+            entry = replace(entry, name=kept)  # the name this run gave it before
+        elif taken is not None or entry.name in stored:
+            if taken is not None and taken.explicit and entry.explicit:
+                raise ScorerError(
+                    f"two scorers are named {entry.name!r}: {_text(taken.identity)} and "
+                    f"{_text(entry.identity)}",
+                    field="scorers",
+                    hint="give one of them another name (its `name`), or leave one out",
+                )
+            used = {e.name for e in entries} | set(stored)
+            free = (f"{entry.name}_{n}" for n in itertools.count(2))
+            entry = replace(entry, name=next(name for name in free if name not in used))
+            renamed.append(
+                f"two scorers are named {scorer_name(scorer)!r}: {_text(entry.identity)} is "
+                f"scored as {entry.name!r}"
             )
-        scorers[name] = scorer
-    return [_for_run(scorer, context) for scorer in scorers.values()]
+        entries.append(entry)
+    scorers = []
+    for entry in entries:
+        scorer = _for_run(entry.scorer, context)
+        if scorer_name(scorer) != entry.name:
+            scorer = RenamedScorer(scorer, entry.name)
+        scorers.append(scorer)
+    references = {entry.name: entry.identity for entry in entries}
+    return ResolvedScorers(scorers, references, renamed)
+
+
+def _named_by_user(ref: Any, scorer: Any) -> bool:
+    """Whether the user wrote the name the scorer's scores carry: a name in a config, on the
+    command line or in `scorers=[...]`, or the `name` of a scorer of their own; not a
+    function's name, nor the name agenteval gives its own scorers."""
+    if isinstance(ref, Mapping) or (isinstance(ref, str) and ":" not in ref):
+        return True
+    own = str(getattr(scorer, "__module__", "")).startswith("agenteval.")
+    return not own and isinstance(getattr(scorer, "name", None), str)
+
+
+def _code(scorer: Any) -> str:
+    """Where a scorer's code is: its function's, or its class's, `module:qualname`."""
+    target = scorer if hasattr(scorer, "__qualname__") else type(scorer)
+    return f"{getattr(target, '__module__', '?')}:{target.__qualname__}"
+
+
+def _text(identity: Mapping[str, Any]) -> str:
+    """A stored reference as a person reads it."""
+    ref = identity.get("ref")
+    if ref is None:
+        return f"{identity.get('code', '?')} (not loadable again)"
+    if isinstance(ref, str):
+        return ref
+    settings = {k: v for k, v in ref.items() if k != "name"}
+    return f"{ref.get('name')} {json.dumps(settings, sort_keys=True)}"
+
+
+def scorer_references(info: RunInfo) -> dict[str, str]:
+    """What each scorer name's scores in a stored run came from, as text to show beside them:
+    the reference `rescore` loads, or the code it cannot load again. Empty for a run stored
+    before agenteval kept them."""
+    stored = info.settings.get(SCORER_REFS)
+    if not isinstance(stored, Mapping):
+        return {}
+    return {name: _text(entry) for name, entry in stored.items() if isinstance(entry, Mapping)}
 
 
 def _for_run(scorer: Any, context: ScoringContext) -> Any:
     """The scorer as this run applies it: given the run's context when it asks for it."""
     for_run = getattr(scorer, "for_run", None)
     return for_run(context) if callable(for_run) else scorer
-
-
-def _is_default(scorer: Any) -> bool:
-    return type(scorer) is BUILTIN_SCORERS.get(scorer_name(scorer)) and scorer_reference(
-        scorer
-    ) == scorer_name(scorer)
 
 
 def _class_key(scorer: Any, known: Mapping[str, type[Any]]) -> str | None:
@@ -202,6 +338,7 @@ def scorer_reference(scorer: Any) -> ScorerRef | None:
     """
     if isinstance(scorer, str | Mapping):
         return scorer if isinstance(scorer, str) else dict(scorer)
+    scorer = unrenamed(scorer)  # loaded again as itself; the run keeps the name it gave
     name = scorer_name(scorer)
     known = named_scorers()
     key = name if name in known and type(scorer) is known[name] else _class_key(scorer, known)
@@ -217,12 +354,19 @@ def scorer_reference(scorer: Any) -> ScorerRef | None:
         # its class's name; one the user named otherwise cannot be loaded again by name.
         if key == name or scorer_name(_build(key, changed, ScoringContext())) == name:
             return {"name": key, **changed} if changed else key
-    if name in _criteria() and name not in known:
+    if name in _criteria():
         from agenteval.criteria.base import BaseCriterion
         from agenteval.criteria.registry import criterion_reference
 
-        if isinstance(scorer, BaseCriterion):
-            return criterion_reference(scorer)
+        ref = criterion_reference(scorer) if isinstance(scorer, BaseCriterion) else None
+        if ref is not None and name in known:
+            # A built-in scorer has the criterion's name (`exact_match`): qualified, so a
+            # rescore loads the criterion, not the built-in.
+            if isinstance(ref, str):
+                return CRITERIA_PREFIX + ref
+            return {**ref, "name": CRITERIA_PREFIX + ref["name"]}
+        if ref is not None:
+            return ref
     module = getattr(scorer, "__module__", None)
     qualname = getattr(scorer, "__qualname__", None)
     if module and qualname and "<" not in qualname and module != "__main__":
