@@ -833,9 +833,13 @@ def _print_references(info: RunInfo) -> None:
     if not references:
         return
     console.print(Text("Scorers (what each score came from)", style="bold"))
-    width = max(map(len, references))
+    # A grid, not padded lines: long names and references fold inside the terminal's width.
+    grid = Table.grid(padding=(0, 2), pad_edge=True)
+    grid.add_column(overflow="fold")
+    grid.add_column(overflow="fold", style="dim")
     for name, text in references.items():
-        console.print(Text.assemble(f"  {name:<{width}}  ", (text, "dim")), soft_wrap=True)
+        grid.add_row(Text(name), Text(text))
+    console.print(grid)
 
 
 def _junit_target(path: Path | None) -> None:
