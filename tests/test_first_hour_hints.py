@@ -235,6 +235,40 @@ MISTAKES = [
         args=RUN_FOLDER,
     ),
     Mistake(
+        "config-scorer-with-settings",
+        {
+            "cases.yaml": _yaml_case("input"),
+            "agenteval.yaml": CONFIG + "scorers:\n  - name: exact_mach\n",
+        },
+        "agenteval.yaml:4",
+        ("scorers[0]", "did you mean 'exact_match'?"),
+        args=RUN_FOLDER,
+    ),
+    Mistake(
+        "config-indented",
+        {"cases.yaml": _yaml_case("input"), "agenteval.yaml": CONFIG.replace("agent:", " agent:")},
+        "agenteval.yaml:2",
+        ("indent line 2 with 0 spaces",),
+        args=RUN_FOLDER,
+        never=("quote",),
+    ),
+    Mistake(
+        "config-tab",
+        {
+            "cases.yaml": _yaml_case("input"),
+            "agenteval.yaml": CONFIG + "scorers:\n\t- exact_match\n",
+        },
+        "agenteval.yaml:4",
+        ("tab", "indent line 4 with"),
+        args=RUN_FOLDER,
+    ),
+    Mistake(
+        "case-text",
+        {"cases.yaml": _yaml_case("text")},
+        "cases.yaml:2",
+        ("rename 'text' to 'input'",),
+    ),
+    Mistake(
         "flag-scorer-name",
         {"cases.yaml": _yaml_case("input")},
         "--scorer",
