@@ -715,13 +715,15 @@ def _jsonl_hint(text: str, line: int, exc: json.JSONDecodeError) -> str:
     """For a line of a .jsonl file: the line as a JSON object, when a plain edit makes it one
     (keys in double quotes, Python's quotes and constants, or plain text as the input)."""
     written = text.strip()
-    candidates = [_BARE_KEY.sub(r'\1"\2":', written)]
-    try:
-        value = ast.literal_eval(written)  # a Python dict: 'single quotes', True, None
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        value = None
-    if isinstance(value, dict):
-        candidates.append(json.dumps(value, ensure_ascii=False))
+    quoted = _BARE_KEY.sub(r'\1"\2":', written)
+    candidates = [quoted]
+    for python in (written, quoted):
+        try:
+            value = ast.literal_eval(python)  # a Python dict: 'single quotes', True, None
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            candidates.append(json.dumps(value, ensure_ascii=False))
     if written[:1] not in ("{", "[", '"'):
         candidates.append(json.dumps({"input": written}, ensure_ascii=False))
     for candidate in candidates:
@@ -1166,7 +1168,16 @@ def _explain(exc: ValidationError, record: _Record, file: str) -> DatasetError:
     ] or problems
     for problem in problems:
         problem.line = record.where.line(problem.path)
-    first = min(problems, key=lambda p: (p.line if p.line is not None else 1 << 62, p.order))
+    # On one line, an unknown field before a missing one: `- tool: search` misses `name`
+    # because `tool` is what the user wrote for it.
+    first = min(
+        problems,
+        key=lambda p: (
+            p.line if p.line is not None else 1 << 62,
+            p.error["type"] != "extra_forbidden",
+            p.order,
+        ),
+    )
     alike = [p.error for p in problems if p.path == first.path]
     message, hint, field = _message(first.path, alike, record)
     return DatasetError(
@@ -1372,6 +1383,7 @@ _MEANINGS: dict[str, str | tuple[str, ...]] = {
         ),
         "input",
     ),
+    "text": ("input", "content"),
     **dict.fromkeys(
         (
             "expected",
@@ -1395,9 +1407,10 @@ _MEANINGS: dict[str, str | tuple[str, ...]] = {
         ("expected_output", "expected_final_response"),
     ),
     **dict.fromkeys(
-        ("tools", "tool", "expected_tool", "tool_calls", "expected_calls", "required_tools"),
+        ("tools", "expected_tool", "tool_calls", "expected_calls", "required_tools"),
         ("expected_tools", "expected_tool_trajectory"),
     ),
+    "tool": ("expected_tools", "expected_tool_trajectory", "name"),  # `name` in a call
     **dict.fromkeys(
         ("trajectory", "expected_tool_sequence", "tool_sequence"), "expected_trajectory"
     ),
@@ -1413,7 +1426,7 @@ _MEANINGS: dict[str, str | tuple[str, ...]] = {
     **dict.fromkeys(("meta", "info", "extra"), "metadata"),
     **dict.fromkeys(("tool_name", "function", "function_name"), "name"),
     **dict.fromkeys(("params", "parameters", "input_args", "kwargs"), "arguments"),
-    **dict.fromkeys(("text", "criterion", "description"), "content"),
+    **dict.fromkeys(("criterion", "description"), "content"),
 }
 
 

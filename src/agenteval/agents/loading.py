@@ -134,9 +134,10 @@ def load_object(
         return getattr(module, attr)
     except AttributeError:
         names = _functions(module)
-        close = difflib.get_close_matches(attr, names, n=1)
+        lowered = {name.lower(): name for name in reversed(names)}
+        close = difflib.get_close_matches(attr.lower(), list(lowered), n=1)
         if close:
-            hint = f"did you mean {module_part}:{close[0]}?"
+            hint = f"did you mean {module_part}:{lowered[close[0]]}?"
         elif names:
             hint = f"its functions: {', '.join(names[:10])}"
         else:
