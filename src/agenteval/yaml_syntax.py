@@ -75,7 +75,7 @@ def _parses_past(lines: list[str], line: int) -> bool:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         return mark is not None and mark.line + 1 > line
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # the constructor recurses once per level
         return False
     return True
 
