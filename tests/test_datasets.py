@@ -428,8 +428,8 @@ def test_invalid_yaml_gives_the_parsers_line_and_column(tmp_path: Path) -> None:
     )
     error = load_error(path)
     assert str(error) == (
-        f"{path}:2: invalid YAML: mapping values are not allowed here (column 14)\n"
-        "  hint: text containing ': ' needs quotes, e.g. input: \"a: b\""
+        f"{path}:2: invalid YAML: text containing ': ' without quotes (column 14)\n"
+        "  hint: text containing ': ' needs quotes: `- input: \"Note: this needs quotes\"`"
     )
 
 

@@ -33,6 +33,7 @@ from agenteval.config import (
     ProjectConfig,
     RunSettings,
     Target,
+    check_scorers,
     find_target,
     load_infrastructure_errors,
     resolve_agent,
@@ -379,8 +380,11 @@ def run(
             hint="pass --agent module:function (or path/to/file.py:function), or set `agent:` in agenteval.yaml",
         )
     agent_base = found.base_dir if agent is None else Path.cwd()
-    agent_fn, agent_ref = resolve_agent(agent_spec, base_dir=agent_base)
+    agent_fn, agent_ref = resolve_agent(
+        agent_spec, base_dir=agent_base, given_in="--agent" if agent else found.path
+    )
     infrastructure = load_infrastructure_errors(found)
+    check_scorers(found, scorer or [])
     scorer_refs: list[ScorerRef] = [
         _absolute_ref(ref, found.base_dir) if isinstance(ref, str) else ref
         for ref in config.scorers

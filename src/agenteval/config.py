@@ -17,12 +17,14 @@ from agenteval.agents.builtin import BuiltinAgentConfig
 from agenteval.agents.calling import Agent
 from agenteval.agents.http import HttpAgentConfig
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
-from agenteval.errors import ConfigError
+from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.expansion import too_many_values
 from agenteval.jsonsafe import MAX_VALUES
 from agenteval.judge.judge import JudgeConfig
 from agenteval.pricing import PriceTable
 from agenteval.store import DEFAULT_STORE_PATH
+from agenteval.suggestions import meant
+from agenteval.yaml_syntax import explain_yaml_error
 
 __all__ = [
     "CONFIG_NAMES",
@@ -31,6 +33,7 @@ __all__ = [
     "ProjectConfig",
     "RunSettings",
     "Target",
+    "check_scorers",
     "exception_classes",
     "find_target",
     "load_infrastructure_errors",
@@ -92,10 +95,40 @@ _SECTION_FIELDS: dict[tuple[str, ...], Any] = {
 
 
 def resolve_agent(
-    spec: AgentSpec | Mapping[str, Any], *, base_dir: Path | None = None
+    spec: AgentSpec | Mapping[str, Any],
+    *,
+    base_dir: Path | None = None,
+    given_in: str | Path | None = None,
 ) -> tuple[Agent, str]:
     """The agent `agent:` describes, ready to call, and how a run records it (a reference with
-    no secret in it)."""
+    no secret in it).
+
+    `given_in` says where the user wrote it, for the error when it does not load: a flag
+    (`"--agent"`) or the config file (its `agent:` line). An error inside the agent's own file
+    keeps pointing there.
+    """
+    try:
+        return _resolve_agent(spec, base_dir)
+    except AgentEvalError as exc:
+        if given_in is None:
+            raise
+        if isinstance(given_in, str):
+            where: dict[str, Any] = {"file": exc.file, "line": exc.line, "field": given_in}
+        elif exc.file is None:
+            where = {"file": given_in, "line": _config_line(given_in, "agent"), "field": "agent"}
+        else:
+            where = {"file": exc.file, "line": exc.line, "field": exc.field}
+        raise type(exc)(exc.message, hint=exc.hint, **where) from exc
+
+
+def _config_line(path: Path, key: str) -> int | None:
+    try:
+        return _line_of(path.read_text(encoding="utf-8"), key)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _resolve_agent(spec: AgentSpec | Mapping[str, Any], base_dir: Path | None) -> tuple[Agent, str]:
     if isinstance(spec, Mapping):
         kind = _agent_kind(spec)
         if kind is None:
@@ -194,12 +227,11 @@ def _read_config(path: Path) -> ProjectConfig:
         raise ConfigError(
             f"the config is not UTF-8 text (byte {exc.start})", file=path, hint="save it as UTF-8"
         ) from exc
+    except yaml.MarkedYAMLError as exc:
+        problem = explain_yaml_error(exc, text)
+        raise ConfigError(problem.message, file=path, line=problem.line, hint=problem.hint) from exc
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ConfigError(
-            f"invalid YAML: {getattr(exc, 'problem', exc)}", file=path, line=line
-        ) from exc
+        raise ConfigError(f"invalid YAML: {exc}".splitlines()[0], file=path) from exc
     except RecursionError as exc:  # the YAML parser recurses once per level of nesting
         raise ConfigError(
             "invalid YAML: nested too deeply", file=path, hint="a config is a few levels deep"
@@ -233,15 +265,78 @@ def _read_config(path: Path) -> ProjectConfig:
         top = loc[0] if loc else ""
         hint = None
         if error["type"] == "extra_forbidden":
-            known = _SECTION_FIELDS.get(loc[:-1], ProjectConfig.model_fields)
-            close = difflib.get_close_matches(loc[-1], known, n=1)
-            message = "unknown setting"
-            hint = f"did you mean {close[0]!r}?" if close else "known settings: " + ", ".join(known)
+            message, hint = _unknown_setting(loc, data)
         else:
             message = f"{error['msg'].removeprefix('Value error, ')} (got {error.get('input')!r})"
         raise ConfigError(
             message, file=path, line=_line_of(text, top), field=field, hint=hint
         ) from exc
+
+
+# What other tools (and people) call agenteval.yaml's settings: suggested before a spelling
+# match, and only when the file, so renamed, would be valid.
+_MEANINGS: dict[str, str | tuple[str, ...]] = {
+    **dict.fromkeys(
+        ("datasets", "cases", "data", "dataset_path", "cases_file", "case_file", "eval_set"),
+        "dataset",
+    ),
+    **dict.fromkeys(("agents", "agent_ref", "function", "entrypoint", "entry_point"), "agent"),
+    **dict.fromkeys(("scorer", "metrics", "metric", "evaluators", "scoring"), "scorers"),
+    **dict.fromkeys(("trial", "repeats", "repeat", "runs", "samples", "epochs"), "trials"),
+    **dict.fromkeys(("workers", "parallel", "parallelism", "jobs"), "concurrency"),
+    **dict.fromkeys(("retry", "max_retries"), "retries"),
+    **dict.fromkeys(("timeout_s", "time_limit"), "timeout"),
+    **dict.fromkeys(("rubric", "criteria"), "rubrics"),
+    **dict.fromkeys(("judge_model", "grader"), "judge"),
+    **dict.fromkeys(("pricing", "price", "costs"), "prices"),
+    **dict.fromkeys(("db", "database", "store_path"), "store"),
+}
+
+
+def _unknown_setting(loc: tuple[str, ...], data: dict[str, Any]) -> tuple[str, str]:
+    """The message and hint for a key agenteval.yaml does not know: the setting it most likely
+    means, as a rename that makes the file valid (and written out when the value must become a
+    list, as `scorer: exact_match` must)."""
+    key = loc[-1]
+    section = loc[:-1]
+    known = _SECTION_FIELDS.get(section, ProjectConfig.model_fields)
+    if section:  # a key inside `agent:`: by spelling
+        spelt = difflib.get_close_matches(key, list(known), n=1)
+        if spelt:
+            return "unknown setting", f"rename {key!r} to {spelt[0]!r}"
+        return "unknown setting", "known settings: " + ", ".join(known)
+    value = data[key]
+    listed: dict[str, str] = {}
+
+    def fits(name: str) -> bool:
+        if name in data:
+            return False
+        if _valid_as(data, key, name, value):
+            return True
+        if not isinstance(value, list) and _valid_as(data, key, name, [value]):
+            listed[name] = f"{name}: " + yaml.safe_dump([value], default_flow_style=True).strip()
+            return True
+        return False
+
+    close = meant(key, known, _MEANINGS, fits)
+    if close is None:
+        return "unknown setting", "known settings: " + ", ".join(known)
+    if close in listed:
+        return (
+            f"unknown setting — did you mean {close!r}?",
+            f"rename {key!r} to {close!r} and make it a list: `{listed[close]}`",
+        )
+    return f"unknown setting — did you mean {close!r}?", f"rename {key!r} to {close!r}"
+
+
+def _valid_as(data: dict[str, Any], key: str, name: str, value: Any) -> bool:
+    """Whether the setting `key` holds would be valid as `name` (other mistakes aside)."""
+    renamed = {name if k == key else k: (value if k == key else v) for k, v in data.items()}
+    try:
+        ProjectConfig.model_validate(renamed)
+    except ValidationError as exc:
+        return not any(error["loc"][:1] == (name,) for error in exc.errors())
+    return True
 
 
 def _item_line(text: str, key: str, index: int) -> int | None:
@@ -333,6 +428,38 @@ def load_infrastructure_errors(target: Target) -> tuple[type[BaseException], ...
                 hint=exc.hint,
             ) from exc
     return tuple(found)
+
+
+def check_scorers(target: Target, flags: Sequence[str] = ()) -> None:
+    """Load each scorer the target's config (`scorers:`) and the command line (`--scorer`)
+    name, before a run starts, so that a misspelt name or setting is an error naming where it
+    is written: the config's file, line and `scorers[i]`, or `--scorer`."""
+    from agenteval.scorers.registry import ScoringContext, resolve_scorers
+
+    context = ScoringContext(base_dir=target.base_dir)
+    for index, ref in enumerate(target.config.scorers):
+        try:
+            resolve_scorers([ref], builtins=False, context=context)
+        except AgentEvalError as exc:
+            try:
+                text = target.path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = ""
+            raise ConfigError(
+                exc.message,
+                file=target.path,
+                line=_item_line(text, "scorers", index),
+                field=f"scorers[{index}]",
+                hint=exc.hint,
+            ) from exc
+    cwd = ScoringContext(base_dir=Path.cwd())
+    for ref in flags:
+        try:
+            resolve_scorers([ref], builtins=False, context=cwd)
+        except AgentEvalError as exc:
+            raise ConfigError(
+                exc.message, file=exc.file, line=exc.line, field="--scorer", hint=exc.hint
+            ) from exc
 
 
 def _looks_like_config(path: Path) -> bool:

@@ -37,6 +37,7 @@ cases again; `case_file_schema` is the JSON Schema of a case file.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import codecs
 import csv
@@ -57,6 +58,8 @@ from agenteval.case import EvalCase, ExpectedCall, Rubric
 from agenteval.errors import DatasetError
 from agenteval.expansion import too_many_values
 from agenteval.jsonsafe import MAX_DEPTH, MAX_VALUES
+from agenteval.suggestions import meant, normalised
+from agenteval.yaml_syntax import explain_yaml_error
 
 __all__ = ["case_file_schema", "dump_cases", "load_cases"]
 
@@ -559,7 +562,7 @@ def _parse_yaml(
 
 def _yaml_error(exc: BaseException, text: str, file: str) -> DatasetError:
     if isinstance(exc, yaml.MarkedYAMLError):
-        return _yaml_syntax_error(exc, file)
+        return _yaml_syntax_error(exc, text, file)
     if isinstance(exc, yaml.reader.ReaderError):
         return DatasetError(
             f"invalid YAML: the character {exc.character:#06x} is not allowed in YAML text",
@@ -650,33 +653,9 @@ def _yaml_tree(node: yaml.Node, built: dict[int, _Node], depth: int = 0) -> _Nod
     return result
 
 
-_YAML_HINTS = (
-    ("mapping values are not allowed", "text containing ': ' needs quotes, e.g. input: \"a: b\""),
-    ("found character '\\t'", "indent with spaces; YAML does not allow tabs"),
-    ("could not find expected ':'", "each field needs `name: value`; check this line's colon"),
-    ("expected <block end>", "check the indentation: items of one list line up under each other"),
-    ("found undefined alias", "define the anchor (&name) before using the alias (*name)"),
-    ("expected a single document", "keep one YAML document per file (remove the extra `---`)"),
-)
-
-
-def _yaml_syntax_error(exc: yaml.MarkedYAMLError, file: str) -> DatasetError:
-    problem = exc.problem or exc.context or "not valid YAML"
-    if exc.context and exc.problem and exc.problem.startswith("but "):
-        problem = f"{exc.context}, {exc.problem}"
-    mark = exc.problem_mark or exc.context_mark
-    hint = next(
-        (fix for words, fix in _YAML_HINTS if words in f"{exc.context} {problem}"),
-        "check the indentation and quoting on this line and the one before",
-    )
-    if mark is None:
-        return DatasetError(f"invalid YAML: {problem}", file=file, hint=hint)
-    return DatasetError(
-        f"invalid YAML: {problem} (column {mark.column + 1})",
-        file=file,
-        line=mark.line + 1,
-        hint=hint,
-    )
+def _yaml_syntax_error(exc: yaml.MarkedYAMLError, text: str, file: str) -> DatasetError:
+    problem = explain_yaml_error(exc, text)
+    return DatasetError(problem.message, file=file, line=problem.line, hint=problem.hint)
 
 
 # --- JSON
@@ -709,7 +688,7 @@ def _json_value(text: str, file: str, line: int | None = None) -> tuple[Any, str
             f"invalid JSON: {exc.msg} (column {exc.colno})",
             file=file,
             line=exc.lineno if line is None else line,
-            hint=_json_hint(exc),
+            hint=_json_hint(exc) if line is None else _jsonl_hint(text, line, exc),
         ) from exc
     except RecursionError as exc:
         raise DatasetError(
@@ -727,6 +706,35 @@ def _json_hint(exc: json.JSONDecodeError) -> str:
     if exc.msg.startswith("Invalid control character"):
         return "write line breaks and tabs inside strings as \\n and \\t"
     return "check the quotes, commas and brackets near this point"
+
+
+_BARE_KEY = re.compile(r"([{,]\s*)([A-Za-z_][\w-]*)\s*:")
+_LONGEST_SHOWN_LINE = 200
+
+
+def _jsonl_hint(text: str, line: int, exc: json.JSONDecodeError) -> str:
+    """For a line of a .jsonl file: the line as a JSON object, when a plain edit makes it one
+    (keys in double quotes, Python's quotes and constants, or plain text as the input)."""
+    written = text.strip()
+    quoted = _BARE_KEY.sub(r'\1"\2":', written)
+    candidates = [quoted]
+    for python in (written, quoted):
+        try:
+            value = ast.literal_eval(python)  # a Python dict: 'single quotes', True, None
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            candidates.append(json.dumps(value, ensure_ascii=False))
+    if written[:1] not in ("{", "[", '"'):
+        candidates.append(json.dumps({"input": written}, ensure_ascii=False))
+    for candidate in candidates:
+        try:
+            fixed = json.loads(candidate)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(fixed, dict) and len(candidate) <= _LONGEST_SHOWN_LINE:
+            return f"each line is one JSON object: write line {line} as `{candidate}`"
+    return _json_hint(exc)
 
 
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
@@ -898,8 +906,13 @@ def _csv_header(row: list[str], file: str, line: int) -> list[_Column]:
             continue
         if name.startswith(_METADATA_PREFIX) and name[len(_METADATA_PREFIX) :].strip():
             continue
+        close = _csv_meant(name, row)
         raise DatasetError(
-            _csv_unknown_column(name), file=file, line=line, field=name, hint=_csv_column_hint(name)
+            _csv_unknown_column(name, close),
+            file=file,
+            line=line,
+            field=name,
+            hint=_csv_column_hint(name, close),
         )
     if "expected_tools" in seen and "expected_tool_calls" in seen:
         raise DatasetError(
@@ -912,25 +925,32 @@ def _csv_header(row: list[str], file: str, line: int) -> list[_Column]:
     return columns
 
 
-def _csv_unknown_column(name: str) -> str:
+def _csv_meant(name: str, header: list[str]) -> str | None:
+    """The column an unknown column most likely means (by meaning, then spelling), when the
+    header does not have it already."""
+    taken = {cell.strip() for cell in header}
+    if name in ("agent_trace", "conversation") or name.startswith("metadata"):
+        return None
+    return meant(name, _CSV_COLUMNS, _MEANINGS, lambda column: column not in taken)
+
+
+def _csv_unknown_column(name: str, close: str | None) -> str:
     if name in ("agent_trace", "conversation"):
         return f"a {name.replace('_', ' ')} cannot be given in a CSV file"
     if name == "metadata" or name == _METADATA_PREFIX.rstrip(".") + ".":
         return "metadata goes in one column per key, named `metadata.<key>`"
-    close = difflib.get_close_matches(name, _CSV_COLUMNS, n=1)
     if close:
-        return f"unknown column — did you mean {close[0]!r}?"
+        return f"unknown column — did you mean {close!r}?"
     return "unknown column"
 
 
-def _csv_column_hint(name: str) -> str:
+def _csv_column_hint(name: str, close: str | None) -> str:
     if name in ("agent_trace", "conversation"):
         return "write cases with a conversation or an agent trace in a YAML, JSON or JSONL file"
     if name.startswith("metadata"):
         return "name the column after the key, e.g. `metadata.difficulty`"
-    close = difflib.get_close_matches(name, _CSV_COLUMNS, n=1)
     if close:
-        return f"rename the column {name!r} to {close[0]!r}"
+        return f"rename the column {name!r} to {close!r}"
     return (
         "the columns are "
         + ", ".join(_CSV_COLUMNS)
@@ -1149,7 +1169,16 @@ def _explain(exc: ValidationError, record: _Record, file: str) -> DatasetError:
     ] or problems
     for problem in problems:
         problem.line = record.where.line(problem.path)
-    first = min(problems, key=lambda p: (p.line if p.line is not None else 1 << 62, p.order))
+    # On one line, an unknown field before a missing one: `- tool: search` misses `name`
+    # because `tool` is what the user wrote for it.
+    first = min(
+        problems,
+        key=lambda p: (
+            p.line if p.line is not None else 1 << 62,
+            p.error["type"] != "extra_forbidden",
+            p.order,
+        ),
+    )
     alike = [p.error for p in problems if p.path == first.path]
     message, hint, field = _message(first.path, alike, record)
     return DatasetError(
@@ -1314,15 +1343,126 @@ def _unknown_field(path: _Loc, data: dict[str, Any]) -> tuple[str, str, str | No
             f"keep one of {other!r} and {key!r}",
             field,
         )
-    close = difflib.get_close_matches(key, list(names), n=1, cutoff=0.6)
-    if close:
+    parent = path[:-1]
+    close = meant(key, names, _MEANINGS, lambda name: _renamed_fits(data, parent, key, name))
+    if close is not None:
         return (
-            f"unknown field — did you mean {close[0]!r}?",
-            f"rename {key!r} to {close[0]!r}",
+            f"unknown field — did you mean {close!r}?",
+            f"rename {key!r} to {close!r}",
+            field,
+        )
+    given = next((n for n in _meanings_of(key) if n in names and _has(data, (*parent, n))), None)
+    if given is not None:
+        return (
+            f"unknown field — it means {given!r}, which is given too",
+            f"remove {key!r}",
             field,
         )
     allowed = ", ".join(names) if names else "none"
     return "unknown field", f"the fields allowed here are: {allowed}", field
+
+
+# What other tools (and people) call a case's fields: a suggestion by meaning comes before one
+# by spelling (`question` is not `conversation`). A tuple where a name means different fields in
+# different places (a case's answer, a conversation turn's answer); only a field of the mapping
+# the key is in, that would accept the value, is suggested.
+_MEANINGS: dict[str, str | tuple[str, ...]] = {
+    **dict.fromkeys(
+        (
+            "question",
+            "prompt",
+            "query",
+            "user_input",
+            "user_query",
+            "user_message",
+            "user_prompt",
+            "instruction",
+            "request",
+            "task",
+            "messages",
+            "user_content",
+        ),
+        "input",
+    ),
+    "text": ("input", "content"),
+    **dict.fromkeys(
+        (
+            "expected",
+            "answer",
+            "expected_answer",
+            "ground_truth",
+            "groundtruth",
+            "reference",
+            "reference_answer",
+            "expected_response",
+            "expected_result",
+            "golden_answer",
+            "gold",
+            "ideal",
+            "ideal_answer",
+            "target",
+            "output",
+            "response",
+            "final_response",
+        ),
+        ("expected_output", "expected_final_response"),
+    ),
+    **dict.fromkeys(
+        ("tools", "expected_tool", "tool_calls", "expected_calls", "required_tools"),
+        ("expected_tools", "expected_tool_trajectory"),
+    ),
+    "tool": ("expected_tools", "expected_tool_trajectory", "name"),  # `name` in a call
+    **dict.fromkeys(
+        ("trajectory", "expected_tool_sequence", "tool_sequence"), "expected_trajectory"
+    ),
+    **dict.fromkeys(("name", "case_id", "case_name", "key", "uid", "identifier"), "id"),
+    **dict.fromkeys(("documents", "docs", "relevant_documents"), "relevant_docs"),
+    **dict.fromkeys(
+        ("forbidden", "must_not_include", "banned", "forbidden_text"), "must_not_contain"
+    ),
+    **dict.fromkeys(("must_contain", "required_keywords", "must_include"), "keywords"),
+    **dict.fromkeys(("max_calls", "tool_call_budget", "max_tools"), "max_tool_calls"),
+    **dict.fromkeys(("turns", "dialogue", "dialog"), "conversation"),
+    **dict.fromkeys(("rubric", "criteria"), "rubrics"),
+    **dict.fromkeys(("meta", "info", "extra"), "metadata"),
+    **dict.fromkeys(("tool_name", "function", "function_name"), "name"),
+    **dict.fromkeys(("params", "parameters", "input_args", "kwargs"), "arguments"),
+    **dict.fromkeys(("criterion", "description"), "content"),
+}
+
+
+def _meanings_of(key: str) -> tuple[str, ...]:
+    meaning = _MEANINGS.get(normalised(key), ())
+    return (meaning,) if isinstance(meaning, str) else meaning
+
+
+def _renamed_fits(data: dict[str, Any], parent: _Loc, key: str, name: str) -> bool:
+    """Whether the case, with `key` renamed `name` in the mapping at `parent`, would be valid
+    there: no such field given already, and no error at the renamed field (the case may have
+    other mistakes; each gets its own message)."""
+    copy: Any = dict(data)
+    node = copy
+    for step in parent:  # copy the path down to the mapping, so `data` stays as it is
+        child = node[step]
+        node[step] = child = dict(child) if isinstance(child, dict) else list(child)
+        node = child
+    if not isinstance(node, dict) or name in node:
+        return False
+    renamed = {name if k == key else k: v for k, v in node.items()}
+    node.clear()
+    node.update(renamed)
+    try:
+        EvalCase.model_validate(copy)
+    except ValidationError as exc:
+        at = (*parent, name)
+        field = _accepted_names(_model_at(parent) or EvalCase).get(name, name)
+        for error in exc.errors(include_url=False):
+            loc = _data_path(error["loc"], copy, error["type"])
+            if loc[: len(at)] in (at, (*parent, field)):
+                return False
+    except RecursionError:
+        return False
+    return True
 
 
 def _has(data: Any, path: _Loc) -> bool:

@@ -85,7 +85,8 @@ class AgentEvalError(Exception):
                 f"case {self.case}" if isinstance(self.case, int) else f"case {self.case!r}"
             )
         if self.field is not None:
-            parts.append(f"field {self.field!r}")
+            # A command-line flag is named as typed: `--agent`, not "field '--agent'".
+            parts.append(self.field if self.field.startswith("--") else f"field {self.field!r}")
         return ", ".join(parts)
 
     def render(self) -> str:
