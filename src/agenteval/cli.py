@@ -44,6 +44,8 @@ from agenteval.engine.ownership import RunInUse, running_elsewhere
 from agenteval.engine.relocation import find_relocated, rehome, relocated
 from agenteval.engine.scheduler import WorkerLostError
 from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.judge.choice import judge_problem
+from agenteval.judge.judge import JudgeConfig
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
 from agenteval.report.compare import (
@@ -201,7 +203,7 @@ def _global_settings(
     """Settings for commands on stored runs: flags, then environment, then the agenteval.yaml
     of the current directory (if any), then defaults."""
     config = ProjectConfig()
-    config_file = next((Path(n) for n in CONFIG_NAMES if Path(n).is_file()), None)
+    config_file = _cwd_config()
     if config_file is not None:
         config = find_target(config_file).config
     return resolve_settings(
@@ -214,8 +216,40 @@ def _global_settings(
     )
 
 
+def _cwd_config() -> Path | None:
+    """The current directory's agenteval.yaml, if it has one."""
+    return next((Path(n) for n in CONFIG_NAMES if Path(n).is_file()), None)
+
+
 def _store_path(store: Path | None) -> Path:
     return _global_settings(store).store
+
+
+def _require_judge(judge: JudgeConfig | None, flag: str | None, config_file: Path | None) -> None:
+    """A judge the user asked for (`--judge`, `AGENTEVAL_JUDGE`, `judge:` in agenteval.yaml)
+    that cannot run here stops the command with one message (exit 2) before anything runs or is
+    stored: its rubrics would otherwise give no score on every trial, and a rescore would
+    replace stored verdicts with nothing. With no judge asked for, this does nothing (the
+    rubrics give no score, with one warning)."""
+    if judge is None:
+        return
+    problem = judge_problem(judge)
+    if problem is None:
+        return
+    file: Path | None = None
+    if flag:
+        field = origin = "--judge"
+    elif os.environ.get("AGENTEVAL_JUDGE"):
+        field = origin = "AGENTEVAL_JUDGE"
+    else:
+        file, field = config_file, "judge"
+        origin = f"`judge:` from {config_file or CONFIG_NAMES[0]}"
+    raise ConfigError(
+        f"the judge {judge.spec} cannot run: {problem}",
+        file=file,
+        field=field,
+        hint=f"nothing was run or stored; or remove {origin} to run without the judge",
+    )
 
 
 def _run_async(make: Callable[[], Any]) -> Any:
@@ -354,6 +388,7 @@ def run(
         use_cache=not no_cache,
         config_file=found.path if found.path != found.dataset else None,
     )
+    _require_judge(settings.judge, judge, found.path if found.path != found.dataset else None)
     agent_spec = (
         {"url": agent} if agent and agent.startswith(("http://", "https://")) else agent
     ) or config.agent
@@ -614,6 +649,7 @@ def rescore(
     if json_path is not None:
         _check_writable(json_path)
     settings = _global_settings(store, judge=judge, use_cache=not no_cache)
+    _require_judge(settings.judge, judge, _cwd_config())
     result: Run = _run_async(
         lambda: rescore_async(
             run_id,
@@ -674,6 +710,7 @@ def score(
     if json_path is not None:
         _check_writable(json_path)
     settings = _global_settings(store, judge=judge, use_cache=not no_cache)
+    _require_judge(settings.judge, judge, _cwd_config())
     progress = _LiveProgress()
     again = "score the traces again for a whole run (a new run)"
     result: Run = _stoppable(
@@ -723,6 +760,7 @@ def judge_command(
     if json_path is not None:
         _check_writable(json_path)
     settings = _global_settings(store, judge=judge, use_cache=not no_cache)
+    _require_judge(settings.judge, judge, _cwd_config())
     result: Run = _run_async(
         lambda: judge_run_async(
             run_id,
