@@ -72,6 +72,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help as click writes it: `-h` as well as `--help`, a flag with no value placeholder, an
+    # option's value named by its metavar (typer's rich panels label every flag `<bool>`).
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 console = Console()
 errors = Console(stderr=True)
@@ -82,35 +86,48 @@ T = TypeVar("T")
 StoreOption = Annotated[
     Path | None,
     typer.Option(
-        "--store", help="SQLite run store (env AGENTEVAL_STORE; default .agenteval/runs.db)"
+        "--store",
+        metavar="FILE",
+        help="The SQLite run store; env AGENTEVAL_STORE (default: .agenteval/runs.db).",
     ),
 ]
 
 
 ScorerOption = Annotated[
     list[str] | None,
-    typer.Option("--scorer", help="Add a scorer: a built-in name or module:function (repeatable)."),
+    typer.Option(
+        "--scorer",
+        metavar="NAME",
+        help="Add a scorer: a built-in name or module:function (repeatable).",
+    ),
 ]
 NoBuiltinsOption = Annotated[
     bool, typer.Option("--no-builtins", help="Leave out the built-in scorers.")
 ]
-JsonOption = Annotated[Path | None, typer.Option("--json", help="Write the run as JSON to FILE.")]
+JsonOption = Annotated[
+    Path | None, typer.Option("--json", metavar="FILE", help="Write the run as JSON to FILE.")
+]
 PassingOption = Annotated[
     list[str] | None,
     typer.Option(
         "--passing",
-        help="The scorers that decide whether a trial passes (repeatable or comma-separated); "
-        "default: every scorer that applied.",
+        metavar="NAME",
+        help="The scorers that decide whether a trial passes (repeatable or comma-separated) "
+        "(default: every scorer that applied).",
     ),
 ]
 HtmlOption = Annotated[
     Path | None,
-    typer.Option("--html", help="Write the run as one self-contained HTML page to FILE."),
+    typer.Option(
+        "--html", metavar="FILE", help="Write the run as one self-contained HTML page to FILE."
+    ),
 ]
 JunitOption = Annotated[
     Path | None,
     typer.Option(
-        "--junit", help="Write the run as JUnit XML to FILE: one test case per eval case."
+        "--junit",
+        metavar="FILE",
+        help="Write the run as JUnit XML to FILE: one test case per eval case.",
     ),
 ]
 VerboseOption = Annotated[
@@ -120,21 +137,24 @@ JudgeOption = Annotated[
     str | None,
     typer.Option(
         "--judge",
-        help="The LLM judge, PROVIDER:MODEL (openai, anthropic, google); env AGENTEVAL_JUDGE.",
+        metavar="PROVIDER:MODEL",
+        help="The LLM judge (provider openai, anthropic or google); env AGENTEVAL_JUDGE.",
     ),
 ]
 RubricOption = Annotated[
     list[str] | None,
     typer.Option(
         "--rubric",
-        help="Judge rubrics to score (repeatable or comma-separated); default: all four.",
+        metavar="NAME",
+        help="Judge rubrics to score (repeatable or comma-separated) (default: all four).",
     ),
 ]
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Ask the judge again instead of using its cache.")
 ]
 RunIdArgument = Annotated[
-    str, typer.Argument(help="The run: an id, a unique prefix of one, or `latest`.")
+    str,
+    typer.Argument(metavar="RUN_ID", help="The run: an id, a unique prefix of one, or `latest`."),
 ]
 
 
@@ -335,23 +355,31 @@ def _stopped(exc: BaseException, then: str) -> typer.Exit:
 @app.command()
 def run(
     target: Annotated[
-        str, typer.Argument(help="agenteval.yaml, a folder holding one, or a dataset file.")
+        str,
+        typer.Argument(
+            metavar="TARGET", help="agenteval.yaml, a folder holding one, or a dataset file."
+        ),
     ],
     agent: Annotated[
         str | None,
         typer.Option(
-            help="The agent: module:function, path/to/file.py:function, or an HTTP agent's URL."
+            metavar="REF",
+            help="The agent: module:function, path/to/file.py:function, or an HTTP agent's URL.",
         ),
     ] = None,
-    trials: Annotated[int | None, typer.Option(help="Trials per case (default 1).")] = None,
+    trials: Annotated[
+        int | None, typer.Option(metavar="N", help="Trials per case (default: 1).")
+    ] = None,
     concurrency: Annotated[
-        int | None, typer.Option(help="Trials in flight at once (default 16).")
+        int | None, typer.Option(metavar="N", help="Trials in flight at once (default: 16).")
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option(help="Seconds per trial attempt (default: no limit).")
+        float | None,
+        typer.Option(metavar="SECONDS", help="Seconds per trial attempt (default: no limit)."),
     ] = None,
     retries: Annotated[
-        int | None, typer.Option(help="Retries of infrastructure failures (default 2).")
+        int | None,
+        typer.Option(metavar="N", help="Retries of infrastructure failures (default: 2)."),
     ] = None,
     scorer: ScorerOption = None,
     no_builtins: NoBuiltinsOption = False,
@@ -362,6 +390,7 @@ def run(
         str | None,
         typer.Option(
             "--resume",
+            metavar="[RUN_ID]",
             help="Resume the latest unfinished run of TARGET, or the run given.",
         ),
     ] = None,
@@ -681,17 +710,22 @@ def score(
     traces: Annotated[
         Path,
         typer.Argument(
+            metavar="TRACES",
             help="Recorded traces: OTLP JSON (as the OpenTelemetry Collector's file exporter "
-            "writes it), agenteval trial JSONL, or a folder of them."
+            "writes it), agenteval trial JSONL, or a folder of them.",
         ),
     ],
-    cases: Annotated[Path, typer.Option("--cases", help="The case file the traces answer.")],
+    cases: Annotated[
+        Path, typer.Option("--cases", metavar="FILE", help="The case file the traces answer.")
+    ],
     match_attribute: Annotated[
         str,
         typer.Option(
             "--match-attribute",
+            metavar="NAME",
+            show_default=False,
             help="The root-span attribute naming each trace's case; when no trace carries it, "
-            "traces are matched to cases by order.",
+            "traces are matched to cases by order (default: agenteval.case.id).",
         ),
     ] = "agenteval.case.id",
     scorer: ScorerOption = None,
@@ -780,7 +814,14 @@ def judge_command(
 @app.command("runs")
 def list_runs(
     store: StoreOption = None,
-    limit: Annotated[int, typer.Option(help="How many runs to list, newest first.")] = 20,
+    limit: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            show_default=False,
+            help="How many runs to list, newest first (default: 20).",
+        ),
+    ] = 20,
 ) -> None:
     """List the stored runs, newest first."""
     path = _store_path(store)
@@ -871,10 +912,17 @@ def _wrote_junit(path: Path, totals: JUnitTotals) -> None:
 
 
 BaseRunArgument = Annotated[
-    str, typer.Argument(help="The base run: an id, a unique prefix of one, or `latest`.")
+    str,
+    typer.Argument(
+        metavar="BASE_RUN", help="The base run: an id, a unique prefix of one, or `latest`."
+    ),
 ]
 CandidateRunArgument = Annotated[
-    str, typer.Argument(help="The candidate run: an id, a unique prefix of one, or `latest`.")
+    str,
+    typer.Argument(
+        metavar="CANDIDATE_RUN",
+        help="The candidate run: an id, a unique prefix of one, or `latest`.",
+    ),
 ]
 
 
@@ -886,14 +934,17 @@ def compare_command(
         bool, typer.Option("--markdown", help="Print a Markdown table for a pull-request comment.")
     ] = False,
     json_path: Annotated[
-        Path | None, typer.Option("--json", help="Write the comparison as JSON to FILE.")
+        Path | None,
+        typer.Option("--json", metavar="FILE", help="Write the comparison as JSON to FILE."),
     ] = None,
     trial_passes: Annotated[
         list[str] | None,
         typer.Option(
             "--passing",
+            metavar="NAME",
             help="The scorers that decide whether a trial passes (repeatable or "
-            "comma-separated); default: the candidate's setting, else every scorer that applied.",
+            "comma-separated) (default: the candidate's setting, else every scorer that "
+            "applied).",
         ),
     ] = None,
     store: StoreOption = None,
@@ -932,6 +983,7 @@ def gate_command(
         Path | None,
         typer.Option(
             "--policy",
+            metavar="FILE",
             help="A gate policy (YAML): thresholds per scorer, cost, latency, significance.",
         ),
     ] = None,
@@ -979,6 +1031,7 @@ def report(
         str | None,
         typer.Option(
             "--baseline",
+            metavar="RUN_ID",
             help="Show the diff against this run (an id, a unique prefix or `latest`), as "
             "`agenteval compare BASELINE RUN_ID` computes it.",
         ),
