@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import os
@@ -218,17 +219,21 @@ class _LiveProgress:
 
 
 def _global_settings(
-    store: Path | None, *, judge: str | None = None, use_cache: bool = True
+    store: Path | None,
+    *,
+    judge: str | None = None,
+    use_cache: bool = True,
+    config_file: Path | None = None,
 ) -> RunSettings:
     """Settings for commands on stored runs: flags, then environment, then the agenteval.yaml
-    of the current directory (if any), then defaults."""
+    of the current directory (if any; `config_file` names another), then defaults."""
     config = ProjectConfig()
-    config_file = _cwd_config()
+    config_file = config_file or _cwd_config()
     if config_file is not None:
         config = find_target(config_file).config
     return resolve_settings(
         config,
-        Path.cwd(),
+        config_file.parent.resolve() if config_file is not None else Path.cwd(),
         store=str(store) if store else None,
         judge=judge,
         use_cache=use_cache,
@@ -239,6 +244,50 @@ def _global_settings(
 def _cwd_config() -> Path | None:
     """The current directory's agenteval.yaml, if it has one."""
     return next((Path(n) for n in CONFIG_NAMES if Path(n).is_file()), None)
+
+
+def _config_beside(case_file: Path) -> Path | None:
+    """The agenteval.yaml a case file runs with: the one in its folder (the project the cases
+    belong to), else the current directory's."""
+    for folder in (case_file.parent, Path()):
+        for name in CONFIG_NAMES:
+            if (folder / name).is_file():
+                return folder / name
+    return None
+
+
+def _target_config(found: Target, given: Path | None) -> tuple[Target, Path | None]:
+    """The target with the settings it runs with, and the agenteval.yaml they come from. A
+    config (or a folder holding one) is its own; a case file runs with `--config FILE`, else
+    the agenteval.yaml beside it, else the current directory's (so a hint to add something to
+    agenteval.yaml can be followed), with the case file as its dataset and the config's folder
+    as the base of the paths in it. The run is still the case file's (`--resume` finds it by
+    the case file)."""
+    if found.dataset != found.path:
+        if given is not None:
+            raise ConfigError(
+                f"{found.path} is a config already",
+                field="--config",
+                hint="--config is for a case-file TARGET; run the config you mean instead",
+            )
+        return found, found.path
+    if given is not None and not given.is_file():
+        raise ConfigError(
+            f"no such file: {given}", field="--config", hint="give the path of an agenteval.yaml"
+        )
+    path = given if given is not None else _config_beside(found.path)
+    if path is None:
+        return found, None
+    read = find_target(path)
+    if read.dataset == read.path:  # a case file, not a config
+        raise ConfigError(
+            f"{path} is not an agenteval.yaml",
+            field="--config",
+            hint="give a config file (settings such as trials:, prices:, judge:)",
+        )
+    if given is None:
+        errors.print(f"[dim]settings from {escape(str(path))}[/]")
+    return dataclasses.replace(read, path=found.path, dataset=found.dataset), read.path
 
 
 def _store_path(store: Path | None) -> Path:
@@ -400,10 +449,19 @@ def run(
     verbose: VerboseOption = False,
     html_path: HtmlOption = None,
     passing: PassingOption = None,
+    config_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="The agenteval.yaml whose settings a case-file TARGET runs with (default: the "
+            "one beside the case file, else the current directory's).",
+        ),
+    ] = None,
 ) -> None:
     """Run an agent over a dataset, score every trial, and store the run."""
     _junit_target(junit_path)
-    found = find_target(target)
+    found, config_file = _target_config(find_target(target), config_path)
     config = found.config
     settings = resolve_settings(
         config,
@@ -415,9 +473,9 @@ def run(
         store=str(store) if store else None,
         judge=judge,
         use_cache=not no_cache,
-        config_file=found.path if found.path != found.dataset else None,
+        config_file=config_file,
     )
-    _require_judge(settings.judge, judge, found.path if found.path != found.dataset else None)
+    _require_judge(settings.judge, judge, config_file)
     agent_spec = (
         {"url": agent} if agent and agent.startswith(("http://", "https://")) else agent
     ) or config.agent
@@ -431,12 +489,14 @@ def run(
     if agent_spec is None:
         raise ConfigError(
             "no agent given",
-            file=found.path if found.path != found.dataset else None,
+            file=config_file,
             hint="pass --agent module:function (or path/to/file.py:function), or set `agent:` in agenteval.yaml",
         )
     agent_base = found.base_dir if agent is None else Path.cwd()
     agent_fn, agent_ref = resolve_agent(agent_spec, base_dir=agent_base)
-    infrastructure = load_infrastructure_errors(found)
+    infrastructure = load_infrastructure_errors(
+        found if config_file is None else dataclasses.replace(found, path=config_file)
+    )
     scorer_refs: list[ScorerRef] = [
         _absolute_ref(ref, found.base_dir) if isinstance(ref, str) else ref
         for ref in config.scorers
@@ -743,8 +803,10 @@ def score(
     refs = [_absolute_ref(ref, Path.cwd()) for ref in scorer or []]
     if json_path is not None:
         _check_writable(json_path)
-    settings = _global_settings(store, judge=judge, use_cache=not no_cache)
-    _require_judge(settings.judge, judge, _cwd_config())
+    # The case file's settings, as `agenteval run CASES` reads them.
+    config_file = _config_beside(cases)
+    settings = _global_settings(store, judge=judge, use_cache=not no_cache, config_file=config_file)
+    _require_judge(settings.judge, judge, config_file)
     progress = _LiveProgress()
     again = "score the traces again for a whole run (a new run)"
     result: Run = _stoppable(
@@ -1086,10 +1148,13 @@ def report(
 
 def _run_prices(info: RunInfo, prices: PriceTable | None) -> PriceTable | None:
     """The prices to report a stored run with: the current directory's agenteval.yaml, else
-    the config the run was started from, when it is still there."""
+    the config the run was started from (for a case file, the agenteval.yaml beside it), when
+    it is still there."""
     if any(Path(name).is_file() for name in CONFIG_NAMES) or not info.target:
         return prices
     target = Path(info.target)
+    if info.dataset is not None and Path(info.dataset).name == target.name:  # a case file
+        target = _config_beside(target) or target
     if not (target.is_file() and target.name in CONFIG_NAMES):
         return prices
     found = find_target(target)
