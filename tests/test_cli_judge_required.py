@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 from tests.cli_process import assert_clean, cli_env
+from tests.judge.fakes import FakeOpenAI, verdict
+
+from agenteval import RunStore
 
 AGENT = "def answer(question):\n    return 'Paris'\n"
 CASES = "- id: capital\n  input: Capital of France?\n  expected_output: Paris\n"
@@ -170,3 +173,34 @@ def test_a_base_url_without_a_key_can_run_and_nothing_is_opened(
     assert judge_problem(JudgeConfig(spec="openai:gpt-4o-mini")) is None
     monkeypatch.setenv("GEMINI_API_KEY", "k")
     assert judge_problem(JudgeConfig(spec="google:gemini-2.5-flash")) is None
+
+
+def test_rescoring_a_judged_run_whose_judge_cannot_run_keeps_its_verdicts(project: Path) -> None:
+    # A run judged against a (loopback) OpenAI-compatible server...
+    with FakeOpenAI() as server:
+        server.handler = lambda body: verdict({"reasoning": "Checked.", "score": 1.0})
+        judged = agenteval(
+            project,
+            "run",
+            "cases.yaml",
+            "--agent",
+            "agent.py:answer",
+            "--judge",
+            "openai:gpt-4o-mini",
+            "--rubric",
+            "answer_relevance",
+            OPENAI_BASE_URL=server.base_url,
+        )
+    assert judged.returncode == 0, judged.stderr
+    store = project / ".agenteval" / "runs.db"
+    with RunStore(store, create=False) as runs:
+        (row,) = runs.list_runs()
+        (result,) = runs.iter_results(row.run_id)
+    assert result.scores["answer_relevance"].value == 1.0
+    # ...rescored where that judge cannot run (no key, no base URL): its own judge, not asked
+    # for on this line, but the rescore would replace every verdict with no score.
+    done = agenteval(project, "rescore", "latest")
+    assert_refused(done, "OPENAI_API_KEY", "openai:gpt-4o-mini", "--judge")
+    with RunStore(store, create=False) as runs:
+        (result,) = runs.iter_results(row.run_id)
+    assert result.scores["answer_relevance"].value == 1.0

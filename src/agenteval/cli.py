@@ -45,7 +45,7 @@ from agenteval.engine.ownership import RunInUse, running_elsewhere
 from agenteval.engine.relocation import find_relocated, rehome, relocated
 from agenteval.engine.scheduler import WorkerLostError
 from agenteval.errors import AgentEvalError, ConfigError
-from agenteval.judge.choice import judge_problem
+from agenteval.judge.choice import config_from_record, judge_problem
 from agenteval.judge.judge import JudgeConfig
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
@@ -239,6 +239,23 @@ def _global_settings(
         use_cache=use_cache,
         config_file=config_file,
     )
+
+
+def _require_stored_judge(info: RunInfo) -> None:
+    """A stored run judged by a judge that cannot run here (no key, no SDK extra) is not
+    rescored or resumed with it: its rubrics would give no score, and a rescore would replace
+    the verdicts it holds with nothing. Exit 2, naming what to set, or to pass `--judge`."""
+    record = info.settings.get("judge")
+    if not record:
+        return
+    config = config_from_record(record)
+    problem = judge_problem(config)
+    if problem is not None:
+        raise ConfigError(
+            f"run {info.run_id} is judged by {config.spec}, which cannot run here: {problem}",
+            hint="nothing was changed: without its judge, its verdicts would be replaced by no "
+            "score; or pass --judge PROVIDER:MODEL to judge it with another",
+        )
 
 
 def _cwd_config() -> Path | None:
@@ -519,6 +536,8 @@ def run(
                 f"run {resume_id} was started on {stored.target}, not on {target}",
                 hint=f"resume it with `agenteval run {stored.target} --resume {resume_id}`",
             )
+        if settings.judge is None:  # resumed with the run's own judge, if it has one
+            _require_stored_judge(stored)
         ignored = [
             flag
             for flag, value in (
@@ -739,6 +758,9 @@ def rescore(
         _check_writable(json_path)
     settings = _global_settings(store, judge=judge, use_cache=not no_cache)
     _require_judge(settings.judge, judge, _cwd_config())
+    if settings.judge is None:  # the run's own judge, if it has one
+        with RunStore(settings.store, create=False) as run_store:
+            _require_stored_judge(run_store.get_info(run_store.resolve_run_id(run_id)))
     result: Run = _run_async(
         lambda: rescore_async(
             run_id,
