@@ -175,8 +175,8 @@ def test_a_base_url_without_a_key_can_run_and_nothing_is_opened(
     assert judge_problem(JudgeConfig(spec="google:gemini-2.5-flash")) is None
 
 
-def test_rescoring_a_judged_run_whose_judge_cannot_run_keeps_its_verdicts(project: Path) -> None:
-    # A run judged against a (loopback) OpenAI-compatible server...
+def judged_run(project: Path) -> None:
+    """A run judged against a (loopback) OpenAI-compatible server, its verdicts stored."""
     with FakeOpenAI() as server:
         server.handler = lambda body: verdict({"reasoning": "Checked.", "score": 1.0})
         judged = agenteval(
@@ -192,15 +192,34 @@ def test_rescoring_a_judged_run_whose_judge_cannot_run_keeps_its_verdicts(projec
             OPENAI_BASE_URL=server.base_url,
         )
     assert judged.returncode == 0, judged.stderr
+
+
+def test_rescoring_a_judged_run_whose_judge_cannot_run_keeps_its_verdicts(project: Path) -> None:
+    judged_run(project)
     store = project / ".agenteval" / "runs.db"
     with RunStore(store, create=False) as runs:
         (row,) = runs.list_runs()
         (result,) = runs.iter_results(row.run_id)
     assert result.scores["answer_relevance"].value == 1.0
-    # ...rescored where that judge cannot run (no key, no base URL): its own judge, not asked
+    # Rescored where that judge cannot run (no key, no base URL): its own judge, not asked
     # for on this line, but the rescore would replace every verdict with no score.
     done = agenteval(project, "rescore", "latest")
     assert_refused(done, "OPENAI_API_KEY", "openai:gpt-4o-mini", "--judge")
     with RunStore(store, create=False) as runs:
         (result,) = runs.iter_results(row.run_id)
     assert result.scores["answer_relevance"].value == 1.0
+
+
+def test_resuming_a_judged_run_whose_judge_cannot_run_exits_2(project: Path) -> None:
+    (project / "cases.yaml").write_text(CASES + CASES.replace("capital", "capital-2"))
+    judged_run(project)
+    store = project / ".agenteval" / "runs.db"
+    # The run as an interruption leaves it: one trial stored, the other not, still running.
+    with sqlite3.connect(store) as conn:
+        for table in ("scores", "trials"):
+            conn.execute(f"DELETE FROM {table} WHERE case_id = 'capital-2'")
+        conn.execute("UPDATE runs SET status = 'running', finished_at = NULL")
+    done = agenteval(project, "run", "cases.yaml", "--agent", "agent.py:answer", "--resume")
+    assert_refused(done, "OPENAI_API_KEY", "openai:gpt-4o-mini")
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == 1
