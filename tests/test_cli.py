@@ -143,7 +143,8 @@ def test_schema_prints_the_case_file_json_schema(project: Path) -> None:
     ("args", "expected"),
     [
         (["run", "missing.yaml"], "no such file or folder: missing.yaml"),
-        (["run", "cases.yaml"], "no agent given"),
+        # (A case file with no agent anywhere: tests/test_cli_case_file_config.py; here the
+        # agenteval.yaml beside cases.yaml gives it one.)
         (["run", "cases.yaml", "--agent", "my_agent.py:anser"], "did you mean my_agent.py:answer?"),
         (["run", "cases.yaml", "--agent", "nope_module:run"], "no module named 'nope_module'"),
         (["run", ".", "--scorer", "exact_mach"], "exact_match"),

@@ -6,7 +6,8 @@ plays a deterministic "model" that uses the example's tools: it asks for `get_we
 amount), then answers from the tool results it is sent back. Any real server works instead:
 point OPENAI_BASE_URL at it.
 
-    python examples/builtin_agent/scripted_server.py [--port 8765]
+    python examples/builtin_agent/run_offline.py [--verbose ...]   # server and run in one step
+    python examples/builtin_agent/scripted_server.py [--port 8765]  # the server alone
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import contextlib
 import itertools
 import json
 import re
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -132,11 +134,31 @@ def serve(port: int = 8765) -> ThreadingHTTPServer:
     return server
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=8765)
-    port = parser.parse_args().port
-    server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
-    print(f"scripted OpenAI-compatible server on http://127.0.0.1:{port}/v1", flush=True)
+def main(argv: list[str] | None = None) -> int:
+    """Serve until Ctrl-C; a port another program holds ends it at once, saying so (exit 1),
+    rather than leaving the example to run against whatever listens there."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--port", type=int, default=8765, help="0: any free port")
+    port = parser.parse_args(argv).port
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+    except OSError as exc:
+        print(
+            f"error: port {port} is in use ({exc.strerror}): another program listens there, "
+            "and the example would run against it.\n"
+            "  hint: python examples/builtin_agent/run_offline.py starts this server on a free "
+            "port and runs the example against it; or pass --port N",
+            file=sys.stderr,
+        )
+        return 1
+    print(
+        f"scripted OpenAI-compatible server on http://127.0.0.1:{server.server_address[1]}/v1",
+        flush=True,
+    )
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,7 +1,10 @@
 """Record the example agent's traces to an OTLP JSON file, as a deployed agent's would be.
 
-    python examples/otel/record.py                      # writes examples/otel/traces.jsonl
-    agenteval score examples/otel/traces.jsonl --cases examples/otel/cases.yaml
+    python examples/otel/record.py              # writes .agenteval/traces.jsonl (git ignores it)
+    agenteval score .agenteval/traces.jsonl --cases examples/otel/cases.yaml
+
+    python examples/otel/record.py FILE         # writes FILE; examples/otel/traces.jsonl, the
+                                                # committed recording, only when named
 
 It sets up the OpenTelemetry SDK the way an application does (a TracerProvider and a file
 exporter writing OTLP JSON lines, the format of the Collector's file exporter), runs the agent
@@ -43,7 +46,14 @@ def record(out: Path) -> None:
         provider.shutdown()
 
 
+DEFAULT_OUT = Path(".agenteval") / "traces.jsonl"
+"""Where a recording goes unless named: beside the run store, in a folder git ignores, so
+running the example never rewrites a file of the repository."""
+
+
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "traces.jsonl"
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT
+    target.parent.mkdir(parents=True, exist_ok=True)
     record(target)
     print(f"wrote {target}")
+    print(f"score it: agenteval score {target} --cases {HERE / 'cases.yaml'}")

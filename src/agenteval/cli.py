@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import os
@@ -45,6 +46,8 @@ from agenteval.engine.ownership import RunInUse, running_elsewhere
 from agenteval.engine.relocation import find_relocated, rehome, relocated
 from agenteval.engine.scheduler import WorkerLostError
 from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.judge.choice import config_from_record, judge_problem
+from agenteval.judge.judge import JudgeConfig
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
 from agenteval.report.compare import (
@@ -79,6 +82,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help as click writes it: `-h` as well as `--help`, a flag with no value placeholder, an
+    # option's value named by its metavar (typer's rich panels label every flag `<bool>`).
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 console = Console()
 errors = Console(stderr=True)
@@ -89,35 +96,48 @@ T = TypeVar("T")
 StoreOption = Annotated[
     Path | None,
     typer.Option(
-        "--store", help="SQLite run store (env AGENTEVAL_STORE; default .agenteval/runs.db)"
+        "--store",
+        metavar="FILE",
+        help="The SQLite run store; env AGENTEVAL_STORE (default: .agenteval/runs.db).",
     ),
 ]
 
 
 ScorerOption = Annotated[
     list[str] | None,
-    typer.Option("--scorer", help="Add a scorer: a built-in name or module:function (repeatable)."),
+    typer.Option(
+        "--scorer",
+        metavar="NAME",
+        help="Add a scorer: a built-in name or module:function (repeatable).",
+    ),
 ]
 NoBuiltinsOption = Annotated[
     bool, typer.Option("--no-builtins", help="Leave out the built-in scorers.")
 ]
-JsonOption = Annotated[Path | None, typer.Option("--json", help="Write the run as JSON to FILE.")]
+JsonOption = Annotated[
+    Path | None, typer.Option("--json", metavar="FILE", help="Write the run as JSON to FILE.")
+]
 PassingOption = Annotated[
     list[str] | None,
     typer.Option(
         "--passing",
-        help="The scorers that decide whether a trial passes (repeatable or comma-separated); "
-        "default: every scorer that applied.",
+        metavar="NAME",
+        help="The scorers that decide whether a trial passes (repeatable or comma-separated) "
+        "(default: every scorer that applied).",
     ),
 ]
 HtmlOption = Annotated[
     Path | None,
-    typer.Option("--html", help="Write the run as one self-contained HTML page to FILE."),
+    typer.Option(
+        "--html", metavar="FILE", help="Write the run as one self-contained HTML page to FILE."
+    ),
 ]
 JunitOption = Annotated[
     Path | None,
     typer.Option(
-        "--junit", help="Write the run as JUnit XML to FILE: one test case per eval case."
+        "--junit",
+        metavar="FILE",
+        help="Write the run as JUnit XML to FILE: one test case per eval case.",
     ),
 ]
 VerboseOption = Annotated[
@@ -127,21 +147,24 @@ JudgeOption = Annotated[
     str | None,
     typer.Option(
         "--judge",
-        help="The LLM judge, PROVIDER:MODEL (openai, anthropic, google); env AGENTEVAL_JUDGE.",
+        metavar="PROVIDER:MODEL",
+        help="The LLM judge (provider openai, anthropic or google); env AGENTEVAL_JUDGE.",
     ),
 ]
 RubricOption = Annotated[
     list[str] | None,
     typer.Option(
         "--rubric",
-        help="Judge rubrics to score (repeatable or comma-separated); default: all four.",
+        metavar="NAME",
+        help="Judge rubrics to score (repeatable or comma-separated) (default: all four).",
     ),
 ]
 NoCacheOption = Annotated[
     bool, typer.Option("--no-cache", help="Ask the judge again instead of using its cache.")
 ]
 RunIdArgument = Annotated[
-    str, typer.Argument(help="The run: an id, a unique prefix of one, or `latest`.")
+    str,
+    typer.Argument(metavar="RUN_ID", help="The run: an id, a unique prefix of one, or `latest`."),
 ]
 
 
@@ -205,17 +228,21 @@ class _LiveProgress:
 
 
 def _global_settings(
-    store: Path | None, *, judge: str | None = None, use_cache: bool = True
+    store: Path | None,
+    *,
+    judge: str | None = None,
+    use_cache: bool = True,
+    config_file: Path | None = None,
 ) -> RunSettings:
     """Settings for commands on stored runs: flags, then environment, then the agenteval.yaml
-    of the current directory (if any), then defaults."""
+    of the current directory (if any; `config_file` names another), then defaults."""
     config = ProjectConfig()
-    config_file = next((Path(n) for n in CONFIG_NAMES if Path(n).is_file()), None)
+    config_file = config_file or _cwd_config()
     if config_file is not None:
         config = find_target(config_file).config
     return resolve_settings(
         config,
-        Path.cwd(),
+        config_file.parent.resolve() if config_file is not None else Path.cwd(),
         store=str(store) if store else None,
         judge=judge,
         use_cache=use_cache,
@@ -223,8 +250,101 @@ def _global_settings(
     )
 
 
+def _require_stored_judge(info: RunInfo) -> None:
+    """A stored run judged by a judge that cannot run here (no key, no SDK extra) is not
+    rescored or resumed with it: its rubrics would give no score, and a rescore would replace
+    the verdicts it holds with nothing. Exit 2, naming what to set, or to pass `--judge`."""
+    record = info.settings.get("judge")
+    if not record:
+        return
+    config = config_from_record(record)
+    problem = judge_problem(config)
+    if problem is not None:
+        raise ConfigError(
+            f"run {info.run_id} is judged by {config.spec}, which cannot run here: {problem}",
+            hint="nothing was changed: without its judge, its verdicts would be replaced by no "
+            "score; or pass --judge PROVIDER:MODEL to judge it with another",
+        )
+
+
+def _cwd_config() -> Path | None:
+    """The current directory's agenteval.yaml, if it has one."""
+    return next((Path(n) for n in CONFIG_NAMES if Path(n).is_file()), None)
+
+
+def _config_beside(case_file: Path) -> Path | None:
+    """The agenteval.yaml a case file runs with: the one in its folder (the project the cases
+    belong to), else the current directory's."""
+    for folder in (case_file.parent, Path()):
+        for name in CONFIG_NAMES:
+            if (folder / name).is_file():
+                return folder / name
+    return None
+
+
+def _target_config(found: Target, given: Path | None) -> tuple[Target, Path | None]:
+    """The target with the settings it runs with, and the agenteval.yaml they come from. A
+    config (or a folder holding one) is its own; a case file runs with `--config FILE`, else
+    the agenteval.yaml beside it, else the current directory's (so a hint to add something to
+    agenteval.yaml can be followed), with the case file as its dataset and the config's folder
+    as the base of the paths in it. The run is still the case file's (`--resume` finds it by
+    the case file)."""
+    if found.dataset != found.path:
+        if given is not None:
+            raise ConfigError(
+                f"{found.path} is a config already",
+                field="--config",
+                hint="--config is for a case-file TARGET; run the config you mean instead",
+            )
+        return found, found.path
+    if given is not None and not given.is_file():
+        raise ConfigError(
+            f"no such file: {given}", field="--config", hint="give the path of an agenteval.yaml"
+        )
+    path = given if given is not None else _config_beside(found.path)
+    if path is None:
+        return found, None
+    read = find_target(path)
+    if read.dataset == read.path:  # a case file, not a config
+        raise ConfigError(
+            f"{path} is not an agenteval.yaml",
+            field="--config",
+            hint="give a config file (settings such as trials:, prices:, judge:)",
+        )
+    if given is None:
+        errors.print(f"[dim]settings from {escape(str(path))}[/]")
+    return dataclasses.replace(read, path=found.path, dataset=found.dataset), read.path
+
+
 def _store_path(store: Path | None) -> Path:
     return _global_settings(store).store
+
+
+def _require_judge(judge: JudgeConfig | None, flag: str | None, config_file: Path | None) -> None:
+    """A judge the user asked for (`--judge`, `AGENTEVAL_JUDGE`, `judge:` in agenteval.yaml)
+    that cannot run here stops the command with one message (exit 2) before anything runs or is
+    stored: its rubrics would otherwise give no score on every trial, and a rescore would
+    replace stored verdicts with nothing. With no judge asked for, this does nothing (the
+    rubrics give no score, with one warning)."""
+    if judge is None:
+        return
+    problem = judge_problem(judge)
+    if problem is None:
+        return
+    file: Path | None = None
+    if flag:
+        field = origin = "--judge"
+    elif os.environ.get("AGENTEVAL_JUDGE"):
+        field = origin = "AGENTEVAL_JUDGE"
+    else:
+        file, field = config_file, "judge"
+        origin = f"`judge:` from {config_file or CONFIG_NAMES[0]}"
+    raise ConfigError(
+        f"the judge {judge.spec} cannot run: {problem}",
+        file=file,
+        field=field,
+        hint=f"nothing was run or stored; or remove {origin} to run without the judge",
+    )
 
 
 def _run_async(make: Callable[[], Any]) -> Any:
@@ -310,23 +430,31 @@ def _stopped(exc: BaseException, then: str) -> typer.Exit:
 @app.command()
 def run(
     target: Annotated[
-        str, typer.Argument(help="agenteval.yaml, a folder holding one, or a dataset file.")
+        str,
+        typer.Argument(
+            metavar="TARGET", help="agenteval.yaml, a folder holding one, or a dataset file."
+        ),
     ],
     agent: Annotated[
         str | None,
         typer.Option(
-            help="The agent: module:function, path/to/file.py:function, or an HTTP agent's URL."
+            metavar="REF",
+            help="The agent: module:function, path/to/file.py:function, or an HTTP agent's URL.",
         ),
     ] = None,
-    trials: Annotated[int | None, typer.Option(help="Trials per case (default 1).")] = None,
+    trials: Annotated[
+        int | None, typer.Option(metavar="N", help="Trials per case (default: 1).")
+    ] = None,
     concurrency: Annotated[
-        int | None, typer.Option(help="Trials in flight at once (default 16).")
+        int | None, typer.Option(metavar="N", help="Trials in flight at once (default: 16).")
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option(help="Seconds per trial attempt (default: no limit).")
+        float | None,
+        typer.Option(metavar="SECONDS", help="Seconds per trial attempt (default: no limit)."),
     ] = None,
     retries: Annotated[
-        int | None, typer.Option(help="Retries of infrastructure failures (default 2).")
+        int | None,
+        typer.Option(metavar="N", help="Retries of infrastructure failures (default: 2)."),
     ] = None,
     scorer: ScorerOption = None,
     no_builtins: NoBuiltinsOption = False,
@@ -337,6 +465,7 @@ def run(
         str | None,
         typer.Option(
             "--resume",
+            metavar="[RUN_ID]",
             help="Resume the latest unfinished run of TARGET, or the run given.",
         ),
     ] = None,
@@ -346,10 +475,19 @@ def run(
     verbose: VerboseOption = False,
     html_path: HtmlOption = None,
     passing: PassingOption = None,
+    config_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="The agenteval.yaml whose settings a case-file TARGET runs with (default: the "
+            "one beside the case file, else the current directory's).",
+        ),
+    ] = None,
 ) -> None:
     """Run an agent over a dataset, score every trial, and store the run."""
     _junit_target(junit_path)
-    found = find_target(target)
+    found, config_file = _target_config(find_target(target), config_path)
     config = found.config
     settings = resolve_settings(
         config,
@@ -361,8 +499,9 @@ def run(
         store=str(store) if store else None,
         judge=judge,
         use_cache=not no_cache,
-        config_file=found.path if found.path != found.dataset else None,
+        config_file=config_file,
     )
+    _require_judge(settings.judge, judge, config_file)
     agent_spec = (
         {"url": agent} if agent and agent.startswith(("http://", "https://")) else agent
     ) or config.agent
@@ -376,15 +515,16 @@ def run(
     if agent_spec is None:
         raise ConfigError(
             "no agent given",
-            file=found.path if found.path != found.dataset else None,
+            file=config_file,
             hint="pass --agent module:function (or path/to/file.py:function), or set `agent:` in agenteval.yaml",
         )
     agent_base = found.base_dir if agent is None else Path.cwd()
     agent_fn, agent_ref = resolve_agent(
-        agent_spec, base_dir=agent_base, given_in="--agent" if agent else found.path
+        agent_spec, base_dir=agent_base, given_in="--agent" if agent else config_file
     )
-    infrastructure = load_infrastructure_errors(found)
-    check_scorers(found, scorer or [])
+    in_config = found if config_file is None else dataclasses.replace(found, path=config_file)
+    infrastructure = load_infrastructure_errors(in_config)
+    check_scorers(in_config, scorer or [])
     scorer_refs: list[ScorerRef] = [
         _absolute_ref(ref, found.base_dir) if isinstance(ref, str) else ref
         for ref in config.scorers
@@ -408,6 +548,8 @@ def run(
                 f"run {resume_id} was started on {stored.target}, not on {target}",
                 hint=f"resume it with `agenteval run {stored.target} --resume {resume_id}`",
             )
+        if settings.judge is None:  # resumed with the run's own judge, if it has one
+            _require_stored_judge(stored)
         ignored = [
             flag
             for flag, value in (
@@ -644,6 +786,10 @@ def rescore(
     if json_path is not None:
         _check_writable(json_path)
     settings = _global_settings(store, judge=judge, use_cache=not no_cache)
+    _require_judge(settings.judge, judge, _cwd_config())
+    if settings.judge is None:  # the run's own judge, if it has one
+        with RunStore(settings.store, create=False) as run_store:
+            _require_stored_judge(run_store.get_info(run_store.resolve_run_id(run_id)))
     result: Run = _run_async(
         lambda: rescore_async(
             run_id,
@@ -674,17 +820,22 @@ def score(
     traces: Annotated[
         Path,
         typer.Argument(
+            metavar="TRACES",
             help="Recorded traces: OTLP JSON (as the OpenTelemetry Collector's file exporter "
-            "writes it), agenteval trial JSONL, or a folder of them."
+            "writes it), agenteval trial JSONL, or a folder of them.",
         ),
     ],
-    cases: Annotated[Path, typer.Option("--cases", help="The case file the traces answer.")],
+    cases: Annotated[
+        Path, typer.Option("--cases", metavar="FILE", help="The case file the traces answer.")
+    ],
     match_attribute: Annotated[
         str,
         typer.Option(
             "--match-attribute",
+            metavar="NAME",
+            show_default=False,
             help="The root-span attribute naming each trace's case; when no trace carries it, "
-            "traces are matched to cases by order.",
+            "traces are matched to cases by order (default: agenteval.case.id).",
         ),
     ] = "agenteval.case.id",
     scorer: ScorerOption = None,
@@ -702,7 +853,10 @@ def score(
     refs = [_absolute_ref(ref, Path.cwd()) for ref in scorer or []]
     if json_path is not None:
         _check_writable(json_path)
-    settings = _global_settings(store, judge=judge, use_cache=not no_cache)
+    # The case file's settings, as `agenteval run CASES` reads them.
+    config_file = _config_beside(cases)
+    settings = _global_settings(store, judge=judge, use_cache=not no_cache, config_file=config_file)
+    _require_judge(settings.judge, judge, config_file)
     progress = _LiveProgress()
     again = "score the traces again for a whole run (a new run)"
     result: Run = _stoppable(
@@ -752,6 +906,7 @@ def judge_command(
     if json_path is not None:
         _check_writable(json_path)
     settings = _global_settings(store, judge=judge, use_cache=not no_cache)
+    _require_judge(settings.judge, judge, _cwd_config())
     result: Run = _run_async(
         lambda: judge_run_async(
             run_id,
@@ -771,7 +926,14 @@ def judge_command(
 @app.command("runs")
 def list_runs(
     store: StoreOption = None,
-    limit: Annotated[int, typer.Option(help="How many runs to list, newest first.")] = 20,
+    limit: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            show_default=False,
+            help="How many runs to list, newest first (default: 20).",
+        ),
+    ] = 20,
 ) -> None:
     """List the stored runs, newest first."""
     path = _store_path(store)
@@ -882,10 +1044,17 @@ def _wrote_junit(path: Path, totals: JUnitTotals) -> None:
 
 
 BaseRunArgument = Annotated[
-    str, typer.Argument(help="The base run: an id, a unique prefix of one, or `latest`.")
+    str,
+    typer.Argument(
+        metavar="BASE_RUN", help="The base run: an id, a unique prefix of one, or `latest`."
+    ),
 ]
 CandidateRunArgument = Annotated[
-    str, typer.Argument(help="The candidate run: an id, a unique prefix of one, or `latest`.")
+    str,
+    typer.Argument(
+        metavar="CANDIDATE_RUN",
+        help="The candidate run: an id, a unique prefix of one, or `latest`.",
+    ),
 ]
 
 
@@ -897,14 +1066,17 @@ def compare_command(
         bool, typer.Option("--markdown", help="Print a Markdown table for a pull-request comment.")
     ] = False,
     json_path: Annotated[
-        Path | None, typer.Option("--json", help="Write the comparison as JSON to FILE.")
+        Path | None,
+        typer.Option("--json", metavar="FILE", help="Write the comparison as JSON to FILE."),
     ] = None,
     trial_passes: Annotated[
         list[str] | None,
         typer.Option(
             "--passing",
+            metavar="NAME",
             help="The scorers that decide whether a trial passes (repeatable or "
-            "comma-separated); default: the candidate's setting, else every scorer that applied.",
+            "comma-separated) (default: the candidate's setting, else every scorer that "
+            "applied).",
         ),
     ] = None,
     store: StoreOption = None,
@@ -943,6 +1115,7 @@ def gate_command(
         Path | None,
         typer.Option(
             "--policy",
+            metavar="FILE",
             help="A gate policy (YAML): thresholds per scorer, cost, latency, significance.",
         ),
     ] = None,
@@ -990,6 +1163,7 @@ def report(
         str | None,
         typer.Option(
             "--baseline",
+            metavar="RUN_ID",
             help="Show the diff against this run (an id, a unique prefix or `latest`), as "
             "`agenteval compare BASELINE RUN_ID` computes it.",
         ),
@@ -1044,10 +1218,13 @@ def report(
 
 def _run_prices(info: RunInfo, prices: PriceTable | None) -> PriceTable | None:
     """The prices to report a stored run with: the current directory's agenteval.yaml, else
-    the config the run was started from, when it is still there."""
+    the config the run was started from (for a case file, the agenteval.yaml beside it), when
+    it is still there."""
     if any(Path(name).is_file() for name in CONFIG_NAMES) or not info.target:
         return prices
     target = Path(info.target)
+    if info.dataset is not None and Path(info.dataset).name == target.name:  # a case file
+        target = _config_beside(target) or target
     if not (target.is_file() and target.name in CONFIG_NAMES):
         return prices
     found = find_target(target)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +19,9 @@ from agenteval.score import Score
 from agenteval.trace import Trial, utc_now
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agenteval.pricing import PriceTable
     from agenteval.report.summary import Summary
 
 __all__ = [
@@ -159,8 +163,14 @@ class TrialResult(BaseModel):
 class Run:
     """A finished (or resumed) run: its settings, summary, and results in the store.
 
-    `results` loads every (case, trial) result from the store on first use; `iter_results`
-    streams them for runs too large to hold in memory.
+    `run.run_id` names it in the store (`agenteval show RUN_ID`); `print(run)` or
+    `run.print_summary()` prints its summary as `agenteval run` does; `run.to_html(path)` writes
+    its report; `run.to_json()` is the document `--json` writes. `results` loads every (case,
+    trial) result from the store on first use; `iter_results` streams them for runs too large
+    to hold in memory.
+
+    The reports are imported inside the methods that use them: the model knows nothing of the
+    layers above it.
     """
 
     def __init__(
@@ -187,7 +197,8 @@ class Run:
 
     @property
     def run_id(self) -> str:
-        """The run's id in the store."""
+        """The run's id in the store, e.g. `20261130-073915-a1b2`: what `agenteval show`,
+        `report`, `compare`, `rescore` and `judge` take (or any unique prefix of it)."""
         return self.info.run_id
 
     def iter_results(self) -> Iterator[TrialResult]:
@@ -203,6 +214,38 @@ class Run:
         if self._results is None:
             self._results = list(self.iter_results())
         return self._results
+
+    def print_summary(self, console: Console | None = None) -> None:
+        """Print the run's summary as `agenteval run` and `agenteval show` print it (to the
+        terminal, in colour when it is one; or to the rich `console` given)."""
+        from agenteval.report.terminal import print_summary
+
+        print_summary(self.summary, self.info, console)
+
+    def to_html(self, path: str | Path, *, prices: PriceTable | None = None) -> Path:
+        """Write the run's report as one self-contained HTML page (as `agenteval report RUN_ID
+        --html FILE` does), making its folder if needed; the path written. `prices` prices each
+        trial's model calls (default: the shipped price table)."""
+        from agenteval.report.html import write_html
+
+        target = Path(path)
+        write_html(
+            target,
+            self.info,
+            self.summary,
+            self.iter_results(),
+            prices=prices,
+            missing=self.missing,
+        )
+        return target
+
+    def __str__(self) -> str:
+        """The summary as plain text, no colour: `print(run)`."""
+        from rich.console import Console
+
+        text = io.StringIO()
+        self.print_summary(Console(file=text, color_system=None, force_terminal=False))
+        return text.getvalue()
 
     def to_json(self) -> dict[str, Any]:
         """The run as the document `--json` writes (schema `agenteval.run/1`)."""

@@ -248,7 +248,7 @@ async def evaluate_async(
                 done = set()
                 judge_record = choice.record()
                 info = RunInfo(
-                    target=target,
+                    target=target if target is not None else _python_target(agent),
                     agent=agent_ref,
                     dataset=str(cases) if isinstance(cases, str | Path) else None,
                     trials=settings.trials,
@@ -402,6 +402,21 @@ def evaluate(
             infrastructure_errors=infrastructure_errors,
         )
     )
+
+
+def _python_target(agent: Agent | str | None) -> str:
+    """What `agenteval runs` lists as the target of a run made from Python: `python:` and the
+    agent's name (`python:answer`; a reference as it was given; `python:agent_trace` when the
+    cases' recorded traces are scored with no agent)."""
+    if agent is None:
+        return "python:agent_trace"
+    if isinstance(agent, str):
+        return f"python:{agent}"
+    inner: Any = agent
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    name = getattr(inner, "__qualname__", None) or type(inner).__qualname__
+    return f"python:{name}"
 
 
 def _declared(

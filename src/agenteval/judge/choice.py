@@ -11,9 +11,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from agenteval.judge.judge import Judge, JudgeConfig
 from agenteval.judge.provider import ProviderUnavailable
+from agenteval.judge.providers import provider_problem
 from agenteval.pricing import PriceTable
 
-__all__ = ["JudgeChoice", "choose_judge", "config_from_record", "public_url"]
+__all__ = ["JudgeChoice", "choose_judge", "config_from_record", "judge_problem", "public_url"]
 
 
 def public_url(url: str | None) -> str | None:
@@ -64,6 +65,14 @@ def config_from_record(record: Mapping[str, Any]) -> JudgeConfig:
         timeout_s=float(record.get("timeout_s", 60.0)),
         max_retries=int(record.get("max_retries", 3)),
     )
+
+
+def judge_problem(config: JudgeConfig) -> str | None:
+    """Why the judge `config` names cannot run on this machine (its provider's SDK extra is not
+    installed, or no API key and no base URL is set), naming what to install or set; None when
+    it can. Nothing is opened: the CLI asks this before a run starts, so a judge the user asked
+    for either runs or stops the command before anything is stored."""
+    return provider_problem(config.provider, base_url=config.base_url)
 
 
 def choose_judge(

@@ -36,7 +36,7 @@ from typing import Any
 
 from agenteval.judge.provider import Provider, ProviderUnavailable
 
-__all__ = ["PLACEHOLDER_API_KEY", "PROVIDERS", "make_provider"]
+__all__ = ["PLACEHOLDER_API_KEY", "PROVIDERS", "make_provider", "provider_problem"]
 
 PROVIDERS = ("openai", "anthropic", "google")
 """The provider names `make_provider` knows."""
@@ -73,11 +73,7 @@ def make_provider(
     docs). Raises `ValueError` for an unknown name, and `ProviderUnavailable`, naming the fix,
     when the provider's SDK is not installed or no API key is set.
     """
-    key = name.strip().lower()
-    if key not in _SDKS:
-        raise ValueError(
-            f"unknown judge provider {name!r}; known providers: {', '.join(PROVIDERS)}"
-        )
+    key = _known(name)
     _require_sdk(key)
     url = base_url or _env(_BASE_URL_VARS[key])
     secret = api_key or _first_env(_KEY_VARS[key])
@@ -96,6 +92,32 @@ def make_provider(
     from agenteval.judge.providers.google import GoogleProvider
 
     return GoogleProvider(api_key=secret, base_url=url)
+
+
+def provider_problem(
+    name: str, *, base_url: str | None = None, api_key: str | None = None
+) -> str | None:
+    """Why `make_provider(name, ...)` would fail here (its SDK not installed, no API key and no
+    base URL), naming the fix; None when it would not. Checked before a run starts, so a judge
+    the user asked for that cannot run stops the command before anything is stored; no client
+    is made. Raises `ValueError` for an unknown name, as `make_provider` does."""
+    key = _known(name)
+    try:
+        _require_sdk(key)
+    except ProviderUnavailable as exc:
+        return str(exc)
+    if api_key or _first_env(_KEY_VARS[key]) or base_url or _env(_BASE_URL_VARS[key]):
+        return None
+    return _missing_key_message(key)
+
+
+def _known(name: str) -> str:
+    key = name.strip().lower()
+    if key not in _SDKS:
+        raise ValueError(
+            f"unknown judge provider {name!r}; known providers: {', '.join(PROVIDERS)}"
+        )
+    return key
 
 
 def _require_sdk(provider: str) -> None:
