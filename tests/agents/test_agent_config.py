@@ -144,12 +144,13 @@ def test_agenteval_run_on_an_http_agent(tmp_path: Path, clean_env: None) -> None
         done = agenteval(tmp_path, "run", ".", "--store", "runs.db")
         assert done.returncode == 0, done.stderr
         assert service.request_count == 4
-        # `--agent URL` is an HTTP agent too.
+        # `--agent URL` is an HTTP agent too; the case file runs with the agenteval.yaml
+        # beside it (its `trials: 2`), the flag taking the agent's place.
         flag = agenteval(
             tmp_path, "run", "cases.yaml", "--agent", service.agent_url, "--store", "runs.db"
         )
         assert flag.returncode == 0, flag.stderr
-        assert service.request_count == 6
+        assert service.request_count == 8
     with RunStore(tmp_path / "runs.db") as store:
         runs = store.list_runs()
         info = store.get_info(runs[0].run_id)
