@@ -42,7 +42,7 @@ from agenteval.config import (
 )
 from agenteval.datasets import case_file_schema
 from agenteval.engine.evaluate import evaluate_async, judge_run_async, rescore_async
-from agenteval.engine.ownership import RunInUse, running_elsewhere
+from agenteval.engine.ownership import RunInUse, refuse_pytest_resume, running_elsewhere
 from agenteval.engine.relocation import find_relocated, rehome, relocated
 from agenteval.engine.scheduler import WorkerLostError
 from agenteval.errors import AgentEvalError, ConfigError
@@ -538,7 +538,7 @@ def run(
             else:
                 resume_id = run_store.resolve_run_id(resume)
             stored = run_store.get_info(resume_id)
-            _refuse_pytest_resume(stored)
+            refuse_pytest_resume(stored)
             moved = relocated(run_store, stored, found, agent_ref)
             if moved is not None:  # its folder moved here: say so, and re-home it
                 errors.print(f"[dim]{escape(moved.describe())}[/]")
@@ -546,7 +546,7 @@ def run(
         if stored.target != found.key:
             raise ConfigError(
                 f"run {resume_id} was started on {stored.target}, not on {target}",
-                hint=f"resume it with `agenteval run {stored.target} --resume {resume_id}`",
+                hint=how_to_complete(stored.target, resume_id),
             )
         if settings.judge is None:  # resumed with the run's own judge, if it has one
             _require_stored_judge(stored)
@@ -673,20 +673,6 @@ def _missing_note(info: RunInfo, missing: MissingTrials) -> str | None:
             f"stored); {then}"
         )
     return None
-
-
-def _refuse_pytest_resume(info: RunInfo) -> None:
-    """`--resume` on a run a pytest session made: nothing resumes those (the next session is a
-    new run), so say what does work rather than name a target `agenteval run` cannot take."""
-    test = pytest_test_of(info.target)
-    if test is None:
-        return
-    raise ConfigError(
-        f"run {info.run_id} was made by a pytest session ({info.status.value}); a pytest "
-        "session's run cannot be resumed",
-        hint=f"`pytest {test}` runs every case again, as a new run; `agenteval show "
-        f"{info.run_id}` shows what it stored",
-    )
 
 
 def _latest_resumable(

@@ -29,7 +29,7 @@ from agenteval.errors import ConfigError
 from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
 from agenteval.pricing import PriceTable
 from agenteval.report.summary import SummaryBuilder
-from agenteval.run import Run, RunInfo, RunStatus, TrialResult
+from agenteval.run import PYTHON_TARGET, Run, RunInfo, RunStatus, TrialResult
 from agenteval.scorers.base import scorer_name, unrenamed
 from agenteval.scorers.registry import (
     SCORER_REFS,
@@ -358,6 +358,7 @@ def evaluate(
     prices: PriceTable | None = None,
     passing: Sequence[str] | None = None,
     infrastructure_errors: Sequence[type[BaseException] | str] = (),
+    resume: str | None = None,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -381,6 +382,10 @@ def evaluate(
     `passing` names the scorers that decide whether a trial passes (for the summary's passing
     trials, pass@k and pass^k, and flaky cases); by default every scorer that applied. It is
     kept with the run.
+
+    `resume` (a run id, or a unique prefix of one) goes on with a stored run that did not
+    finish: only its (case, trial) pairs not yet stored run, with its cases, trials and time
+    limit as stored. A pytest session's run is refused (the test runs again, as a new run).
     """
     return _run_sync(
         evaluate_async(
@@ -400,6 +405,7 @@ def evaluate(
             prices=prices,
             passing=passing,
             infrastructure_errors=infrastructure_errors,
+            resume=resume,
         )
     )
 
@@ -409,14 +415,14 @@ def _python_target(agent: Agent | str | None) -> str:
     agent's name (`python:answer`; a reference as it was given; `python:agent_trace` when the
     cases' recorded traces are scored with no agent)."""
     if agent is None:
-        return "python:agent_trace"
+        return f"{PYTHON_TARGET}agent_trace"
     if isinstance(agent, str):
-        return f"python:{agent}"
+        return f"{PYTHON_TARGET}{agent}"
     inner: Any = agent
     while isinstance(inner, functools.partial):
         inner = inner.func
     name = getattr(inner, "__qualname__", None) or type(inner).__qualname__
-    return f"python:{name}"
+    return f"{PYTHON_TARGET}{name}"
 
 
 def _declared(

@@ -12,7 +12,7 @@ import socket
 from typing import Any
 
 from agenteval.errors import ConfigError
-from agenteval.run import RunInfo, RunStatus
+from agenteval.run import RunInfo, RunStatus, pytest_test_of
 from agenteval.store import RunStore
 
 __all__ = ["RunInUse", "claim", "claim_run", "current_owner", "running_elsewhere"]
@@ -53,9 +53,24 @@ def running_elsewhere(info: RunInfo) -> bool:
     )
 
 
+def refuse_pytest_resume(info: RunInfo) -> None:
+    """Resuming a run a pytest session made: nothing resumes those (the next session is a new
+    run), so say what does work rather than name a target `agenteval run` cannot take."""
+    test = pytest_test_of(info.target)
+    if test is None:
+        return
+    raise ConfigError(
+        f"run {info.run_id} was made by a pytest session ({info.status.value}); a pytest "
+        "session's run cannot be resumed",
+        hint=f"`pytest {test}` runs every case again, as a new run; `agenteval show "
+        f"{info.run_id}` shows what it stored",
+    )
+
+
 def claim(info: RunInfo) -> RunInfo:
     """The run, running and owned by this process; refused while another live process on this
-    machine still runs it."""
+    machine still runs it, and for a pytest session's run, which nothing resumes."""
+    refuse_pytest_resume(info)
     if running_elsewhere(info):
         raise RunInUse(
             f"run {info.run_id} is still running (process {info.settings['owner']['pid']})",
