@@ -182,6 +182,8 @@ def test_show_verbose_and_the_html_report_name_each_scores_code(tmp_path: Path) 
     html = (tmp_path / "report.html").read_text()
     # Beside each score's reason, in the trial's score table.
     assert re.search(r"exact_match_2</code>.*?criteria\.exact_match", html, re.S)
+    # A built-in under its own name is not repeated under every reason.
+    assert "scorer: <code>exact_match</code>" not in html
 
 
 def test_the_pytest_plugin_names_and_stores_scorers_as_evaluate_does(
