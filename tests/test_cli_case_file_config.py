@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from tests.cli_process import assert_clean, cli_env
+from tests.cli_process import agenteval_cli as agenteval
+from tests.cli_process import assert_clean
 
 AGENT = """
 import agenteval
@@ -22,17 +22,6 @@ def answer(question):
 """
 CASES = "- id: capital\n  input: Capital of France?\n  expected_output: Paris\n"
 PRICES = "prices:\n  house-model-1: {input: 2.0, output: 4.0}\n"
-
-
-def agenteval(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agenteval", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=cli_env(),
-        timeout=120,
-    )
 
 
 def agent_cost(document: Path) -> float | None:

@@ -733,14 +733,7 @@ def _report(
         write_run_json(json_path, run.info, run.summary, run.iter_results(), run.missing)
         console.print(f"[dim]wrote[/] {escape(str(json_path))}")
     if html_path is not None:
-        write_html(
-            html_path,
-            run.info,
-            run.summary,
-            run.iter_results(),
-            prices=prices,
-            missing=run.missing,
-        )
+        run.to_html(html_path, prices=prices)
         console.print(f"[dim]wrote[/] {escape(str(html_path))}")
 
 

@@ -62,7 +62,7 @@ from pydantic import ValidationError
 from agenteval.case import EvalCase, Invocation, Rubric
 from agenteval.datasets import _cached, _json_value, _JsonTree, _line_in, _read_text
 from agenteval.errors import DatasetError
-from agenteval.evalset.adk_keys import LEVELS, camel, unknown_key
+from agenteval.evalset.adk_keys import CASE_ONLY, LEVELS, camel, unknown_key
 from agenteval.evalset.evalset import EvalSet
 from agenteval.jsonsafe import MAX_DEPTH, model_json
 from agenteval.trace import ToolCall
@@ -103,18 +103,7 @@ AGENTEVAL_KEY = "agenteval"
 """The eval case key under which agenteval writes what ADK's schema has no place for (ADK keeps
 an eval case's extra keys, and refuses them everywhere below): per turn (`turns`, one object a
 turn) the `expected_node_order` and the `rubric_weights`; the case rubrics' `rubric_weights`;
-and under `case` the `EvalCase` fields ADK has no field for (`CASE_ONLY`)."""
-
-CASE_ONLY = (
-    "expected_tools",
-    "max_tool_calls",
-    "relevant_docs",
-    "must_not_contain",
-    "keywords",
-    "context",
-    "agent_trace",
-)
-"""`EvalCase` fields with no place in ADK's eval case, written under `agenteval.case`."""
+and under `case` the `EvalCase` fields ADK has no field for (`CASE_ONLY`, in `adk_keys`)."""
 
 ADK_METADATA = "adk"
 """`EvalCase.metadata` key of ADK's other per-turn fields: `invocation_ids` and

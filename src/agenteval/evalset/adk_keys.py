@@ -67,6 +67,17 @@ _PART = (  # google.genai.types.Part
     "speech_metadata",
 )
 
+CASE_ONLY = (
+    "expected_tools",
+    "max_tool_calls",
+    "relevant_docs",
+    "must_not_contain",
+    "keywords",
+    "context",
+    "agent_trace",
+)
+"""The `EvalCase` fields ADK has no field for: written under the eval case's `agenteval` key."""
+
 LEVELS: dict[str, Level] = {
     level.what: level
     for level in (
@@ -147,18 +158,7 @@ LEVELS: dict[str, Level] = {
         Level("a legacy intermediate response", ("author", "text")),
         # agenteval's own key in an eval case (`adk.AGENTEVAL_KEY`) and its turns.
         Level("the agenteval key", ("turns", "rubric_weights", "case")),
-        Level(
-            "an agenteval case",
-            (
-                "expected_tools",
-                "max_tool_calls",
-                "relevant_docs",
-                "must_not_contain",
-                "keywords",
-                "context",
-                "agent_trace",
-            ),
-        ),
+        Level("an agenteval case", CASE_ONLY),
         Level("an agenteval turn", ("expected_node_order", "rubric_weights")),
     )
 }
