@@ -204,6 +204,8 @@ def test_a_builtin_scorer_takes_settings_in_the_config(project: Path) -> None:
     done = agenteval(project, "run", ".")
     assert done.returncode == 2
     assert "step_efficiency has no setting 'treshold'" in done.stderr
+    assert "did you mean 'threshold'?" in done.stderr
+    assert "agenteval.yaml:4" in done.stderr  # the scorer's line
 
 
 def test_ctrl_c_stops_the_run_with_a_hint_to_resume(tmp_path: Path) -> None:

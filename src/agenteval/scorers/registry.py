@@ -106,10 +106,14 @@ def _build(name: str, settings: Mapping[str, Any], context: ScoringContext) -> A
     own = {f.name for f in fields(cls) if f.init}
     unknown = sorted(set(settings) - (own - _CONTEXT_FIELDS))
     if unknown:
+        known = sorted(own - _CONTEXT_FIELDS)
+        close = difflib.get_close_matches(unknown[0], known, n=1)
         raise ScorerError(
             f"{name} has no setting {unknown[0]!r}",
             field="scorers",
-            hint="its settings: " + (", ".join(sorted(own - _CONTEXT_FIELDS)) or "none"),
+            hint=f"did you mean {close[0]!r}?"
+            if close
+            else "its settings: " + (", ".join(known) or "none"),
         )
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in settings.items()}
     if cls is JudgeRubric:
