@@ -87,3 +87,21 @@ def test_resuming_a_python_run_on_the_command_line_says_how_python_resumes_it(
     assert done.returncode == 2
     assert "agenteval run python:" not in done.stdout + done.stderr
     assert f'resume="{run.run_id}"' in done.stderr
+
+
+@pytest.mark.parametrize("command", ["rescore", "score"])
+def test_a_misspelt_scorer_flag_is_named_by_every_command(tmp_path: Path, command: str) -> None:
+    store = tmp_path / "runs.db"
+    run = agenteval.evaluate(answer, [EvalCase(id="a", input="q")], store=store)
+    (tmp_path / "cases.yaml").write_text("- {id: a, input: q}\n")
+    (tmp_path / "traces.jsonl").write_text("")
+    first = run.run_id if command == "rescore" else "traces.jsonl"
+    extra = ["--cases", "cases.yaml"] if command == "score" else []
+
+    done = agenteval_cli(
+        tmp_path, command, first, *extra, "--scorer", "exact_mach", "--store", str(store)
+    )
+
+    assert done.returncode == 2
+    assert "--scorer: no scorer named 'exact_mach'" in done.stderr
+    assert "did you mean 'exact_match'?" in done.stderr

@@ -34,6 +34,7 @@ from agenteval.config import (
     ProjectConfig,
     RunSettings,
     Target,
+    check_scorer_flags,
     check_scorers,
     find_target,
     load_infrastructure_errors,
@@ -761,6 +762,7 @@ def rescore(
     """Score a stored run again, without running the agent (the judge's cache makes judging
     the same trials again free)."""
     _junit_target(junit_path)
+    check_scorer_flags(scorer or [])
     refs = [_absolute_ref(ref, Path.cwd()) for ref in scorer or []]
     if json_path is not None:
         _check_writable(json_path)
@@ -829,6 +831,7 @@ def score(
     """Score recorded traces with no agent, and store them as a run."""
     from agenteval.otel.scoring import score_traces_async
 
+    check_scorer_flags(scorer or [])
     refs = [_absolute_ref(ref, Path.cwd()) for ref in scorer or []]
     if json_path is not None:
         _check_writable(json_path)

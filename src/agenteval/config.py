@@ -33,6 +33,7 @@ __all__ = [
     "ProjectConfig",
     "RunSettings",
     "Target",
+    "check_scorer_flags",
     "check_scorers",
     "exception_classes",
     "find_target",
@@ -452,6 +453,14 @@ def check_scorers(target: Target, flags: Sequence[str] = ()) -> None:
                 field=f"scorers[{index}]",
                 hint=exc.hint,
             ) from exc
+    check_scorer_flags(flags)
+
+
+def check_scorer_flags(flags: Sequence[str]) -> None:
+    """Load each scorer `--scorer` names (relative to the current directory), before anything
+    runs, so that a misspelt one is an error naming the flag."""
+    from agenteval.scorers.registry import ScoringContext, resolve_scorers
+
     cwd = ScoringContext(base_dir=Path.cwd())
     for ref in flags:
         try:
