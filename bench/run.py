@@ -94,7 +94,8 @@ _INSTALLED = (
     "for n, v in (r.split('==') for r in sys.argv[1:])))"
 )
 IMPORTS = {
-    AGENTEVAL: "agenteval",
+    # With the OpenTelemetry SDK it loads on a run's first span capture (when installed).
+    AGENTEVAL: "agenteval, opentelemetry.sdk.trace",
     "pydantic-evals": "pydantic_evals",
     "deepeval": "deepeval",
     "inspect-ai": "inspect_ai",

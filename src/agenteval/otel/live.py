@@ -19,6 +19,7 @@ Without the SDK installed (`pip install 'agenteval[opentelemetry]'`), or with
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import os
@@ -64,21 +65,15 @@ class _Capture:
 _current: ContextVar[_Capture | None] = ContextVar("agenteval_span_capture", default=None)
 
 
-def _import_sdk() -> bool:
+@functools.cache
+def _sdk_available() -> bool:
+    """Whether the OpenTelemetry SDK can be imported, found out on a run's first span capture
+    (once a process), never when agenteval is imported: it is an optional dependency."""
     try:
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError:
         return False
     return True
-
-
-# Imported with agenteval, not on a run's first trial: loading the SDK takes tens of
-# milliseconds, which belong with the other imports rather than inside the run.
-_SDK_AVAILABLE = _import_sdk()
-
-
-def _sdk_available() -> bool:
-    return _SDK_AVAILABLE
 
 
 def _disabled() -> bool:
