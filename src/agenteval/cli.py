@@ -29,6 +29,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from agenteval import __version__
+from agenteval.catalog import ScorerRef, scorer_references
 from agenteval.config import (
     CONFIG_NAMES,
     ProjectConfig,
@@ -72,7 +73,6 @@ from agenteval.run import (
     how_to_complete,
     pytest_test_of,
 )
-from agenteval.scorers.registry import ScorerRef, scorer_references
 from agenteval.store import RunStore
 
 __all__ = ["app", "main"]

@@ -435,7 +435,8 @@ def check_scorers(target: Target, flags: Sequence[str] = ()) -> None:
     """Load each scorer the target's config (`scorers:`) and the command line (`--scorer`)
     name, before a run starts, so that a misspelt name or setting is an error naming where it
     is written: the config's file, line and `scorers[i]`, or `--scorer`."""
-    from agenteval.scorers.registry import ScoringContext, resolve_scorers
+    from agenteval.catalog import resolve_scorers
+    from agenteval.scorers.context import ScoringContext
 
     context = ScoringContext(base_dir=target.base_dir)
     for index, ref in enumerate(target.config.scorers):
@@ -459,7 +460,8 @@ def check_scorers(target: Target, flags: Sequence[str] = ()) -> None:
 def check_scorer_flags(flags: Sequence[str]) -> None:
     """Load each scorer `--scorer` names (relative to the current directory), before anything
     runs, so that a misspelt one is an error naming the flag."""
-    from agenteval.scorers.registry import ScoringContext, resolve_scorers
+    from agenteval.catalog import resolve_scorers
+    from agenteval.scorers.context import ScoringContext
 
     cwd = ScoringContext(base_dir=Path.cwd())
     for ref in flags:

@@ -598,11 +598,12 @@ async def _evaluate_case(
 ) -> CaseResult:
     """Run the case's trials through the engine, score them, store them in the test's run."""
     from agenteval.agents.tools import registered_tools
+    from agenteval.catalog import resolve_run_scorers
     from agenteval.engine.scheduler import EngineSettings, execute
     from agenteval.engine.trials import RetryPolicy
     from agenteval.judge.choice import choose_judge
     from agenteval.judge.rubrics import RUBRICS
-    from agenteval.scorers.registry import ScoringContext, resolve_run_scorers
+    from agenteval.scorers.context import ScoringContext
     from agenteval.store import RunStore
 
     agent, agent_ref = spec.resolve_agent(base_dir)
@@ -676,10 +677,10 @@ def _create_run(
 ) -> None:
     """Store the run with all its cases; another xdist worker may have stored it first."""
     from agenteval.agents.tools import known_tools
+    from agenteval.catalog import SCORER_REFS, scorer_reference
     from agenteval.engine.ownership import current_owner
     from agenteval.errors import StoreError
     from agenteval.run import PYTEST_TARGET, RunInfo
-    from agenteval.scorers.registry import SCORER_REFS, scorer_reference
 
     record = choice.record()
     info = RunInfo(

@@ -26,7 +26,7 @@ from agenteval import (
 )
 from agenteval.criteria.base import BaseCriterion
 from agenteval.judge.judge import Judge
-from agenteval.scorers.registry import ScoringContext
+from agenteval.scorers.context import ScoringContext
 
 CASE = EvalCase(
     conversation=[

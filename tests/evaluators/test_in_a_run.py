@@ -24,8 +24,8 @@ from agenteval import (
     ToolCallNecessity,
     TrajectoryEfficiency,
 )
+from agenteval.catalog import resolve_scorers, scorer_reference
 from agenteval.errors import ScorerError
-from agenteval.scorers.registry import resolve_scorers, scorer_reference
 
 SEARCH = EvalCase(
     id="repeated-search",

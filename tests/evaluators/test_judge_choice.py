@@ -22,7 +22,7 @@ from agenteval import (
 from agenteval.engine.trials import trace_trial
 from agenteval.errors import ConfigError
 from agenteval.judge.judge import Judge
-from agenteval.scorers.registry import ScoringContext
+from agenteval.scorers.context import ScoringContext
 
 CASE = EvalCase(
     input="Find it",

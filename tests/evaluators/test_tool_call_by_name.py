@@ -15,7 +15,7 @@ import yaml
 
 import agenteval
 from agenteval import AgentStep, EvalCase, ToolCall, ToolCallAccuracy
-from agenteval.scorers.registry import resolve_scorers, scorer_reference
+from agenteval.catalog import resolve_scorers, scorer_reference
 
 REFUND = EvalCase(
     id="no-refund",

@@ -18,7 +18,7 @@ from agenteval import (
 from agenteval.agents.tools import ToolSpec
 from agenteval.engine.trials import trace_trial
 from agenteval.judge.judge import Judge
-from agenteval.scorers.registry import ScoringContext
+from agenteval.scorers.context import ScoringContext
 
 REPEATED_SEARCH = EvalCase(
     input="Find the latest Python release",

@@ -27,7 +27,7 @@ from agenteval.evaluators.catalog import EVALUATORS
 from agenteval.judge.judge import Judge, JudgeConfig
 from agenteval.judge.rubrics import RUBRICS, JudgeRubric
 from agenteval.redaction import REDACTED
-from agenteval.scorers.registry import ScoringContext
+from agenteval.scorers.context import ScoringContext
 
 FAST = RetryPolicy(max_retries=1, initial_wait_s=0.01, max_wait_s=0.02)
 

@@ -17,10 +17,10 @@ from tests.judge.fakes import FakeOpenAI
 
 import agenteval
 from agenteval import CriterionConfig, EvalCase, EvalSuite, ExactMatchCriterion, RunStore
+from agenteval.catalog import resolve_run_scorers, resolve_scorers, scorer_references
 from agenteval.errors import ScorerError
 from agenteval.judge.judge import JudgeConfig
 from agenteval.scorers.answer import ExactMatch
-from agenteval.scorers.registry import resolve_run_scorers, resolve_scorers, scorer_references
 
 pytest_plugins = ("pytester",)
 

@@ -23,7 +23,7 @@ from agenteval.scorers.answer import not_judged
 from agenteval.trace import Trial, Usage
 
 if TYPE_CHECKING:
-    from agenteval.scorers.registry import ScoringContext
+    from agenteval.scorers.context import ScoringContext
 
 __all__ = ["BaseCriterion", "CriterionResult", "SyncCriterion"]
 

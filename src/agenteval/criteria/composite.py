@@ -13,7 +13,7 @@ from agenteval.criteria.config import CriterionConfig
 from agenteval.trace import Trial, Usage
 
 if TYPE_CHECKING:
-    from agenteval.scorers.registry import ScoringContext
+    from agenteval.scorers.context import ScoringContext
 
 __all__ = ["CompositeCriterion", "WeightedCriterion"]
 

@@ -22,7 +22,7 @@ from agenteval.judge.choice import choose_judge
 from agenteval.judge.judge import PROVIDERS, Judge, parse_spec
 
 if TYPE_CHECKING:
-    from agenteval.scorers.registry import ScoringContext
+    from agenteval.scorers.context import ScoringContext
 
 __all__ = ["API_STYLES", "NO_PROVIDER", "JudgeLease", "criterion_judge", "judge_spec"]
 

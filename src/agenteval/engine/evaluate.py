@@ -20,6 +20,7 @@ from agenteval.agents.loading import load_object
 from agenteval.agents.recorder import watch_unrecorded_calls
 from agenteval.agents.tools import ToolSpec, known_tools, registered_tools
 from agenteval.case import EvalCase
+from agenteval.catalog import SCORER_REFS, resolve_run_scorers, scorer_reference
 from agenteval.datasets import load_cases
 from agenteval.engine.ownership import claim_run, current_owner
 from agenteval.engine.rescoring import score_stored
@@ -31,12 +32,7 @@ from agenteval.pricing import PriceTable
 from agenteval.report.summary import SummaryBuilder
 from agenteval.run import PYTHON_TARGET, Run, RunInfo, RunStatus, TrialResult
 from agenteval.scorers.base import scorer_name, unrenamed
-from agenteval.scorers.registry import (
-    SCORER_REFS,
-    ScoringContext,
-    resolve_run_scorers,
-    scorer_reference,
-)
+from agenteval.scorers.context import ScoringContext
 from agenteval.store import DEFAULT_STORE_PATH, RunStore
 from agenteval.trace import Trial, utc_now
 

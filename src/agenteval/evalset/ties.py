@@ -27,7 +27,7 @@ from agenteval.criteria.base import BaseCriterion, CriterionResult
 from agenteval.trace import Trial
 
 if TYPE_CHECKING:
-    from agenteval.scorers.registry import ScoringContext
+    from agenteval.scorers.context import ScoringContext
 
 __all__ = ["TieRule", "apply_tie_rule", "judge_tie", "sample_scores"]
 

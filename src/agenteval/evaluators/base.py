@@ -24,7 +24,7 @@ from agenteval.trace import Trial
 
 if TYPE_CHECKING:
     from agenteval.judge.judge import Judge
-    from agenteval.scorers.registry import ScoringContext
+    from agenteval.scorers.context import ScoringContext
 
 __all__ = ["DEFAULT_THRESHOLD", "NO_TRACE", "Evaluator", "JudgedEvaluator"]
 

@@ -23,7 +23,7 @@ from agenteval.trace import Usage
 
 if TYPE_CHECKING:
     from agenteval.judge.judge import Judge
-    from agenteval.scorers.registry import ScoringContext
+    from agenteval.scorers.context import ScoringContext
 
 __all__ = [
     "NO_EVALUATOR_JUDGE",

@@ -25,6 +25,7 @@ from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
+from agenteval.catalog import scorer_references
 from agenteval.pricing import PriceTable
 from agenteval.redaction import Redactor
 from agenteval.report.json_document import completeness
@@ -40,7 +41,6 @@ from agenteval.report.terminal import (
     rate_verdict,
 )
 from agenteval.run import MissingTrials, RunInfo, TrialResult
-from agenteval.scorers.registry import scorer_references
 from agenteval.trace import ToolCall, Trial
 
 if TYPE_CHECKING:

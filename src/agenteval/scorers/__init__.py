@@ -1,11 +1,13 @@
-"""The scoring layer: the scorer interface, the built-in deterministic scorers, and lookup by
-name. Every front door (seed 000's scorers, the criteria, the evaluators) scores through it."""
+"""The scoring layer: the scorer interface, the built-in deterministic scorers, and what a run
+gives the scorers that ask for it (`ScoringContext`). Every front door (these scorers and the
+judge rubrics, the criteria, the agent evaluators) scores through it; turning names into
+scorers is `agenteval.catalog`'s job, above all three."""
 
 from agenteval.scorers.answer import ExactMatch
 from agenteval.scorers.base import Scorer, ScorerResult, run_scorer, scorer_name, to_score
 from agenteval.scorers.builtin import BUILTIN_SCORERS, builtin_scorer, default_scorers
+from agenteval.scorers.context import ScoringContext
 from agenteval.scorers.grounding import RetrievalRecall, ToolFaithfulness
-from agenteval.scorers.registry import resolve_scorers
 from agenteval.scorers.safety import AvoidsForbiddenText
 from agenteval.scorers.tools import (
     RedundantCalls,
@@ -24,6 +26,7 @@ __all__ = [
     "RetrievalRecall",
     "Scorer",
     "ScorerResult",
+    "ScoringContext",
     "StepEfficiency",
     "ToolArgumentsValid",
     "ToolExecution",
@@ -32,7 +35,6 @@ __all__ = [
     "TrajectoryOrder",
     "builtin_scorer",
     "default_scorers",
-    "resolve_scorers",
     "run_scorer",
     "scorer_name",
     "to_score",

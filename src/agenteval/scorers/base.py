@@ -68,7 +68,7 @@ def scorer_name(scorer: object) -> str:
 @dataclass(frozen=True, slots=True)
 class RenamedScorer:
     """A scorer applied under another name than its own: the second of two scorers of one name
-    in a run (`exact_match_2`, see `agenteval.scorers.registry.resolve_scorers`). Its scores
+    in a run (`exact_match_2`, see `agenteval.catalog.resolve_scorers`). Its scores
     carry this name; everything else (its call, its `threshold`, whether it runs in a thread)
     is the scorer's own."""
 

@@ -1,13 +1,15 @@
-"""Turning what the user names (`"exact_match"`, `"my_scorers:concise"`, `{name: ..., settings}`,
-a function, an object) into the scorers a run applies, and back into references a rescore can
-load again.
+"""The catalog: turning what the user names (`"exact_match"`, `"my_scorers:concise"`,
+`{name: ..., settings}`, a function, an object) into the scorers a run applies, and back into
+references a rescore can load again.
 
-Names cover the built-in deterministic scorers, the judge rubrics, the agent evaluators of
-seed 004 (also by the names their scores carry: `tool_call_accuracy[require_order]`) and the
-criteria of `agenteval.criteria.CRITERIA_REGISTRY` (their settings are `CriterionConfig`
-fields); a scorer that needs the run's context (its tools, its judge) gets it here: built-ins by
-their fields, and any object with a `for_run(context)` method (the criteria, the evaluators) by
-what that method returns.
+It sits above the scoring layer's three front doors and is the only place that knows them all:
+names cover the built-in deterministic scorers (`agenteval.scorers`), the judge rubrics
+(`agenteval.judge.rubrics`), the agent evaluators (`agenteval.evaluators`, also by the names
+their scores carry: `tool_call_accuracy[require_order]`) and the criterion API's
+`agenteval.criteria.CRITERIA_REGISTRY` (their settings are `CriterionConfig` fields). Nothing
+below imports it. A scorer that needs the run's context (its tools, its judge) gets it here:
+built-ins by their fields, and any object with a `for_run(context)` method (the criteria, the
+evaluators) by what that method returns (`agenteval.scorers.context.ScoringContext`).
 """
 
 from __future__ import annotations
@@ -16,27 +18,30 @@ import difflib
 import itertools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import MISSING, Field, dataclass, field, fields, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from dataclasses import MISSING, Field, dataclass, fields, replace
+from typing import Any, Protocol, TypeAlias
 
 from agenteval.agents.loading import load_object
-from agenteval.agents.tools import ToolSpec
+from agenteval.criteria.base import BaseCriterion
+from agenteval.criteria.registry import (
+    CRITERIA_REGISTRY,
+    criterion_from_settings,
+    criterion_reference,
+)
 from agenteval.errors import ScorerError
+from agenteval.evaluators.catalog import EVALUATORS
+from agenteval.evaluators.naming import named_settings
 from agenteval.judge.rubrics import RUBRICS, JudgeRubric
 from agenteval.scorers.base import RenamedScorer, scorer_name, unrenamed
 from agenteval.scorers.builtin import BUILTIN_SCORERS
-
-if TYPE_CHECKING:
-    from agenteval.judge.judge import Judge
-    from agenteval.run import RunInfo
+from agenteval.scorers.context import ScoringContext
 
 __all__ = [
     "CRITERIA_PREFIX",
     "SCORER_REFS",
     "ResolvedScorers",
     "ScorerRef",
-    "ScoringContext",
+    "StoredSettings",
     "named_scorers",
     "resolve_run_scorers",
     "resolve_scorers",
@@ -51,22 +56,18 @@ ScorerRef: TypeAlias = str | dict[str, Any]
 _CONTEXT_FIELDS = frozenset({"tools", "judge", "unavailable", "name"})
 
 
-@dataclass(frozen=True)
-class ScoringContext:
-    """What scorers may need from the run: its tools, and its judge (or why it has none)."""
+class StoredSettings(Protocol):
+    """A stored run's record as the catalog reads it (`agenteval.run.RunInfo`): its settings."""
 
-    tools: Mapping[str, ToolSpec] = field(default_factory=dict)
-    judge: Judge | None = None
-    judge_problem: str | None = None
-    base_dir: Path | None = None
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        """The run's settings, `SCORER_REFS` among them."""
+        ...
 
 
 def named_scorers() -> dict[str, type[Any]]:
     """Every scorer that can be named: the built-ins, the judge rubrics, then the agent
-    evaluators of seed 004."""
-    # Imported here: the evaluators are built on this layer.
-    from agenteval.evaluators.catalog import EVALUATORS
-
+    evaluators."""
     return {**BUILTIN_SCORERS, **dict.fromkeys(RUBRICS, JudgeRubric), **EVALUATORS}
 
 
@@ -78,26 +79,15 @@ def _default_of(f: Field[Any]) -> Any:
     return MISSING
 
 
-def _criteria() -> dict[str, type[Any]]:
-    # Imported here: the criteria are built on this layer.
-    from agenteval.criteria.registry import CRITERIA_REGISTRY
-
-    return CRITERIA_REGISTRY
-
-
 def _build(name: str, settings: Mapping[str, Any], context: ScoringContext) -> Any:
     criterion = name.removeprefix(CRITERIA_PREFIX)
-    if criterion != name and criterion in _criteria():
-        from agenteval.criteria.registry import criterion_from_settings
-
+    if criterion != name and criterion in CRITERIA_REGISTRY:
         return criterion_from_settings(criterion, settings)
     cls = named_scorers().get(name)
-    if cls is None and name in _criteria():
-        from agenteval.criteria.registry import criterion_from_settings
-
+    if cls is None and name in CRITERIA_REGISTRY:
         return criterion_from_settings(name, settings)
     if cls is None:
-        every = [*named_scorers(), *(n for n in _criteria() if n not in named_scorers())]
+        every = [*named_scorers(), *(n for n in CRITERIA_REGISTRY if n not in named_scorers())]
         close = difflib.get_close_matches(name, every, n=1)
         raise ScorerError(
             f"no scorer named {name!r}",
@@ -149,8 +139,6 @@ def _resolve_one(ref: Any, context: ScoringContext) -> Any:
         if not callable(loaded):
             raise ScorerError(f"{ref!r} is not callable", hint="a scorer takes (case, trial)")
         return loaded
-    from agenteval.evaluators.naming import named_settings
-
     bracketed = named_settings(ref)  # `tool_call_accuracy[require_order]`, as scores are named
     if bracketed is not None:
         return _build(*bracketed, context)
@@ -162,7 +150,7 @@ SCORER_REFS = "scorer_refs"
 `ResolvedScorers.references`)."""
 
 CRITERIA_PREFIX = "criteria."
-"""Names a seed 003 criterion whose name a built-in scorer also has: `criteria.exact_match`."""
+"""Names a criterion of the criterion API whose name a built-in scorer also has: `criteria.exact_match`."""
 
 
 @dataclass(frozen=True)
@@ -312,7 +300,7 @@ def _text(identity: Mapping[str, Any]) -> str:
     return f"{ref.get('name')} {json.dumps(settings, sort_keys=True)}"
 
 
-def scorer_references(info: RunInfo) -> dict[str, str]:
+def scorer_references(info: StoredSettings) -> dict[str, str]:
     """What each scorer name's scores in a stored run came from, as text to show beside them:
     the reference `rescore` loads, or the code it cannot load again. Empty for a run stored
     before agenteval kept them."""
@@ -358,10 +346,7 @@ def scorer_reference(scorer: Any) -> ScorerRef | None:
         # its class's name; one the user named otherwise cannot be loaded again by name.
         if key == name or scorer_name(_build(key, changed, ScoringContext())) == name:
             return {"name": key, **changed} if changed else key
-    if name in _criteria():
-        from agenteval.criteria.base import BaseCriterion
-        from agenteval.criteria.registry import criterion_reference
-
+    if name in CRITERIA_REGISTRY:
         ref = criterion_reference(scorer) if isinstance(scorer, BaseCriterion) else None
         if ref is not None and name in known:
             # A built-in scorer has the criterion's name (`exact_match`): qualified, so a
