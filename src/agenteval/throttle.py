@@ -45,7 +45,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from agenteval.engine.failures import Classified, classify, retry_after_s
+from agenteval.failures import Classified, classify, retry_after_s
 from agenteval.trace import FailureCause
 
 __all__ = [

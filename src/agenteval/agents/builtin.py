@@ -18,7 +18,7 @@ What is recorded: every model call (`record_model_call`, with input, output, cac
 tokens and its duration), every tool call (by the tool's own wrapper; a call of a tool that does
 not exist, or with arguments that are not a JSON object, is recorded with its error too), and
 every retry. Retries: the SDK's own retries are off; a model call that fails for an
-infrastructure reason (as `agenteval.engine.failures.classify` reads it: 429, 5xx, timeout,
+infrastructure reason (as `agenteval.failures.classify` reads it: 429, 5xx, timeout,
 connection error) is retried *inside* the agent, up to `retries` times, waiting as the engine
 does (exponential backoff with jitter, honouring ``Retry-After``), each retry counted with
 `record_retry` and each wait with `record_wait`. Retrying the call, not the trial, means the
@@ -712,7 +712,7 @@ class BuiltinAgent:
         tools: Sequence[Callable[..., Any]] | None = None,
         retry_policy: Any = None,
     ) -> None:
-        from agenteval.engine.trials import RetryPolicy
+        from agenteval.retry import RetryPolicy
 
         self.config = config
         self._api_key, self._base_url = _credentials(config)
@@ -788,7 +788,7 @@ class BuiltinAgent:
     async def _complete(self, chat: _Chat) -> _Reply:
         """One model call, under the endpoint's adaptive limit, retried for infrastructure
         failures, and recorded."""
-        from agenteval.engine.failures import classify
+        from agenteval.failures import classify
 
         budget = RetryBudget(self._retry.max_retries, adaptive=self.config.adaptive)
         while True:

@@ -24,15 +24,15 @@ from typing import Any
 from aiolimiter import AsyncLimiter
 from pydantic import ValidationError
 
-from agenteval.engine.failures import classify
-from agenteval.engine.trials import RetryPolicy
 from agenteval.errors import ConfigError
+from agenteval.failures import classify
 from agenteval.judge.cache import CachedVerdict, JudgeCache, NullCache, cache_key
 from agenteval.judge.provider import JudgeRequest, Provider
 from agenteval.judge.templates import Template, fence
 from agenteval.judge.verdict import Verdict
 from agenteval.pricing import PriceTable
 from agenteval.redaction import Redactor
+from agenteval.retry import RetryPolicy
 from agenteval.score import JudgeRecord, Score
 from agenteval.throttle import RetryBudget, endpoint, shared_limit
 from agenteval.trace import Usage, utc_now

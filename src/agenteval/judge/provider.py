@@ -3,7 +3,7 @@
 A provider wraps an official SDK (openai, anthropic, google-genai). It asks for output that
 follows a JSON schema in the way its API does it (a JSON-schema response format, a forced tool
 call, a response schema), and returns the object the model produced, never text to be searched.
-Errors are the SDK's own exceptions; `agenteval.engine.failures.classify` tells which to retry.
+Errors are the SDK's own exceptions; `agenteval.failures.classify` tells which to retry.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ variable to set.
 
 Every provider turns the SDK's own retries off: agenteval retries judge calls itself and
 counts each retry by reason, so a silent SDK retry would hide rate limits and double the wait.
-Errors are the SDK's exceptions, left for `agenteval.engine.failures.classify`.
+Errors are the SDK's exceptions, left for `agenteval.failures.classify`.
 
 Token usage follows `agenteval.trace.Usage` as `agenteval.pricing` reads it: `input_tokens`
 includes the cached ones (`cached_tokens` is the part served from the prompt cache) and
