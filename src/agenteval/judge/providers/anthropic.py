@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from anthropic import AsyncAnthropic
 from anthropic.types import Message, MessageParam, ToolChoiceToolParam, ToolParam
 
 from agenteval.judge.provider import JudgeReply, JudgeRequest
-from agenteval.judge.providers.common import DEFAULT_TIMEOUT_S, split_params
+from agenteval.judge.providers.common import SdkProvider, split_params
 from agenteval.providers import anthropic
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicProvider"]
@@ -40,20 +41,16 @@ _RESERVED = frozenset(
 )
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider[AsyncAnthropic]):
     """A judge over `anthropic.AsyncAnthropic`, with the SDK's retries off (agenteval retries)."""
 
     name = "anthropic"
 
-    def __init__(
-        self,
-        *,
-        api_key: str,
-        base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-    ) -> None:
-        self.base_url = base_url
-        self._client = anthropic.client(api_key=api_key, base_url=base_url, timeout_s=timeout_s)
+    def make_client(
+        self, *, api_key: str, base_url: str | None, timeout_s: float
+    ) -> AsyncAnthropic:
+        """The SDK's client, its retries off."""
+        return anthropic.client(api_key=api_key, base_url=base_url, timeout_s=timeout_s)
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """Force a call of the verdict tool; raise the SDK's errors."""

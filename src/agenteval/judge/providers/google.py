@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from google import genai
 from google.genai import types
 
 from agenteval.judge.provider import JudgeReply, JudgeRequest
-from agenteval.judge.providers.common import DEFAULT_TIMEOUT_S, parse_verdict, split_params
+from agenteval.judge.providers.common import SdkProvider, parse_verdict, split_params
 from agenteval.providers import google
 
 __all__ = ["GoogleProvider"]
@@ -39,20 +40,14 @@ _RESERVED = frozenset(
 )
 
 
-class GoogleProvider:
+class GoogleProvider(SdkProvider[genai.Client]):
     """A judge over `google.genai.Client`, with the SDK's retries off (agenteval retries)."""
 
     name = "google"
 
-    def __init__(
-        self,
-        *,
-        api_key: str,
-        base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-    ) -> None:
-        self.base_url = base_url
-        self._client = google.client(api_key=api_key, base_url=base_url, timeout_s=timeout_s)
+    def make_client(self, *, api_key: str, base_url: str | None, timeout_s: float) -> genai.Client:
+        """The SDK's client, its retries off."""
+        return google.client(api_key=api_key, base_url=base_url, timeout_s=timeout_s)
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """Ask for a JSON response that follows `request.verdict_schema`; raise the SDK's errors."""

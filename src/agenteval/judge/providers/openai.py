@@ -7,11 +7,12 @@ gives `verdict=None`, the text kept in `raw`.
 
 from __future__ import annotations
 
+from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 
 from agenteval.judge.provider import JudgeReply, JudgeRequest
-from agenteval.judge.providers.common import DEFAULT_TIMEOUT_S, parse_verdict, split_params
+from agenteval.judge.providers.common import SdkProvider, parse_verdict, split_params
 from agenteval.providers import openai
 
 __all__ = ["OpenAIProvider"]
@@ -36,20 +37,14 @@ _RESERVED = frozenset(
 )
 
 
-class OpenAIProvider:
+class OpenAIProvider(SdkProvider[AsyncOpenAI]):
     """A judge over `openai.AsyncOpenAI`, with the SDK's retries off (agenteval retries)."""
 
     name = "openai"
 
-    def __init__(
-        self,
-        *,
-        api_key: str,
-        base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-    ) -> None:
-        self.base_url = base_url
-        self._client = openai.client(api_key=api_key, base_url=base_url, timeout_s=timeout_s)
+    def make_client(self, *, api_key: str, base_url: str | None, timeout_s: float) -> AsyncOpenAI:
+        """The SDK's client, its retries off."""
+        return openai.client(api_key=api_key, base_url=base_url, timeout_s=timeout_s)
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """Ask for a verdict that follows `request.verdict_schema`; raise the SDK's errors."""
