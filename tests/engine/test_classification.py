@@ -453,7 +453,7 @@ def test_an_unknown_key_near_infrastructure_errors_is_a_config_error(tmp_path: P
 def test_every_known_type_of_an_installed_sdk_names_a_real_class() -> None:
     import importlib
 
-    from agenteval.engine.failures import _KNOWN
+    from agenteval.failures import _KNOWN
 
     checked = 0
     for module_name, qualname in _KNOWN:

@@ -7,7 +7,8 @@ tools (several at once included: parallel tool calls), each is called through it
 `@agenteval.tool` wrapper, so the call is recorded as any agent's would be, and the results go
 back to the model; when it answers without asking for a tool, that answer is the trial's output.
 
-Providers, as the judge has them (`provider:model`, the same keys and base-URL variables):
+Providers, as the judge has them (`provider:model`, the same keys and base-URL variables, from
+`agenteval.providers`), each spoken by its module of `agenteval.agents.chats`:
 
 - ``openai``: chat completions with ``tools`` (and ``tool_calls`` answers), against OpenAI or
   any OpenAI-compatible server (``base_url:`` or ``OPENAI_BASE_URL``);
@@ -18,16 +19,16 @@ What is recorded: every model call (`record_model_call`, with input, output, cac
 tokens and its duration), every tool call (by the tool's own wrapper; a call of a tool that does
 not exist, or with arguments that are not a JSON object, is recorded with its error too), and
 every retry. Retries: the SDK's own retries are off; a model call that fails for an
-infrastructure reason (as `agenteval.engine.failures.classify` reads it: 429, 5xx, timeout,
+infrastructure reason (as `agenteval.failures.classify` reads it: 429, 5xx, timeout,
 connection error) is retried *inside* the agent, up to `retries` times, waiting as the engine
 does (exponential backoff with jitter, honouring ``Retry-After``), each retry counted with
 `record_retry` and each wait with `record_wait`. Retrying the call, not the trial, means the
 tools already called (which may have side effects) are not called again. When the retries run
 out, the SDK's error propagates and the engine classifies (and may retry) the whole trial.
 With `adaptive` on (the default), each model call also holds a slot of its endpoint's adaptive
-limit (`agenteval.throttle`), shared with every judge and agent of the process on that endpoint:
-429s cut the calls in flight and pause them for their ``Retry-After``, and draw on a retry
-budget of their own; the time spent held back is recorded with `record_wait`.
+limit (`agenteval.providers.throttle`), shared with every judge and agent of the process on that
+endpoint: 429s cut the calls in flight and pause them for their ``Retry-After``, and draw on a
+retry budget of their own; the time spent held back is recorded with `record_wait`.
 
 A conversation that is still asking for tools after `max_turns` model calls ends the trial as
 the agent's own error (`agent_error`, "no final answer within max_turns"), with every call made
@@ -37,21 +38,26 @@ so far kept in the trial.
 from __future__ import annotations
 
 import asyncio
-import functools
-import importlib
 import inspect
-import json
-import ssl
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import to_jsonable_python
 
+from agenteval.agents.chats import chat_class
+from agenteval.agents.chats.conversation import (
+    Chat,
+    ChatSetup,
+    ModelReply,
+    ToolOutcome,
+    ToolRequest,
+    check_params,
+    messages,
+)
 from agenteval.agents.loading import _import_file, _import_module, load_object
 from agenteval.agents.recorder import (
     TrialRecorder,
@@ -64,8 +70,20 @@ from agenteval.agents.recorder import (
 )
 from agenteval.agents.tools import ToolSpec, tool
 from agenteval.errors import AgentLoadError, ConfigError
-from agenteval.throttle import RetryBudget, endpoint, shared_limit
-from agenteval.trace import AgentStep, ToolCall, Trial, Usage
+from agenteval.failures import classify
+from agenteval.providers import (
+    BASE_URL_VARS,
+    KEY_VARS,
+    PLACEHOLDER_API_KEY,
+    PROVIDERS,
+    SDK_PACKAGES,
+    env_value,
+    first_env_value,
+    import_sdk,
+)
+from agenteval.providers.throttle import RetryBudget, endpoint, shared_limit
+from agenteval.retry import RetryPolicy
+from agenteval.trace import AgentStep, ToolCall, Trial
 
 __all__ = [
     "BUILTIN_PROVIDERS",
@@ -76,29 +94,8 @@ __all__ = [
     "load_tools",
 ]
 
-BUILTIN_PROVIDERS = ("openai", "anthropic", "google")
+BUILTIN_PROVIDERS = PROVIDERS
 """The providers the built-in agent speaks, as `provider:model`."""
-
-DEFAULT_MAX_TOKENS = 4096
-"""`max_tokens` for Anthropic when `params` does not set one (the Messages API requires one)."""
-
-_SDK_MODULES = {"openai": "openai", "anthropic": "anthropic", "google": "google.genai"}
-_SDK_PACKAGES = {"openai": "openai", "anthropic": "anthropic", "google": "google-genai"}
-# What the agent sets itself, so `params` cannot.
-_RESERVED = {
-    "openai": frozenset(
-        {"model", "messages", "tools", "stream", "stream_options", "timeout", "functions"}
-        | {"function_call", "extra_headers", "extra_query", "extra_body"}
-    ),
-    "anthropic": frozenset(
-        {"model", "messages", "system", "tools", "stream", "timeout"}
-        | {"extra_headers", "extra_query", "extra_body"}
-    ),
-    "google": frozenset(
-        {"system_instruction", "tools", "automatic_function_calling", "http_options"}
-        | {"should_return_http_response"}
-    ),
-}
 
 
 class MaxTurnsExceeded(Exception):
@@ -131,10 +128,10 @@ class BuiltinAgentConfig(BaseModel):
     """Seconds per model call."""
     retries: int = Field(default=2, ge=0)
     """Retries of one model call that failed for an infrastructure reason (with `adaptive`,
-    429s have a budget of their own: `agenteval.throttle.RetryBudget`)."""
+    429s have a budget of their own: `agenteval.providers.throttle.RetryBudget`)."""
     adaptive: bool = True
     """Adapt the model calls in flight to the provider's 429s, pausing for their
-    `Retry-After` (see `agenteval.throttle`); False: only the retries."""
+    `Retry-After` (see `agenteval.providers.throttle`); False: only the retries."""
     parallel_tools: bool = False
     """Run the tool calls of one turn concurrently (recorded in the order they start); by
     default they run one after another in the order the model gave them."""
@@ -236,447 +233,26 @@ def load_tools(refs: Sequence[str], *, base_dir: Path | None = None) -> list[Cal
     return list(found.values())
 
 
-# --- One conversation, provider-neutral -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Requested:
-    """A tool call the model asked for."""
-
-    id: str
-    name: str
-    arguments: dict[str, Any] | None
-    """The arguments, or None when the model's arguments were not a JSON object."""
-    raw_arguments: str = ""
-
-
-@dataclass(frozen=True)
-class _Reply:
-    """One model call's answer."""
-
-    text: str | None
-    calls: list[_Requested]
-    usage: Usage
-    model: str | None
-    finish_reason: str | None
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    """What one tool call gave back, for the model."""
-
-    call: _Requested
-    value: Any = None
-    error: str | None = None
-
-    @property
-    def text(self) -> str:
-        if self.error is not None:
-            return f"error: {self.error}"
-        if isinstance(self.value, str):
-            return self.value
-        return json.dumps(self.value, ensure_ascii=False, default=repr)
-
-
-class _Chat(Protocol):
-    """A conversation in one provider's wire format."""
-
-    async def complete(self) -> _Reply: ...
-
-    def add_results(self, outcomes: Sequence[_Outcome]) -> None: ...
-
-    async def aclose(self) -> None: ...
-
-
-def _messages(prompt: Any) -> list[dict[str, str]]:
-    """The case input as `{role, content}` messages: a string is one user message."""
-    if prompt is None:
-        return [{"role": "user", "content": ""}]
-    if isinstance(prompt, str):
-        return [{"role": "user", "content": prompt}]
-    messages: list[dict[str, str]] = []
-    for message in prompt:
-        item = message if isinstance(message, Mapping) else vars(message)
-        role = str(item.get("role", "user"))
-        messages.append({"role": role, "content": str(item.get("content") or "")})
-    return messages
-
-
-def _parse_arguments(raw: str | None) -> dict[str, Any] | None:
-    try:
-        value = json.loads(raw or "{}")
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _split(
-    params: Mapping[str, Any], provider: str, method: Callable[..., Any] | None = None
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The params the SDK's `method` takes as arguments, and the rest (sent in the request body
-    as they are, so a server's own options get through); reserved ones are refused."""
-    blocked = sorted(set(params) & _RESERVED[provider])
-    if blocked:
-        raise ConfigError(
-            f"agent parameter(s) {', '.join(blocked)} cannot be set for the {provider} agent: "
-            "the agent sets them itself",
-            field="agent.params",
-        )
-    if method is None:
-        return dict(params), {}
-    accepted = set(inspect.signature(method).parameters) - {"self"}
-    known = {k: v for k, v in params.items() if k in accepted}
-    extra = {k: v for k, v in params.items() if k not in accepted}
-    return known, extra
-
-
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One SSL context for the clients of every conversation: the SDK's client would build its
-    own each time, loading the CA store (~45 ms of CPU, more than a call to a local server)."""
-    import httpx2
-
-    return httpx2.create_ssl_context()
-
-
-class _OpenAIChat:
-    """Chat completions with tools: `tool_calls` in, one `tool` message per result out."""
-
-    def __init__(self, agent: BuiltinAgent, messages: list[dict[str, str]]) -> None:
-        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
-        from openai.resources.chat.completions import AsyncCompletions
-
-        cfg = agent.config
-        self._client = AsyncOpenAI(
-            api_key=agent._api_key,
-            base_url=agent._base_url,
-            max_retries=0,
-            timeout=cfg.timeout,
-            http_client=DefaultAsyncHttpxClient(verify=_ssl_context()),
-        )
-        self._known, self._extra = _split(cfg.params, "openai", AsyncCompletions.create)
-        self._model = cfg.model_name
-        self._timeout = cfg.timeout
-        self._tools = [
-            {
-                "type": "function",
-                "function": {
-                    "name": spec.name,
-                    "description": spec.description,
-                    "parameters": spec.parameters or {"type": "object", "properties": {}},
-                },
-            }
-            for spec in agent.tool_specs
-        ]
-        self._messages: list[dict[str, Any]] = []
-        if cfg.system_prompt:
-            self._messages.append({"role": "system", "content": cfg.system_prompt})
-        self._messages.extend(messages)
-
-    async def complete(self) -> _Reply:
-        from agenteval.judge.providers.openai import _usage
-
-        tools: dict[str, Any] = {"tools": self._tools} if self._tools else {}
-        completion = await self._client.chat.completions.create(
-            model=self._model,
-            messages=self._messages,  # type: ignore[arg-type]
-            timeout=self._timeout,
-            extra_body=self._extra or None,
-            **tools,
-            **self._known,
-        )
-        usage = _usage(completion.usage)
-        if not completion.choices:
-            return _Reply(None, [], usage, completion.model, None)
-        choice = completion.choices[0]
-        message = choice.message
-        calls = [
-            _Requested(
-                id=call.id,
-                name=call.function.name,
-                arguments=_parse_arguments(call.function.arguments),
-                raw_arguments=call.function.arguments,
-            )
-            for call in message.tool_calls or []
-            if call.type == "function"
-        ]
-        said: dict[str, Any] = {"role": "assistant", "content": message.content}
-        if calls:
-            said["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.raw_arguments},
-                }
-                for call in calls
-            ]
-        self._messages.append(said)
-        text = message.content if message.content is not None else message.refusal
-        return _Reply(text, calls, usage, completion.model, choice.finish_reason)
-
-    def add_results(self, outcomes: Sequence[_Outcome]) -> None:
-        for outcome in outcomes:
-            self._messages.append(
-                {"role": "tool", "tool_call_id": outcome.call.id, "content": outcome.text}
-            )
-
-    async def aclose(self) -> None:
-        await self._client.close()
-
-
-class _AnthropicChat:
-    """The Messages API with tools: `tool_use` blocks in, `tool_result` blocks out."""
-
-    def __init__(self, agent: BuiltinAgent, messages: list[dict[str, str]]) -> None:
-        from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
-        from anthropic.resources.messages import AsyncMessages
-
-        cfg = agent.config
-        self._client = AsyncAnthropic(
-            api_key=agent._api_key,
-            base_url=agent._base_url,
-            max_retries=0,
-            timeout=cfg.timeout,
-            http_client=DefaultAsyncHttpxClient(verify=_ssl_context()),
-        )
-        params = dict(cfg.params)
-        self._max_tokens = int(params.pop("max_tokens", None) or DEFAULT_MAX_TOKENS)
-        self._known, self._extra = _split(params, "anthropic", AsyncMessages.create)
-        self._model = cfg.model_name
-        self._timeout = cfg.timeout
-        self._tools = [
-            {
-                "name": spec.name,
-                "description": spec.description,
-                "input_schema": spec.parameters or {"type": "object", "properties": {}},
-            }
-            for spec in agent.tool_specs
-        ]
-        systems = [cfg.system_prompt] if cfg.system_prompt else []
-        self._messages: list[dict[str, Any]] = []
-        for message in messages:
-            if message["role"] == "system":
-                systems.append(message["content"])
-            else:
-                role = "assistant" if message["role"] == "assistant" else "user"
-                self._messages.append({"role": role, "content": message["content"]})
-        self._system = "\n\n".join(systems)
-
-    async def complete(self) -> _Reply:
-        from agenteval.judge.providers.anthropic import _usage
-
-        optional: dict[str, Any] = {"tools": self._tools} if self._tools else {}
-        if self._system:
-            optional["system"] = self._system
-        message = await self._client.messages.create(
-            model=self._model,
-            max_tokens=self._max_tokens,
-            messages=self._messages,  # type: ignore[arg-type]
-            timeout=self._timeout,
-            extra_body=self._extra or None,
-            **optional,
-            **self._known,
-        )
-        texts: list[str] = []
-        calls: list[_Requested] = []
-        content: list[dict[str, Any]] = []
-        for block in message.content:
-            if block.type == "text":
-                texts.append(block.text)
-                content.append({"type": "text", "text": block.text})
-            elif block.type == "tool_use":
-                arguments = block.input if isinstance(block.input, dict) else None
-                calls.append(
-                    _Requested(
-                        id=block.id,
-                        name=block.name,
-                        arguments=dict(arguments) if arguments is not None else None,
-                        raw_arguments=json.dumps(block.input, default=repr),
-                    )
-                )
-                content.append(
-                    {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-                )
-            else:  # thinking blocks go back as they came, as the API requires
-                content.append(block.model_dump(exclude_none=True))
-        self._messages.append({"role": "assistant", "content": content})
-        text = "".join(texts) if texts else None
-        return _Reply(text, calls, _usage(message), message.model, message.stop_reason)
-
-    def add_results(self, outcomes: Sequence[_Outcome]) -> None:
-        self._messages.append(
-            {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": outcome.call.id,
-                        "content": outcome.text,
-                        **({"is_error": True} if outcome.error is not None else {}),
-                    }
-                    for outcome in outcomes
-                ],
-            }
-        )
-
-    async def aclose(self) -> None:
-        await self._client.close()
-
-
-class _GoogleChat:
-    """Gemini function calling: `function_call` parts in, `function_response` parts out."""
-
-    def __init__(self, agent: BuiltinAgent, messages: list[dict[str, str]]) -> None:
-        from google import genai
-        from google.genai import types
-
-        from agenteval.judge.providers.google import _NO_RETRY, _milliseconds
-
-        cfg = agent.config
-        self._types = types
-        self._client = genai.Client(
-            vertexai=False,
-            api_key=agent._api_key,
-            http_options=types.HttpOptions(
-                base_url=agent._base_url,
-                timeout=_milliseconds(cfg.timeout),
-                retry_options=_NO_RETRY,
-            ),
-        )
-        params = {
-            ("max_output_tokens" if k == "max_tokens" else k): v
-            for k, v in _split(cfg.params, "google")[0].items()
-        }
-        unknown = sorted(set(params) - set(types.GenerateContentConfig.model_fields))
-        if unknown:
-            raise ConfigError(
-                f"agent parameter(s) {', '.join(unknown)} are not google-genai "
-                "GenerateContentConfig fields",
-                field="agent.params",
-            )
-        systems = [cfg.system_prompt] if cfg.system_prompt else []
-        self._contents: list[Any] = []
-        for message in messages:
-            if message["role"] == "system":
-                systems.append(message["content"])
-                continue
-            role = "model" if message["role"] == "assistant" else "user"
-            self._contents.append(
-                types.Content(role=role, parts=[types.Part(text=message["content"])])
-            )
-        declarations = [
-            types.FunctionDeclaration(
-                name=spec.name,
-                description=spec.description,
-                parameters_json_schema=spec.parameters or {"type": "object", "properties": {}},
-            )
-            for spec in agent.tool_specs
-        ]
-        self._config = types.GenerateContentConfig(
-            system_instruction="\n\n".join(systems) or None,
-            tools=[types.Tool(function_declarations=declarations)] if declarations else None,
-            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
-            http_options=types.HttpOptions(
-                timeout=_milliseconds(cfg.timeout), retry_options=_NO_RETRY
-            ),
-            **params,
-        )
-        self._model = cfg.model_name
-        self._calls = 0
-
-    async def complete(self) -> _Reply:
-        from agenteval.judge.providers.google import _usage
-
-        response = await self._client.aio.models.generate_content(
-            model=self._model, contents=self._contents, config=self._config
-        )
-        usage = _usage(response.usage_metadata)
-        if not response.candidates or response.candidates[0].content is None:
-            return _Reply(None, [], usage, response.model_version, None)
-        candidate = response.candidates[0]
-        content = candidate.content
-        assert content is not None
-        self._contents.append(content)
-        texts: list[str] = []
-        calls: list[_Requested] = []
-        for part in content.parts or []:
-            if part.function_call is not None:
-                self._calls += 1
-                call = part.function_call
-                args = dict(call.args) if call.args is not None else {}
-                calls.append(
-                    _Requested(
-                        id=call.id or f"call-{self._calls}",
-                        name=call.name or "",
-                        arguments=args,
-                        raw_arguments=json.dumps(args, default=repr),
-                    )
-                )
-            elif part.text and not part.thought:
-                texts.append(part.text)
-        reason: Any = candidate.finish_reason
-        finish = str(getattr(reason, "value", reason)) if reason is not None else None
-        text = "".join(texts) if texts else None
-        return _Reply(text, calls, usage, response.model_version, finish)
-
-    def add_results(self, outcomes: Sequence[_Outcome]) -> None:
-        types = self._types
-        parts = [
-            types.Part(
-                function_response=types.FunctionResponse(
-                    id=outcome.call.id,
-                    name=outcome.call.name,
-                    response=(
-                        {"error": outcome.error}
-                        if outcome.error is not None
-                        else {"result": outcome.value}
-                    ),
-                )
-            )
-            for outcome in outcomes
-        ]
-        self._contents.append(types.Content(role="user", parts=parts))
-
-    async def aclose(self) -> None:
-        await self._client.aio.aclose()
-        self._client.close()
-
-
-_CHATS: dict[str, Callable[[BuiltinAgent, list[dict[str, str]]], _Chat]] = {
-    "openai": _OpenAIChat,
-    "anthropic": _AnthropicChat,
-    "google": _GoogleChat,
-}
-
-
 # --- The agent -----------------------------------------------------------------------------------
 
 
 def _credentials(config: BuiltinAgentConfig) -> tuple[str, str | None]:
     """The API key and base URL, resolved as the judge resolves them (see
-    `agenteval.judge.providers`): the config, then the provider's environment variables; a
+    `agenteval.providers.access`): the config, then the provider's environment variables; a
     base URL without a key sends a placeholder key (local servers need none)."""
-    from agenteval.judge.providers import (
-        _BASE_URL_VARS,
-        _KEY_VARS,
-        PLACEHOLDER_API_KEY,
-        _env,
-        _first_env,
-    )
-
     provider = config.provider
     try:
-        importlib.import_module(_SDK_MODULES[provider])
+        import_sdk(provider)
     except ImportError:
         raise ConfigError(
-            f"the built-in agent on {provider} needs the {_SDK_PACKAGES[provider]} package, "
+            f"the built-in agent on {provider} needs the {SDK_PACKAGES[provider]} package, "
             "which is not installed",
             field="agent.model",
             hint=f"pip install 'agenteval[{provider}]'",
         ) from None
-    url = config.base_url or _env(_BASE_URL_VARS[provider])
+    url = config.base_url or env_value(BASE_URL_VARS[provider])
     if config.api_key_env:
-        key = _env(config.api_key_env)
+        key = env_value(config.api_key_env)
         if not key and not url:
             raise ConfigError(
                 f"the agent's key variable {config.api_key_env} is not set",
@@ -684,10 +260,10 @@ def _credentials(config: BuiltinAgentConfig) -> tuple[str, str | None]:
                 hint=f"export {config.api_key_env}=...",
             )
     else:
-        key = _first_env(_KEY_VARS[provider])
+        key = first_env_value(KEY_VARS[provider])
     if not key:
         if not url:
-            names = " or ".join(_KEY_VARS[provider])
+            names = " or ".join(KEY_VARS[provider])
             raise ConfigError(
                 f"the built-in agent on {provider} needs an API key",
                 field="agent.model",
@@ -710,10 +286,8 @@ class BuiltinAgent:
         *,
         base_dir: Path | None = None,
         tools: Sequence[Callable[..., Any]] | None = None,
-        retry_policy: Any = None,
+        retry_policy: RetryPolicy | None = None,
     ) -> None:
-        from agenteval.engine.trials import RetryPolicy
-
         self.config = config
         self._api_key, self._base_url = _credentials(config)
         self.tools: list[Callable[..., Any]] = (
@@ -725,8 +299,17 @@ class BuiltinAgent:
         }
         self._retry = retry_policy or RetryPolicy(max_retries=config.retries)
         self._endpoint = endpoint(config.provider, self._base_url, config.model_name)
-        self._chat = _CHATS[config.provider]
-        _check_params(config)
+        self._chat = chat_class(config.provider)
+        check_params(config.provider, config.params)
+        self._setup = ChatSetup(
+            model=config.model_name,
+            system_prompt=config.system_prompt,
+            params=config.params,
+            timeout_s=config.timeout,
+            api_key=self._api_key,
+            base_url=self._base_url,
+            tool_specs=self.tool_specs,
+        )
 
     @property
     def reference(self) -> str:
@@ -747,7 +330,7 @@ class BuiltinAgent:
             return await self._answer(prompt, local, own=True)
 
     async def _answer(self, prompt: Any, recorder: TrialRecorder, *, own: bool) -> Trial:
-        chat = self._chat(self, _messages(prompt))
+        chat = self._chat(self._setup, messages(prompt))
         steps: list[AgentStep] = []
         try:
             for turn in range(1, self.config.max_turns + 1):
@@ -785,11 +368,9 @@ class BuiltinAgent:
         limit = shared_limit(self._endpoint, None)
         return limit.slot(first=retry, max_pause_s=self._retry.max_wait_s)
 
-    async def _complete(self, chat: _Chat) -> _Reply:
+    async def _complete(self, chat: Chat) -> ModelReply:
         """One model call, under the endpoint's adaptive limit, retried for infrastructure
         failures, and recorded."""
-        from agenteval.engine.failures import classify
-
         budget = RetryBudget(self._retry.max_retries, adaptive=self.config.adaptive)
         while True:
             try:
@@ -821,13 +402,13 @@ class BuiltinAgent:
             return reply
 
     async def _call_tools(
-        self, calls: Sequence[_Requested], recorder: TrialRecorder
-    ) -> list[_Outcome]:
+        self, calls: Sequence[ToolRequest], recorder: TrialRecorder
+    ) -> list[ToolOutcome]:
         if self.config.parallel_tools:
             return list(await asyncio.gather(*(self._call_tool(c, recorder) for c in calls)))
         return [await self._call_tool(call, recorder) for call in calls]
 
-    async def _call_tool(self, call: _Requested, recorder: TrialRecorder) -> _Outcome:
+    async def _call_tool(self, call: ToolRequest, recorder: TrialRecorder) -> ToolOutcome:
         fn = self._by_name.get(call.name)
         if fn is None:
             known = ", ".join(self._by_name) or "none"
@@ -851,36 +432,18 @@ class BuiltinAgent:
                 # In a worker thread, in a copy of this context: the call records into the trial.
                 value = await asyncio.to_thread(fn, **call.arguments)
         except Exception as exc:  # the model sees the error, as it would in production
-            return _Outcome(call, error=f"{type(exc).__name__}: {exc}")
-        return _Outcome(call, value=to_jsonable_python(value, fallback=repr))
-
-
-def _check_params(config: BuiltinAgentConfig) -> None:
-    """Refuse, before any call, the params the agent sets itself (and, for google, names that
-    are no `GenerateContentConfig` field)."""
-    params = dict(config.params)
-    _split(params, config.provider)
-    if config.provider == "google":
-        from google.genai import types
-
-        names = {"max_output_tokens" if k == "max_tokens" else k for k in params}
-        unknown = sorted(names - set(types.GenerateContentConfig.model_fields))
-        if unknown:
-            raise ConfigError(
-                f"agent parameter(s) {', '.join(unknown)} are not google-genai "
-                "GenerateContentConfig fields",
-                field="agent.params",
-            )
+            return ToolOutcome(call, error=f"{type(exc).__name__}: {exc}")
+        return ToolOutcome(call, value=to_jsonable_python(value, fallback=repr))
 
 
 def _refused(
-    recorder: TrialRecorder, call: _Requested, arguments: dict[str, Any], error: str
-) -> _Outcome:
+    recorder: TrialRecorder, call: ToolRequest, arguments: dict[str, Any], error: str
+) -> ToolOutcome:
     """A call that could not be made is recorded too, so the scorers see the mistake."""
     record: ToolCall = recorder.start_tool_call(call.name, arguments)
     record.error = error
     record.duration_s = 0.0
-    return _Outcome(call, error=error)
+    return ToolOutcome(call, error=error)
 
 
 def builtin_agent(

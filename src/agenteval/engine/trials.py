@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import random
 from dataclasses import dataclass, field
 
 from agenteval.agents.calling import (
@@ -17,33 +16,13 @@ from agenteval.agents.calling import (
 from agenteval.agents.recorder import TrialRecorder, monotonic, recording
 from agenteval.case import EvalCase
 from agenteval.engine.deadline import Deadline, grace_s
-from agenteval.engine.failures import classify, retry_after_s
+from agenteval.failures import classify
 from agenteval.interrupts import Interruption, interruption, settle_own_cancellations
 from agenteval.otel.live import SpanCapture, span_capture
+from agenteval.retry import RetryPolicy
 from agenteval.trace import Failure, FailureCause, Trial, Usage, utc_now
 
 __all__ = ["RetryPolicy", "TrialRunner", "run_trial", "trace_trial"]
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How a trial that failed for infrastructure reasons is retried.
-
-    Waits grow exponentially from `initial_wait_s` up to `max_wait_s`, with full jitter; a
-    provider's `Retry-After` is honoured (up to `max_wait_s`).
-    """
-
-    max_retries: int = 2
-    initial_wait_s: float = 1.0
-    max_wait_s: float = 30.0
-
-    def wait_s(self, retry_number: int, exc: BaseException) -> float:
-        """How long to wait before retry number `retry_number` (1-based)."""
-        asked = retry_after_s(exc)
-        if asked is not None:
-            return min(asked, self.max_wait_s)
-        ceiling = min(self.max_wait_s, self.initial_wait_s * 2 ** (retry_number - 1))
-        return random.uniform(ceiling / 2, ceiling)
 
 
 def trace_trial(case: EvalCase, index: int) -> Trial:

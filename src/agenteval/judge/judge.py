@@ -24,17 +24,17 @@ from typing import Any
 from aiolimiter import AsyncLimiter
 from pydantic import ValidationError
 
-from agenteval.engine.failures import classify
-from agenteval.engine.trials import RetryPolicy
 from agenteval.errors import ConfigError
+from agenteval.failures import classify
 from agenteval.judge.cache import CachedVerdict, JudgeCache, NullCache, cache_key
 from agenteval.judge.provider import JudgeRequest, Provider
 from agenteval.judge.templates import Template, fence
 from agenteval.judge.verdict import Verdict
 from agenteval.pricing import PriceTable
+from agenteval.providers.throttle import RetryBudget, endpoint, shared_limit
 from agenteval.redaction import Redactor
+from agenteval.retry import RetryPolicy
 from agenteval.score import JudgeRecord, Score
-from agenteval.throttle import RetryBudget, endpoint, shared_limit
 from agenteval.trace import Usage, utc_now
 
 __all__ = ["DEFAULT_CACHE_PATH", "PROVIDERS", "Judge", "JudgeConfig", "SampleOutcome", "parse_spec"]
@@ -76,7 +76,7 @@ class JudgeConfig:
     """Judge calls in flight at once, across the whole run."""
     adaptive: bool = True
     """Adapt the calls in flight to the provider's 429s, under `concurrency`, pausing for
-    their `Retry-After` (see `agenteval.throttle`); False: a fixed `concurrency`."""
+    their `Retry-After` (see `agenteval.providers.throttle`); False: a fixed `concurrency`."""
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
     cache_path: Path = DEFAULT_CACHE_PATH

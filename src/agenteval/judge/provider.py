@@ -1,9 +1,11 @@
 """What a judge provider does: send one prompt, get back one structured verdict object.
 
-A provider wraps an official SDK (openai, anthropic, google-genai). It asks for output that
-follows a JSON schema in the way its API does it (a JSON-schema response format, a forced tool
-call, a response schema), and returns the object the model produced, never text to be searched.
-Errors are the SDK's own exceptions; `agenteval.engine.failures.classify` tells which to retry.
+A provider wraps an official SDK (openai, anthropic, google-genai), whose client, keys and usage
+are `agenteval.providers` (as is `ProviderUnavailable`, exported here too). It asks for output
+that follows a JSON schema in the way its API does it (a JSON-schema response format, a forced
+tool call, a response schema), and returns the object the model produced, never text to be
+searched.
+Errors are the SDK's own exceptions; `agenteval.failures.classify` tells which to retry.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agenteval.providers import ProviderUnavailable
 from agenteval.trace import Usage
 
 __all__ = ["JudgeReply", "JudgeRequest", "Provider", "ProviderUnavailable"]
@@ -50,13 +53,6 @@ class JudgeReply(BaseModel):
     model: str | None = None
     """The model as the provider reported it (a dated version, say)."""
     finish_reason: str | None = None
-
-
-class ProviderUnavailable(Exception):
-    """The provider cannot be used here: its SDK is not installed, or its API key is not set.
-
-    The message names the fix.
-    """
 
 
 class Provider(Protocol):

@@ -1,67 +1,34 @@
 """Judge providers over the official SDKs: `openai`, `anthropic`, `google`.
 
-`make_provider(name)` builds one. Each SDK is an extra (``pip install 'agenteval[openai]'``,
-``[anthropic]``, ``[google]``) and is imported only here, when a provider is made, so agenteval
-imports without any of them.
-
-Keys and endpoints, for each provider (an argument wins over the environment):
-
-- openai: ``OPENAI_API_KEY``; ``OPENAI_BASE_URL`` for any OpenAI-compatible server;
-- anthropic: ``ANTHROPIC_API_KEY``; ``ANTHROPIC_BASE_URL``;
-- google: ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` (in that order); ``GOOGLE_GEMINI_BASE_URL``.
+`make_provider(name)` builds one: a provider that asks its model for one structured verdict
+(`agenteval.judge.provider`). What any caller of a provider shares (the SDKs, each an extra
+imported only when a provider is made; the keys and base URLs; the clients with the SDK's own
+retries off; token usage) is `agenteval.providers`: see there for the environment variables.
 
 When a base URL is set and no key is, the provider sends a placeholder key
-(`PLACEHOLDER_API_KEY`): local OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio)
-need none, and the SDKs refuse to start without one. A server that does want a key answers 401.
-With neither a key nor a base URL, `make_provider` raises `ProviderUnavailable` naming the
-variable to set.
+(`PLACEHOLDER_API_KEY`): local OpenAI-compatible servers need none. A server that does want a
+key answers 401. With neither a key nor a base URL, `make_provider` raises `ProviderUnavailable`
+naming the variable to set.
 
-Every provider turns the SDK's own retries off: agenteval retries judge calls itself and
-counts each retry by reason, so a silent SDK retry would hide rate limits and double the wait.
-Errors are the SDK's exceptions, left for `agenteval.engine.failures.classify`.
-
-Token usage follows `agenteval.trace.Usage` as `agenteval.pricing` reads it: `input_tokens`
-includes the cached ones (`cached_tokens` is the part served from the prompt cache) and
-`output_tokens` includes the reasoning ones (`reasoning_tokens` is a breakdown of it), whatever
-the provider's own convention.
+Errors are the SDK's exceptions, left for `agenteval.failures.classify`.
 """
 
 from __future__ import annotations
 
-import importlib
-import json
-import os
-from collections.abc import Iterable, Mapping
-from typing import Any
-
-from agenteval.judge.provider import Provider, ProviderUnavailable
+from agenteval.judge.provider import Provider
+from agenteval.providers import (
+    BASE_URL_VARS,
+    KEY_VARS,
+    PLACEHOLDER_API_KEY,
+    PROVIDERS,
+    SDK_PACKAGES,
+    ProviderUnavailable,
+    env_value,
+    first_env_value,
+    import_sdk,
+)
 
 __all__ = ["PLACEHOLDER_API_KEY", "PROVIDERS", "make_provider", "provider_problem"]
-
-PROVIDERS = ("openai", "anthropic", "google")
-"""The provider names `make_provider` knows."""
-
-PLACEHOLDER_API_KEY = "agenteval-no-key"
-"""The key sent to a custom base URL when no key is set (local servers need none)."""
-
-DEFAULT_TIMEOUT_S = 60.0
-"""The client's timeout when a request does not give one (each `JudgeRequest` does)."""
-
-_SDKS = {
-    "openai": ("openai", "openai"),
-    "anthropic": ("anthropic", "anthropic"),
-    "google": ("google.genai", "google-genai"),
-}
-_KEY_VARS = {
-    "openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
-}
-_BASE_URL_VARS = {
-    "openai": "OPENAI_BASE_URL",
-    "anthropic": "ANTHROPIC_BASE_URL",
-    "google": "GOOGLE_GEMINI_BASE_URL",
-}
 
 
 def make_provider(
@@ -75,8 +42,8 @@ def make_provider(
     """
     key = _known(name)
     _require_sdk(key)
-    url = base_url or _env(_BASE_URL_VARS[key])
-    secret = api_key or _first_env(_KEY_VARS[key])
+    url = base_url or env_value(BASE_URL_VARS[key])
+    secret = api_key or first_env_value(KEY_VARS[key])
     if not secret:
         if not url:
             raise ProviderUnavailable(_missing_key_message(key))
@@ -106,14 +73,14 @@ def provider_problem(
         _require_sdk(key)
     except ProviderUnavailable as exc:
         return str(exc)
-    if api_key or _first_env(_KEY_VARS[key]) or base_url or _env(_BASE_URL_VARS[key]):
+    if api_key or first_env_value(KEY_VARS[key]) or base_url or env_value(BASE_URL_VARS[key]):
         return None
     return _missing_key_message(key)
 
 
 def _known(name: str) -> str:
     key = name.strip().lower()
-    if key not in _SDKS:
+    if key not in PROVIDERS:
         raise ValueError(
             f"unknown judge provider {name!r}; known providers: {', '.join(PROVIDERS)}"
         )
@@ -121,18 +88,17 @@ def _known(name: str) -> str:
 
 
 def _require_sdk(provider: str) -> None:
-    module, package = _SDKS[provider]
     try:
-        importlib.import_module(module)
+        import_sdk(provider)
     except ImportError as exc:
         raise ProviderUnavailable(
-            f"the {provider} judge needs the {package} package, which is not installed: "
-            f"pip install 'agenteval[{provider}]'"
+            f"the {provider} judge needs the {SDK_PACKAGES[provider]} package, which is not "
+            f"installed: pip install 'agenteval[{provider}]'"
         ) from exc
 
 
 def _missing_key_message(provider: str) -> str:
-    names = " or ".join(_KEY_VARS[provider])
+    names = " or ".join(KEY_VARS[provider])
     message = f"the {provider} judge needs an API key: set {names}"
     if provider == "openai":
         message += (
@@ -140,56 +106,3 @@ def _missing_key_message(provider: str) -> str:
             "llama.cpp, that needs no key)"
         )
     return message
-
-
-def _env(name: str) -> str | None:
-    value = os.environ.get(name, "").strip()
-    return value or None
-
-
-def _first_env(names: Iterable[str]) -> str | None:
-    for name in names:
-        value = _env(name)
-        if value:
-            return value
-    return None
-
-
-# --- Shared by the provider modules --------------------------------------------------------------
-
-
-def split_params(
-    params: Mapping[str, Any],
-    *,
-    provider: str,
-    accepted: Iterable[str],
-    reserved: Iterable[str],
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split sampling parameters into the SDK's keyword arguments and extra body fields.
-
-    Parameters the SDK's method takes are passed as arguments; any other goes into the request
-    body as it is (`extra_body`), so an OpenAI-compatible server's own options (`top_k`, say)
-    get through. A parameter that would change the verdict format or the request's shape
-    (`reserved`) is refused with `ValueError`.
-    """
-    blocked = sorted(set(params) & set(reserved))
-    if blocked:
-        raise ValueError(
-            f"judge parameter(s) {', '.join(blocked)} cannot be set for the {provider} judge: "
-            "agenteval sets them itself"
-        )
-    names = set(accepted)
-    known = {name: value for name, value in params.items() if name in names}
-    extra = {name: value for name, value in params.items() if name not in names}
-    return known, extra
-
-
-def parse_verdict(text: str | None) -> dict[str, Any] | None:
-    """The JSON object `text` holds, or None when it is not one (no searching inside it)."""
-    if not text:
-        return None
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
-        return None
-    return value if isinstance(value, dict) else None

@@ -10,24 +10,21 @@ that includes `temperature`, `top_p` and `top_k`) are sent in the request body a
 
 from __future__ import annotations
 
-import inspect
 import json
 from typing import Any
 
 from anthropic import AsyncAnthropic
-from anthropic.resources.messages import AsyncMessages
 from anthropic.types import Message, MessageParam, ToolChoiceToolParam, ToolParam
 
 from agenteval.judge.provider import JudgeReply, JudgeRequest
-from agenteval.judge.providers import DEFAULT_TIMEOUT_S, split_params
-from agenteval.trace import Usage
+from agenteval.judge.providers.common import SdkProvider, split_params
+from agenteval.providers import anthropic
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicProvider"]
 
 DEFAULT_MAX_TOKENS = 1024
 """`max_tokens` when the request's params do not set it (the Messages API requires one)."""
 
-_ACCEPTED = frozenset(inspect.signature(AsyncMessages.create).parameters) - {"self"}
 _RESERVED = frozenset(
     {
         "model",
@@ -44,29 +41,23 @@ _RESERVED = frozenset(
 )
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider[AsyncAnthropic]):
     """A judge over `anthropic.AsyncAnthropic`, with the SDK's retries off (agenteval retries)."""
 
     name = "anthropic"
 
-    def __init__(
-        self,
-        *,
-        api_key: str,
-        base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-    ) -> None:
-        self.base_url = base_url
-        self._client = AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
-        )
+    def make_client(
+        self, *, api_key: str, base_url: str | None, timeout_s: float
+    ) -> AsyncAnthropic:
+        """The SDK's client, its retries off."""
+        return anthropic.client(api_key=api_key, base_url=base_url, timeout_s=timeout_s)
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """Force a call of the verdict tool; raise the SDK's errors."""
         params = dict(request.params)
         max_tokens = int(params.pop("max_tokens", None) or DEFAULT_MAX_TOKENS)
         known, extra = split_params(
-            params, provider=self.name, accepted=_ACCEPTED, reserved=_RESERVED
+            params, provider=self.name, accepted=anthropic.CREATE_PARAMETERS, reserved=_RESERVED
         )
         messages: list[MessageParam] = [{"role": "user", "content": request.user}]
         tools: list[ToolParam] = [
@@ -107,21 +98,7 @@ def _reply(message: Message, tool_name: str) -> JudgeReply:
     return JudgeReply(
         verdict=verdict,
         raw=raw,
-        usage=_usage(message),
+        usage=anthropic.usage(message),
         model=message.model,
         finish_reason=message.stop_reason,
-    )
-
-
-def _usage(message: Message) -> Usage:
-    usage = message.usage
-    cache_read = usage.cache_read_input_tokens or 0
-    cache_write = usage.cache_creation_input_tokens or 0
-    details: Any = usage.output_tokens_details
-    return Usage(
-        # The Messages API counts cache reads and writes apart from `input_tokens`.
-        input_tokens=(usage.input_tokens or 0) + cache_read + cache_write,
-        output_tokens=usage.output_tokens or 0,
-        cached_tokens=cache_read,
-        reasoning_tokens=getattr(details, "thinking_tokens", None) or 0,
     )

@@ -8,21 +8,20 @@ SDK parsed, or `json.loads` of the response text.
 `max_tokens` in the params is sent as ``max_output_tokens``; other params must be fields of
 `GenerateContentConfig` (`temperature`, `top_p`, `top_k`, `seed`, ...).
 
-The client always talks to the Gemini Developer API with an API key (``vertexai=False``), whatever
-``GOOGLE_GENAI_USE_VERTEXAI`` says.
+The client (`agenteval.providers.google`) always talks to the Gemini Developer API with an API
+key (``vertexai=False``), whatever ``GOOGLE_GENAI_USE_VERTEXAI`` says.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from google import genai
 from google.genai import types
 
 from agenteval.judge.provider import JudgeReply, JudgeRequest
-from agenteval.judge.providers import DEFAULT_TIMEOUT_S, parse_verdict, split_params
-from agenteval.trace import Usage
+from agenteval.judge.providers.common import SdkProvider, parse_verdict, split_params
+from agenteval.providers import google
 
 __all__ = ["GoogleProvider"]
 
@@ -39,39 +38,26 @@ _RESERVED = frozenset(
         "should_return_http_response",
     }
 )
-_ALIASES = {"max_tokens": "max_output_tokens"}
-_NO_RETRY = types.HttpRetryOptions(attempts=1)
-"""One attempt: google-genai would otherwise retry 429 and 5xx (and aiohttp connection errors)."""
 
 
-class GoogleProvider:
+class GoogleProvider(SdkProvider[genai.Client]):
     """A judge over `google.genai.Client`, with the SDK's retries off (agenteval retries)."""
 
     name = "google"
 
-    def __init__(
-        self,
-        *,
-        api_key: str,
-        base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-    ) -> None:
-        self.base_url = base_url
-        self._client = genai.Client(
-            vertexai=False,
-            api_key=api_key,
-            http_options=types.HttpOptions(
-                base_url=base_url, timeout=_milliseconds(timeout_s), retry_options=_NO_RETRY
-            ),
-        )
+    def make_client(self, *, api_key: str, base_url: str | None, timeout_s: float) -> genai.Client:
+        """The SDK's client, its retries off."""
+        return google.client(api_key=api_key, base_url=base_url, timeout_s=timeout_s)
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """Ask for a JSON response that follows `request.verdict_schema`; raise the SDK's errors."""
-        params = {_ALIASES.get(name, name): value for name, value in request.params.items()}
+        params = {
+            google.PARAM_ALIASES.get(name, name): value for name, value in request.params.items()
+        }
         known, unknown = split_params(
             params,
             provider=self.name,
-            accepted=types.GenerateContentConfig.model_fields,
+            accepted=google.CONFIG_FIELDS,
             reserved=_RESERVED,
         )
         if unknown:
@@ -83,9 +69,7 @@ class GoogleProvider:
             system_instruction=request.system,
             response_mime_type="application/json",
             response_json_schema=request.verdict_schema,
-            http_options=types.HttpOptions(
-                timeout=_milliseconds(request.timeout_s), retry_options=_NO_RETRY
-            ),
+            http_options=google.request_options(request.timeout_s),
             **known,
         )
         try:
@@ -100,12 +84,7 @@ class GoogleProvider:
 
     async def aclose(self) -> None:
         """Close the SDK's HTTP connections."""
-        await self._client.aio.aclose()
-        self._client.close()
-
-
-def _milliseconds(seconds: float) -> int:
-    return max(1, math.ceil(seconds * 1000))
+        await google.aclose(self._client)
 
 
 def _reply(response: types.GenerateContentResponse) -> JudgeReply:
@@ -120,7 +99,7 @@ def _reply(response: types.GenerateContentResponse) -> JudgeReply:
     return JudgeReply(
         verdict=verdict,
         raw=text,
-        usage=_usage(response.usage_metadata),
+        usage=google.usage(response.usage_metadata),
         model=response.model_version,
         finish_reason=finish_reason,
     )
@@ -134,16 +113,3 @@ def _text(response: types.GenerateContentResponse) -> str:
     if content is None or not content.parts:
         return ""
     return "".join(part.text for part in content.parts if part.text and not part.thought)
-
-
-def _usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> Usage:
-    if metadata is None:
-        return Usage()
-    thoughts = metadata.thoughts_token_count or 0
-    return Usage(
-        input_tokens=metadata.prompt_token_count or 0,
-        # Gemini counts thinking apart from the candidates, and bills it as output.
-        output_tokens=(metadata.candidates_token_count or 0) + thoughts,
-        cached_tokens=metadata.cached_content_token_count or 0,
-        reasoning_tokens=thoughts,
-    )

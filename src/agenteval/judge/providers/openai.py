@@ -7,22 +7,16 @@ gives `verdict=None`, the text kept in `raw`.
 
 from __future__ import annotations
 
-import inspect
-from typing import Any
-
 from openai import AsyncOpenAI
-from openai.resources.chat.completions import AsyncCompletions
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
-from openai.types.completion_usage import CompletionUsage
 from openai.types.shared_params import ResponseFormatJSONSchema
 
 from agenteval.judge.provider import JudgeReply, JudgeRequest
-from agenteval.judge.providers import DEFAULT_TIMEOUT_S, parse_verdict, split_params
-from agenteval.trace import Usage
+from agenteval.judge.providers.common import SdkProvider, parse_verdict, split_params
+from agenteval.providers import openai
 
 __all__ = ["OpenAIProvider"]
 
-_ACCEPTED = frozenset(inspect.signature(AsyncCompletions.create).parameters) - {"self"}
 _RESERVED = frozenset(
     {
         "model",
@@ -43,27 +37,22 @@ _RESERVED = frozenset(
 )
 
 
-class OpenAIProvider:
+class OpenAIProvider(SdkProvider[AsyncOpenAI]):
     """A judge over `openai.AsyncOpenAI`, with the SDK's retries off (agenteval retries)."""
 
     name = "openai"
 
-    def __init__(
-        self,
-        *,
-        api_key: str,
-        base_url: str | None = None,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-    ) -> None:
-        self.base_url = base_url
-        self._client = AsyncOpenAI(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
-        )
+    def make_client(self, *, api_key: str, base_url: str | None, timeout_s: float) -> AsyncOpenAI:
+        """The SDK's client, its retries off."""
+        return openai.client(api_key=api_key, base_url=base_url, timeout_s=timeout_s)
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         """Ask for a verdict that follows `request.verdict_schema`; raise the SDK's errors."""
         known, extra = split_params(
-            request.params, provider=self.name, accepted=_ACCEPTED, reserved=_RESERVED
+            request.params,
+            provider=self.name,
+            accepted=openai.CREATE_PARAMETERS,
+            reserved=_RESERVED,
         )
         messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": request.system},
@@ -93,7 +82,7 @@ class OpenAIProvider:
 
 
 def _reply(completion: ChatCompletion) -> JudgeReply:
-    usage = _usage(completion.usage)
+    usage = openai.usage(completion.usage)
     if not completion.choices:
         return JudgeReply(verdict=None, raw="", usage=usage, model=completion.model)
     choice = completion.choices[0]
@@ -111,17 +100,4 @@ def _reply(completion: ChatCompletion) -> JudgeReply:
         usage=usage,
         model=completion.model,
         finish_reason=finish_reason,
-    )
-
-
-def _usage(usage: CompletionUsage | None) -> Usage:
-    if usage is None:
-        return Usage()
-    prompt_details: Any = usage.prompt_tokens_details
-    completion_details: Any = usage.completion_tokens_details
-    return Usage(
-        input_tokens=usage.prompt_tokens or 0,
-        output_tokens=usage.completion_tokens or 0,
-        cached_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
-        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
     )
