@@ -28,7 +28,7 @@ class InfrastructureError(Exception):
     `raise agenteval.InfrastructureError("vector store busy", cause="rate_limited") from exc`.
 
     Anything else an agent raises is its own error (`agent_error`), scored as a failure, unless
-    its type is one agenteval knows (see `agenteval.engine.failures`) or the run declares it
+    its type is one agenteval knows (see `agenteval.failures`) or the run declares it
     (`infrastructure_errors`). Not an `AgentEvalError`: it is no mistake in the user's input.
     """
 

@@ -600,9 +600,9 @@ async def _evaluate_case(
     from agenteval.agents.tools import registered_tools
     from agenteval.catalog import resolve_run_scorers
     from agenteval.engine.scheduler import EngineSettings, execute
-    from agenteval.engine.trials import RetryPolicy
     from agenteval.judge.choice import choose_judge
     from agenteval.judge.rubrics import RUBRICS
+    from agenteval.retry import RetryPolicy
     from agenteval.scorers.context import ScoringContext
     from agenteval.store import RunStore
 

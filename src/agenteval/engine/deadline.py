@@ -29,7 +29,7 @@ import time
 from collections.abc import Coroutine, Generator
 from typing import Any, Generic, TypeVar
 
-from agenteval.engine.failures import TrialTimeoutError
+from agenteval.failures import TrialTimeoutError
 from agenteval.interrupts import stop_requested
 
 __all__ = ["Deadline", "grace_s"]

@@ -25,11 +25,11 @@ from agenteval.datasets import load_cases
 from agenteval.engine.ownership import claim_run, current_owner
 from agenteval.engine.rescoring import score_stored
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings, execute
-from agenteval.engine.trials import RetryPolicy
 from agenteval.errors import ConfigError
 from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
 from agenteval.pricing import PriceTable
 from agenteval.report.summary import SummaryBuilder
+from agenteval.retry import RetryPolicy
 from agenteval.run import PYTHON_TARGET, Run, RunInfo, RunStatus, TrialResult
 from agenteval.scorers.base import scorer_name, unrenamed
 from agenteval.scorers.context import ScoringContext

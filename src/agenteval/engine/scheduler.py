@@ -10,7 +10,7 @@ from typing import Any
 
 from agenteval.agents.calling import Agent
 from agenteval.case import EvalCase
-from agenteval.engine.trials import RetryPolicy, TrialRunner, trace_trial
+from agenteval.engine.trials import TrialRunner, trace_trial
 from agenteval.interrupts import (
     RunStop,
     running,
@@ -18,6 +18,7 @@ from agenteval.interrupts import (
     stops_the_run,
     watching_sigint,
 )
+from agenteval.retry import RetryPolicy
 from agenteval.run import TrialResult
 from agenteval.score import Score
 from agenteval.scorers.base import PreparedScorer, prepare_scorer, prepare_scorers
