@@ -358,6 +358,7 @@ def evaluate(
     prices: PriceTable | None = None,
     passing: Sequence[str] | None = None,
     infrastructure_errors: Sequence[type[BaseException] | str] = (),
+    resume: str | None = None,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -381,6 +382,10 @@ def evaluate(
     `passing` names the scorers that decide whether a trial passes (for the summary's passing
     trials, pass@k and pass^k, and flaky cases); by default every scorer that applied. It is
     kept with the run.
+
+    `resume` (a run id) finishes a stored run that stopped part way (the process died, Ctrl-C):
+    only its (case, trial) pairs not yet stored run, with its own cases (read back from the
+    store; `cases` is not read), trials, time limit, scorers and judge.
     """
     return _run_sync(
         evaluate_async(
@@ -399,6 +404,7 @@ def evaluate(
             use_cache=use_cache,
             prices=prices,
             passing=passing,
+            resume=resume,
             infrastructure_errors=infrastructure_errors,
         )
     )
