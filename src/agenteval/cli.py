@@ -60,6 +60,7 @@ from agenteval.report.gate import GatePolicy, evaluate_gate, load_policy, print_
 from agenteval.report.html import write_html
 from agenteval.report.json_document import write_run_json
 from agenteval.report.junit import JUnitTotals, write_junit
+from agenteval.report.statistics import check_passing
 from agenteval.report.summary import summarize
 from agenteval.report.terminal import print_failing, print_summary
 from agenteval.run import (
@@ -1154,6 +1155,7 @@ def gate_command(
             candidate.run_id,
             passing=rules.trial_passes,
             prices=_run_prices(candidate, settings.prices),
+            passing_field="trial_passes",
         )
     verdict = evaluate_gate(comparison, rules)
     print_verdict(verdict, console)
@@ -1181,6 +1183,12 @@ def report(
     """Write a stored run's report: one self-contained HTML page that works offline
     (`--html FILE`), JUnit XML for CI (`--junit FILE`), or both."""
     _junit_target(junit_path)
+    if passing:
+        with RunStore(_store_path(store), create=False) as run_store:
+            named = run_store.get_info(run_store.resolve_run_id(run_id))
+        known = scorer_references(named)
+        if known:  # a run stored before agenteval kept its names is checked by none
+            check_passing(_rubrics(passing), known, field="--passing")
     if html_path is None and junit_path is not None:
         _junit_report(run_id, store, junit_path)
         return
