@@ -13,6 +13,7 @@ from tests.review.cli import agenteval as agenteval_cli
 
 import agenteval
 from agenteval import EvalCase
+from agenteval.case import Invocation
 from agenteval.errors import DatasetError
 from agenteval.evalset import EvalSet, is_adk_file
 
@@ -35,6 +36,17 @@ def test_dump_cases_then_load_cases_round_trips_under_an_adk_name(
     ]
     assert back[1].expected_tools == ["calculator"]
     assert [c.id for c in EvalSet.load(path).cases] == ["a", "b"]
+
+
+def test_conversation_cases_dumped_under_an_adk_name_read_back(tmp_path: Path) -> None:
+    case = EvalCase(
+        id="chat", conversation=[Invocation(input="hi", expected_final_response="hello")]
+    )
+    path = tmp_path / "chat.test.json"
+    agenteval.dump_cases([case], path)
+    back = agenteval.load_cases(path)
+    assert back[0].id == "chat"
+    assert back[0].conversation[0].expected_final_response == "hello"
 
 
 def test_a_cases_mapping_under_an_adk_name_is_agentevals(tmp_path: Path) -> None:

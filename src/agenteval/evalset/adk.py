@@ -130,8 +130,8 @@ def has_adk_name(path: str | Path) -> bool:
 
 def is_adk_file(path: str | Path) -> bool:
     """Whether the file at `path` is read as an ADK eval set: by its name (`*.evalset.json`,
-    `*.test.json`) unless it holds agenteval's own case list (every case with an `input`, as
-    `dump_cases` writes it under any name), or, for another `.json` file, by its content (ADK's
+    `*.test.json`) unless it holds agenteval's own case list (every case with an `id`, `input`
+    or `conversation`, as `dump_cases` writes it under any name), or, for another `.json` file, by its content (ADK's
     shape, not agenteval's case list).
 
     The one detection `agenteval.load_cases` (so `agenteval run FILE`) and `EvalSet.load` share:
@@ -154,7 +154,8 @@ def is_adk_file(path: str | Path) -> bool:
 
 def _has_case_file_shape(data: Any) -> bool:
     """Whether parsed JSON is unmistakably an agenteval case file: a list of cases, or a
-    `cases` mapping holding one, every case with an `input` (a key no ADK level takes)."""
+    `cases` mapping holding one, every case with an `id`, `input` or `conversation` (keys
+    `dump_cases` writes and no top-level list of ADK's takes)."""
     if isinstance(data, dict):
         if has_adk_shape(data) or "cases" not in data:
             return False
@@ -162,7 +163,10 @@ def _has_case_file_shape(data: Any) -> bool:
     return (
         isinstance(data, list)
         and bool(data)
-        and all(isinstance(item, dict) and "input" in item for item in data)
+        and all(
+            isinstance(item, dict) and not {"id", "input", "conversation"}.isdisjoint(item)
+            for item in data
+        )
     )
 
 
