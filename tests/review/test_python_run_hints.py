@@ -13,13 +13,23 @@ from pathlib import Path
 from tests.review.cli import HANG_GUARD_S, agenteval, environment
 
 SCRIPT = """
-import os, sys
+import os, sqlite3, sys, time
 import agenteval
 from agenteval import EvalCase
 
 def my_agent(text):
     if text == "die" and len(sys.argv) < 2:
-        os._exit(1)  # the process dies mid-run: the run stays unfinished
+        # The process dies mid-run, once the earlier trials are committed: the run stays
+        # unfinished with 3 of its 4 trials stored.
+        for _ in range(600):
+            try:
+                with sqlite3.connect(".agenteval/runs.db") as db:
+                    if db.execute("select count(*) from trials").fetchone()[0] >= 3:
+                        break
+            except sqlite3.Error:
+                pass
+            time.sleep(0.05)
+        os._exit(1)
     return "ok"
 
 cases = [EvalCase(id=f"c{i}", input="x", expected_output="ok") for i in range(3)]
@@ -93,3 +103,14 @@ def test_resume_of_a_python_run_from_the_cli_says_what_works(tmp_path: Path) -> 
     assert done.returncode == 2, said
     assert "agenteval run python:" not in said, said
     assert "agenteval.evaluate(" in said, said
+
+
+def test_a_python_or_pytest_target_given_to_agenteval_run_says_what_runs_it(
+    tmp_path: Path,
+) -> None:
+    python = _flat(agenteval(tmp_path, "run", "python:my_agent", "--resume").stderr)
+    assert "agenteval.evaluate(" in python and "check the path" not in python, python
+    pytest_target = "pytest:tests/test_x.py::test_support"
+    said = _flat(agenteval(tmp_path, "run", pytest_target).stderr)
+    assert "`pytest tests/test_x.py::test_support`" in said, said
+    assert "check the path" not in said, said
