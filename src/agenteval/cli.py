@@ -1215,8 +1215,10 @@ def report(
         diff = (
             None
             if baseline is None
+            # None falls back to this run's own stored `passing`, as the summary did; only
+            # names the user gave now are checked against the runs' scorers.
             else compare_runs(
-                run_store, baseline, info.run_id, passing=summary.passing, prices=prices
+                run_store, baseline, info.run_id, passing=_rubrics(passing), prices=prices
             )
         )
         write_html(
