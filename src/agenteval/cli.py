@@ -7,6 +7,7 @@ import dataclasses
 import functools
 import json
 import os
+import shlex
 import sys
 import traceback
 from collections.abc import Callable, Coroutine
@@ -227,6 +228,20 @@ class _LiveProgress:
 
     def stop(self) -> None:
         self.progress.stop()
+
+
+def _stored_in(store: Path, run_id: str) -> None:
+    """Where the run went, and the `agenteval show` that finds it from here: with `--store`
+    when the store is not the one `show` reads here (a `--store` flag, or the `store:` of a
+    case file's agenteval.yaml in another folder)."""
+    try:
+        usual: Path | None = _global_settings(None).store
+    except AgentEvalError:  # the current folder's config is broken: name the store outright
+        usual = None
+    show = f"agenteval show {run_id}"
+    if usual is None or Path(usual).resolve() != Path(store).resolve():
+        show += f" --store {shlex.quote(str(store))}"
+    console.print(f"[dim]stored in {escape(str(store))} · `{escape(show)}` shows it again[/]")
 
 
 def _global_settings(
@@ -621,10 +636,7 @@ def run(
     _report(
         result, verbose=verbose, json_path=json_path, html_path=html_path, prices=settings.prices
     )
-    console.print(
-        f"[dim]stored in {escape(str(settings.store))} · `agenteval show {result.run_id}` shows it "
-        "again[/]"
-    )
+    _stored_in(settings.store, result.run_id)
     _write_junit(junit_path, result)
     _refuse_incomplete(
         result, f"`agenteval run {target} --resume {result.run_id}` runs the missing ones"
@@ -893,10 +905,7 @@ def score(
         stopped=again,
     )
     _report(result, verbose=verbose, json_path=json_path)
-    console.print(
-        f"[dim]stored in {escape(str(settings.store))} · `agenteval show {result.run_id}` shows it "
-        "again[/]"
-    )
+    _stored_in(settings.store, result.run_id)
     _refuse_incomplete(result, "score the traces again for a whole run (a new run)")
 
 
