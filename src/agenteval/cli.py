@@ -65,7 +65,6 @@ from agenteval.report.statistics import check_passing
 from agenteval.report.summary import summarize
 from agenteval.report.terminal import print_failing, print_summary
 from agenteval.run import (
-    PYTHON_TARGET,
     MissingTrials,
     Run,
     RunInfo,
@@ -563,7 +562,7 @@ def run(
         if stored.target != found.key:
             raise ConfigError(
                 f"run {resume_id} was started on {stored.target}, not on {target}",
-                hint=_resume_elsewhere(stored.target, resume_id),
+                hint=how_to_complete(stored.target, resume_id),
             )
         if settings.judge is None:  # resumed with the run's own judge, if it has one
             _require_stored_judge(stored)
@@ -687,14 +686,6 @@ def _missing_note(info: RunInfo, missing: MissingTrials) -> str | None:
             f"stored); {then}"
         )
     return None
-
-
-def _resume_elsewhere(target: str | None, run_id: str) -> str:
-    """How to resume a run started on another target; a run made from Python is resumed from
-    Python (no command takes `python:NAME` as a target)."""
-    if target is not None and target.startswith(PYTHON_TARGET):
-        return how_to_complete(target, run_id)
-    return f"resume it with `agenteval run {target} --resume {run_id}`"
 
 
 def _refuse_pytest_resume(info: RunInfo) -> None:

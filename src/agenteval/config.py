@@ -483,8 +483,8 @@ def _not_a_path_hint(target: str) -> str:
         return f"that run was made by pytest: `pytest {test}` runs its cases again"
     if target.startswith(PYTHON_TARGET):
         return (
-            "that run was made from Python: `agenteval.evaluate(AGENT, CASES)` runs it again, "
-            '`agenteval.evaluate(AGENT, CASES, resume="RUN_ID")` finishes a stopped one'
+            "that run was made from Python: `agenteval.evaluate(agent, cases)` runs it again, "
+            '`agenteval.evaluate(agent, cases, resume="RUN_ID")` finishes a stopped one'
         )
     return "check the path"
 

@@ -41,8 +41,7 @@ PYTEST_TARGET = "pytest:"
 """How the target of a run the pytest plugin made begins: `pytest:tests/test_x.py::test_y`."""
 
 PYTHON_TARGET = "python:"
-"""How the target of a run made from Python (`agenteval.evaluate`) begins: `python:my_agent`.
-No command takes it as a TARGET, so nothing may suggest `agenteval run python:...`."""
+"""How the target of a run made from Python (`agenteval.evaluate`) begins: `python:answer`."""
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -76,16 +75,13 @@ def pytest_test_of(target: str | None) -> str | None:
 def how_to_complete(target: str | None, run_id: str) -> str:
     """What runs a run's missing trials, as a hint says it: `agenteval run TARGET --resume ID`;
     for a pytest session's run, which nothing resumes, the test again (a new run); for a run
-    made from Python, `agenteval.evaluate(..., resume=ID)`."""
+    made from Python, `evaluate(..., resume=ID)`."""
     test = pytest_test_of(target)
     if test is not None:
         return f"`pytest {test}` runs every case again, as a new run"
     if target is not None and target.startswith(PYTHON_TARGET):
-        # Made from Python: only Python has the agent object; the cases are read back.
-        return (
-            f"it was made from Python: `agenteval.evaluate(AGENT, CASES, "
-            f'resume="{run_id}")` runs the missing trials'
-        )
+        # A run made from Python has no command-line target to resume it on.
+        return f'`agenteval.evaluate(agent, cases, resume="{run_id}")` runs the missing trials'
     return f"`agenteval run {target or 'TARGET'} --resume {run_id}` runs the missing trials"
 
 

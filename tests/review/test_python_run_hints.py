@@ -32,6 +32,7 @@ def my_agent(text):
         os._exit(1)
     return "ok"
 
+agent = my_agent  # the name the hint gives it
 cases = [EvalCase(id=f"c{i}", input="x", expected_output="ok") for i in range(3)]
 cases.append(EvalCase(id="d", input="die", expected_output="ok"))
 if len(sys.argv) < 2:

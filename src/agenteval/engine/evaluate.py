@@ -386,9 +386,9 @@ def evaluate(
     trials, pass@k and pass^k, and flaky cases); by default every scorer that applied. It is
     kept with the run.
 
-    `resume` (a run id) finishes a stored run that stopped part way (the process died, Ctrl-C):
-    only its (case, trial) pairs not yet stored run, with its own cases (read back from the
-    store; `cases` is not read), trials, time limit, scorers and judge.
+    `resume` (a run id, or a unique prefix of one) goes on with a stored run that did not
+    finish: only its (case, trial) pairs not yet stored run, with its cases, trials and time
+    limit as stored. A pytest session's run is refused (the test runs again, as a new run).
     """
     return _run_sync(
         evaluate_async(
@@ -407,8 +407,8 @@ def evaluate(
             use_cache=use_cache,
             prices=prices,
             passing=passing,
-            resume=resume,
             infrastructure_errors=infrastructure_errors,
+            resume=resume,
         )
     )
 
