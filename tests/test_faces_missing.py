@@ -164,7 +164,8 @@ def test_rescoring_a_run_with_holes_says_what_it_covers_and_exits_3(tmp_path: Pa
     assert done.returncode == 3, done.stdout + done.stderr
     said = " ".join(done.stderr.split())
     assert f"run {holed} did not finish: the summary covers 8 of 10 trials; {NAMED}" in said
-    assert f"--resume {holed}" in said
+    # The run was made from Python: it is resumed from Python, not by a command that cannot work.
+    assert f'resume="{holed}"' in said and "agenteval run python:" not in said
     assert "Traceback" not in done.stderr
     # Rescoring the stored trials still happened (legitimately): they have their scores.
     with RunStore(store) as runs:

@@ -181,7 +181,8 @@ def test_show_report_and_compare_say_how_many_trials_are_missing_and_which(
     shown = agenteval_cli(tmp_path, "show", candidate, "--store", str(store))
     assert shown.returncode == 0, shown.stderr
     assert named in " ".join(shown.stderr.split())
-    assert f"--resume {candidate}" in shown.stderr
+    # Made from Python, so resumed from Python (never `agenteval run python:... --resume`).
+    assert f'resume="{candidate}"' in " ".join(shown.stderr.split())
     clean = agenteval_cli(tmp_path, "show", base, "--store", str(store))
     assert "no stored result" not in clean.stderr
     reported = agenteval_cli(
