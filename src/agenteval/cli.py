@@ -7,6 +7,7 @@ import dataclasses
 import functools
 import json
 import os
+import shlex
 import sys
 import traceback
 from collections.abc import Callable, Coroutine
@@ -62,6 +63,7 @@ from agenteval.report.gate import GatePolicy, evaluate_gate, load_policy, print_
 from agenteval.report.html import write_html
 from agenteval.report.json_document import write_run_json
 from agenteval.report.junit import JUnitTotals, write_junit
+from agenteval.report.statistics import check_passing
 from agenteval.report.summary import summarize
 from agenteval.report.terminal import print_failing, print_summary
 from agenteval.run import (
@@ -226,6 +228,20 @@ class _LiveProgress:
 
     def stop(self) -> None:
         self.progress.stop()
+
+
+def _stored_in(store: Path, run_id: str) -> None:
+    """Where the run went, and the `agenteval show` that finds it from here: with `--store`
+    when the store is not the one `show` reads here (a `--store` flag, or the `store:` of a
+    case file's agenteval.yaml in another folder)."""
+    try:
+        usual: Path | None = _global_settings(None).store
+    except AgentEvalError:  # the current folder's config is broken: name the store outright
+        usual = None
+    show = f"agenteval show {run_id}"
+    if usual is None or Path(usual).resolve() != Path(store).resolve():
+        show += f" --store {shlex.quote(str(store))}"
+    console.print(f"[dim]stored in {escape(str(store))} · `{escape(show)}` shows it again[/]")
 
 
 def _global_settings(
@@ -620,10 +636,7 @@ def run(
     _report(
         result, verbose=verbose, json_path=json_path, html_path=html_path, prices=settings.prices
     )
-    console.print(
-        f"[dim]stored in {escape(str(settings.store))} · `agenteval show {result.run_id}` shows it "
-        "again[/]"
-    )
+    _stored_in(settings.store, result.run_id)
     _write_junit(junit_path, result)
     _refuse_incomplete(
         result, f"`agenteval run {target} --resume {result.run_id}` runs the missing ones"
@@ -865,10 +878,7 @@ def score(
         stopped=again,
     )
     _report(result, verbose=verbose, json_path=json_path)
-    console.print(
-        f"[dim]stored in {escape(str(settings.store))} · `agenteval show {result.run_id}` shows it "
-        "again[/]"
-    )
+    _stored_in(settings.store, result.run_id)
     _refuse_incomplete(result, "score the traces again for a whole run (a new run)")
 
 
@@ -1127,6 +1137,7 @@ def gate_command(
             candidate.run_id,
             passing=rules.trial_passes,
             prices=_run_prices(candidate, settings.prices),
+            passing_field="trial_passes",
         )
     verdict = evaluate_gate(comparison, rules)
     print_verdict(verdict, console)
@@ -1154,6 +1165,12 @@ def report(
     """Write a stored run's report: one self-contained HTML page that works offline
     (`--html FILE`), JUnit XML for CI (`--junit FILE`), or both."""
     _junit_target(junit_path)
+    if passing:
+        with RunStore(_store_path(store), create=False) as run_store:
+            named = run_store.get_info(run_store.resolve_run_id(run_id))
+        known = scorer_references(named)
+        if known:  # a run stored before agenteval kept its names is checked by none
+            check_passing(_rubrics(passing), known, field="--passing")
     if html_path is None and junit_path is not None:
         _junit_report(run_id, store, junit_path)
         return
@@ -1180,8 +1197,10 @@ def report(
         diff = (
             None
             if baseline is None
+            # None falls back to this run's own stored `passing`, as the summary did; only
+            # names the user gave now are checked against the runs' scorers.
             else compare_runs(
-                run_store, baseline, info.run_id, passing=summary.passing, prices=prices
+                run_store, baseline, info.run_id, passing=_rubrics(passing), prices=prices
             )
         )
         write_html(

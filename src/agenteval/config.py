@@ -22,6 +22,7 @@ from agenteval.expansion import too_many_values
 from agenteval.jsonsafe import MAX_VALUES
 from agenteval.judge.judge import JudgeConfig
 from agenteval.pricing import PriceTable
+from agenteval.run import PYTHON_TARGET, pytest_test_of
 from agenteval.store import DEFAULT_STORE_PATH
 from agenteval.suggestions import meant
 from agenteval.yaml_syntax import explain_yaml_error
@@ -485,6 +486,20 @@ def _looks_like_config(path: Path) -> bool:
     )
 
 
+def _not_a_path_hint(target: str) -> str:
+    """The hint for a TARGET that does not exist: a target `agenteval runs` lists for a run
+    made from Python or by pytest is no path, and says what runs those instead."""
+    test = pytest_test_of(target)
+    if test is not None:
+        return f"that run was made by pytest: `pytest {test}` runs its cases again"
+    if target.startswith(PYTHON_TARGET):
+        return (
+            "that run was made from Python: `agenteval.evaluate(agent, cases)` runs it again, "
+            '`agenteval.evaluate(agent, cases, resume="RUN_ID")` finishes a stopped one'
+        )
+    return "check the path"
+
+
 def find_target(target: str | Path) -> Target:
     """Read what `agenteval run TARGET` names: a folder holding agenteval.yaml, a config file,
     or a dataset file."""
@@ -498,7 +513,7 @@ def find_target(target: str | Path) -> Target:
             hint="point at a config file or a dataset file, or add agenteval.yaml to the folder",
         )
     if not path.exists():
-        raise ConfigError(f"no such file or folder: {path}", hint="check the path")
+        raise ConfigError(f"no such file or folder: {path}", hint=_not_a_path_hint(str(target)))
     if path.suffix not in _DATASET_SUFFIXES:
         raise ConfigError(
             f"{path} is neither a config nor a dataset",

@@ -603,6 +603,7 @@ async def _evaluate_case(
     from agenteval.judge.choice import choose_judge
     from agenteval.judge.rubrics import RUBRICS
     from agenteval.retry import RetryPolicy
+    from agenteval.scorers.base import scorer_name
     from agenteval.scorers.context import ScoringContext
     from agenteval.store import RunStore
 
@@ -623,6 +624,7 @@ async def _evaluate_case(
         )
         resolution = resolve_run_scorers(refs, builtins=spec.builtins, context=context)
         scorers = resolution.scorers
+        _check_named_scorers(spec, [scorer_name(s) for s in scorers])
         run_id = session.run_id(test)
         settings = EngineSettings(
             trials=spec.trials,
@@ -661,6 +663,35 @@ async def _evaluate_case(
     )
     missing = tuple(index for index in range(spec.trials) if index not in stored)
     return CaseResult(case, kept, spec, run_id, session.store, missing)
+
+
+def _check_named_scorers(spec: EvalSpec, names: Sequence[str]) -> None:
+    """Every scorer `required` and `thresholds` name is one of the test's: an unknown name in
+    `required` would leave no scorer counting (every case passing whatever the agent said),
+    and an unknown threshold would be dropped. A name shifts when a second scorer takes a
+    suffix (`exact_match_2`), or loses it when the built-ins are off."""
+    from agenteval.errors import ConfigError
+    from agenteval.suggestions import meant
+
+    for field_name, given in (("required", spec.required or ()), ("thresholds", spec.thresholds)):
+        for name in given:
+            if name in names:
+                continue
+            close = meant(name, names, {})
+            renamed = name.rpartition("_")[2].isdigit()
+            raise ConfigError(
+                f"no scorer named {name!r} in this test (its scorers: {', '.join(names)})",
+                field=field_name,
+                hint=f"did you mean {close!r}?"
+                if close
+                else "name one of its scorers"
+                + (
+                    " (a scorer is NAME_2 only while another holds NAME: with the built-ins "
+                    "off, a criterion is exact_match)"
+                    if renamed
+                    else ""
+                ),
+            )
 
 
 def _create_run(

@@ -28,6 +28,7 @@ from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings, exec
 from agenteval.errors import ConfigError
 from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
 from agenteval.pricing import PriceTable
+from agenteval.report.statistics import check_passing
 from agenteval.report.summary import SummaryBuilder
 from agenteval.retry import RetryPolicy
 from agenteval.run import PYTHON_TARGET, Run, RunInfo, RunStatus, TrialResult
@@ -227,6 +228,8 @@ async def evaluate_async(
                 stored=info.settings.get(SCORER_REFS) if resume is not None else None,
             )
             resolved = resolution.scorers
+            if resume is None:  # a resumed run keeps the `passing` it was checked with
+                check_passing(passing, [scorer_name(s) for s in resolved], field="passing")
             for note in resolution.renamed:
                 on_warning(note)
             _warn_without_judge(resolved, choice, on_warning)

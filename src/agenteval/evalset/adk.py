@@ -119,22 +119,44 @@ def has_adk_name(path: str | Path) -> bool:
 
 def is_adk_file(path: str | Path) -> bool:
     """Whether the file at `path` is read as an ADK eval set: by its name (`*.evalset.json`,
-    `*.test.json`), or, for another `.json` file, by its content (ADK's shape, not agenteval's
-    case list).
+    `*.test.json`) unless it holds agenteval's own case list (every case with an `id`, `input`
+    or `conversation`, as `dump_cases` writes it under any name), or, for another `.json` file, by its content (ADK's
+    shape, not agenteval's case list).
 
     The one detection `agenteval.load_cases` (so `agenteval run FILE`) and `EvalSet.load` share:
     ADK's own benchmarks keep eval sets under other names (`bigquerybench_eval.json`).
     """
     source = Path(path)
-    if has_adk_name(source):
-        return True
+    named = has_adk_name(source)
     if source.suffix.lower() != ".json" or not source.is_file():
-        return False
+        return named
     try:
         data = json.loads(source.read_text(encoding="utf-8-sig"))
     except (OSError, ValueError, RecursionError):
-        return False  # the case file reader says what is wrong with it
+        return named  # the reader the name picks says what is wrong with it
+    if named:
+        # `dump_cases(cases, "smoke.test.json")` writes agenteval's list under ADK's name:
+        # such a file is read back as written, not refused as ADK with unknown keys.
+        return not _has_case_file_shape(data)
     return has_adk_shape(data)
+
+
+def _has_case_file_shape(data: Any) -> bool:
+    """Whether parsed JSON is unmistakably an agenteval case file: a list of cases, or a
+    `cases` mapping holding one, every case with an `id`, `input` or `conversation` (keys
+    `dump_cases` writes and no top-level list of ADK's takes)."""
+    if isinstance(data, dict):
+        if has_adk_shape(data) or "cases" not in data:
+            return False
+        data = data["cases"]
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(
+            isinstance(item, dict) and not {"id", "input", "conversation"}.isdisjoint(item)
+            for item in data
+        )
+    )
 
 
 def has_adk_shape(data: Any) -> bool:

@@ -43,6 +43,7 @@ from agenteval.report.statistics import (
     Interval,
     Reliability,
     ReliabilityBuilder,
+    check_passing,
     mcnemar,
     paired_difference,
     trial_passed,
@@ -527,6 +528,7 @@ def compare_results(
     prices: PriceTable | None = None,
     base_missing: MissingTrials | None = None,
     candidate_missing: MissingTrials | None = None,
+    passing_field: str = "--passing",
 ) -> Comparison:
     """Compare two runs' results (each streamed once, in the store's case order).
 
@@ -536,6 +538,7 @@ def compare_results(
     `RunStore.missing_trials`) mark a run with trials missing as unfinished, whatever its
     status.
     """
+    given = passing
     if passing is None:
         stored = candidate_info.settings.get("passing")
         passing = list(stored) if stored else None
@@ -553,6 +556,7 @@ def compare_results(
     base, cand = sides
     shared = [case_id for case_id in cand.cases if case_id in base.cases]
     names = list(cand.names) + [n for n in base.names if n not in cand.names]
+    check_passing(given, names, field=passing_field)  # the candidate's own was checked
     failures, fixes = _case_changes(names, base, cand)
     base_side = _side(base_info, base, base_missing)
     cand_side = _side(candidate_info, cand, candidate_missing)
@@ -593,8 +597,10 @@ def compare_runs(
     *,
     passing: Collection[str] | None = None,
     prices: PriceTable | None = None,
+    passing_field: str = "--passing",
 ) -> Comparison:
-    """Compare two stored runs, each named by an id, a unique prefix or `latest`."""
+    """Compare two stored runs, each named by an id, a unique prefix or `latest`
+    (`passing_field`: where the caller's `passing` was given, for an error naming it)."""
     base_id = store.resolve_run_id(base_run)
     candidate_id = store.resolve_run_id(candidate_run)
     return compare_results(
@@ -604,6 +610,7 @@ def compare_runs(
         store.iter_results(candidate_id),
         passing=passing,
         prices=prices,
+        passing_field=passing_field,
         base_missing=store.missing_trials(base_id),
         candidate_missing=store.missing_trials(candidate_id),
     )

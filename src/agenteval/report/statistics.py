@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
+from agenteval.errors import ConfigError
 from agenteval.run import TrialResult
+from agenteval.suggestions import meant
 
 __all__ = [
     "TRIAL",
@@ -127,6 +129,23 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     asks k times sees. With n=4, c=3 it is 0.75, 0.5, 0.25, 0 for k = 1..4."""
     _check_nck(n, c, k)
     return math.comb(c, k) / math.comb(n, k)
+
+
+def check_passing(passing: Collection[str] | None, names: Collection[str], *, field: str) -> None:
+    """Refuse a name in `passing` that is none of the run's scorers (`names`): `trial_passed`
+    skips the scorers not named, so an unknown name leaves no trial a verdict ("Trials passing"
+    gone, a gate's trial-pass rule holding vacuously). Names shift when a second scorer of a
+    taken name is scored as `NAME_2`, or loses the suffix with the built-ins off."""
+    known = list(names)
+    for name in sorted(passing or ()):
+        if name in known:
+            continue
+        close = meant(name, known, {})
+        raise ConfigError(
+            f"no scorer named {name!r} in the run (its scorers: {', '.join(known) or 'none'})",
+            field=field,
+            hint=f"did you mean {close!r}?" if close else "name one of the run's scorers",
+        )
 
 
 def trial_passed(result: TrialResult, passing: Collection[str] | None = None) -> bool | None:
