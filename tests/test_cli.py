@@ -208,7 +208,10 @@ def test_a_builtin_scorer_takes_settings_in_the_config(project: Path) -> None:
     assert "agenteval.yaml:4" in done.stderr  # the scorer's line
 
 
-def test_ctrl_c_stops_the_run_with_a_hint_to_resume(tmp_path: Path) -> None:
+@pytest.mark.parametrize("elsewhere", [False, True], ids=["usual-store", "--store"])
+def test_ctrl_c_stops_the_run_with_a_hint_to_resume(tmp_path: Path, elsewhere: bool) -> None:
+    import re
+    import shlex
     import signal
     import time
 
@@ -227,6 +230,7 @@ def test_ctrl_c_stops_the_run_with_a_hint_to_resume(tmp_path: Path) -> None:
             "slow.py:answer",
             "--concurrency",
             "2",
+            *(["--store", "other.db"] if elsewhere else []),
         ],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
@@ -236,7 +240,7 @@ def test_ctrl_c_stops_the_run_with_a_hint_to_resume(tmp_path: Path) -> None:
         # that; the user at a terminal does not.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    store = tmp_path / ".agenteval" / "runs.db"
+    store = tmp_path / ("other.db" if elsewhere else ".agenteval/runs.db")
     # Interrupt once trials are being stored: the run is under way, its handler in place.
     stored = 0
     while stored < 5 and process.poll() is None:
@@ -249,9 +253,11 @@ def test_ctrl_c_stops_the_run_with_a_hint_to_resume(tmp_path: Path) -> None:
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130
     assert "--resume" in err and "Traceback" not in err
-    resumed = agenteval(
-        tmp_path, "run", "cases.json", "--agent", "slow.py:answer", "--resume", "--concurrency", "8"
-    )
+    # The hint, as printed, is the command that resumes the run (its store named when needed).
+    hint = re.search(r"`(agenteval run [^`]*--resume[^`]*)`", " ".join(err.split()))
+    assert hint is not None, err
+    command = shlex.split(hint.group(1))[1:]
+    resumed = agenteval(tmp_path, *command, "--agent", "slow.py:answer", "--concurrency", "8")
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming run" in resumed.stdout
 

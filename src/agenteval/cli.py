@@ -230,17 +230,22 @@ class _LiveProgress:
         self.progress.stop()
 
 
-def _stored_in(store: Path, run_id: str) -> None:
-    """Where the run went, and the `agenteval show` that finds it from here: with `--store`
-    when the store is not the one `show` reads here (a `--store` flag, or the `store:` of a
-    case file's agenteval.yaml in another folder)."""
+def _store_flag(store: Path) -> str:
+    """` --store PATH` when `store` is not the one a command run here reads by default (a
+    `--store` flag, or the `store:` of a case file's agenteval.yaml in another folder), so a
+    command a hint suggests finds the run; else nothing."""
     try:
         usual: Path | None = _global_settings(None).store
     except AgentEvalError:  # the current folder's config is broken: name the store outright
         usual = None
-    show = f"agenteval show {run_id}"
-    if usual is None or Path(usual).resolve() != Path(store).resolve():
-        show += f" --store {shlex.quote(str(store))}"
+    if usual is not None and Path(usual).resolve() == Path(store).resolve():
+        return ""
+    return f" --store {shlex.quote(str(store))}"
+
+
+def _stored_in(store: Path, run_id: str) -> None:
+    """Where the run went, and the `agenteval show` that finds it from here."""
+    show = f"agenteval show {run_id}{_store_flag(store)}"
     console.print(f"[dim]stored in {escape(str(store))} · `{escape(show)}` shows it again[/]")
 
 
@@ -627,11 +632,14 @@ def run(
             infrastructure_errors=infrastructure,
         )
 
+    resume_store = _store_flag(settings.store)
     result = _stoppable(
         evaluate_run,
         progress,
-        interrupted=f"`agenteval run {escape(target)} --resume` goes on from here",
-        stopped=f"`agenteval run {target} --resume` goes on from here",
+        interrupted=(
+            f"`agenteval run {escape(target)}{escape(resume_store)} --resume` goes on from here"
+        ),
+        stopped=f"`agenteval run {target}{resume_store} --resume` goes on from here",
     )
     _report(
         result, verbose=verbose, json_path=json_path, html_path=html_path, prices=settings.prices
@@ -639,7 +647,8 @@ def run(
     _stored_in(settings.store, result.run_id)
     _write_junit(junit_path, result)
     _refuse_incomplete(
-        result, f"`agenteval run {target} --resume {result.run_id}` runs the missing ones"
+        result,
+        f"`agenteval run {target}{resume_store} --resume {result.run_id}` runs the missing ones",
     )
 
 
