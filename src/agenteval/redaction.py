@@ -77,6 +77,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel
 
@@ -90,6 +91,7 @@ __all__ = [
     "is_secret_key",
     "mask_secret_keys",
     "masked_json",
+    "public_url",
 ]
 
 REDACTED: Final = "[REDACTED]"
@@ -857,3 +859,15 @@ def mask_secret_keys(value: Any) -> Any:
 def masked_json(value: Any, *, sort_keys: bool = False) -> str:
     """`mask_secret_keys(value)` as JSON text (non-ASCII kept); never fails."""
     return json.dumps(mask_secret_keys(value), ensure_ascii=False, sort_keys=sort_keys)
+
+
+def public_url(url: str | None) -> str | None:
+    """The URL without any user or password in it, fit to store or print (a judge's base URL,
+    an HTTP agent's address)."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))

@@ -152,7 +152,7 @@ class HttpAgent:
     @property
     def reference(self) -> str:
         """How a run names this agent: the URL without credentials or query."""
-        from agenteval.judge.choice import public_url
+        from agenteval.redaction import public_url
 
         return f"http:{public_url(self.config.url)}"
 

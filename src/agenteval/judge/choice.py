@@ -7,25 +7,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from agenteval.judge.judge import Judge, JudgeConfig
 from agenteval.judge.provider import ProviderUnavailable
 from agenteval.judge.providers import provider_problem
 from agenteval.pricing import PriceTable
+from agenteval.redaction import public_url
 
-__all__ = ["JudgeChoice", "choose_judge", "config_from_record", "judge_problem", "public_url"]
-
-
-def public_url(url: str | None) -> str | None:
-    """The URL without any user or password in it, fit to store or print."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+__all__ = ["JudgeChoice", "choose_judge", "config_from_record", "judge_problem"]
 
 
 @dataclass
