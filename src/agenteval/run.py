@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agenteval.agents.tools import ToolSpec
 from agenteval.case import EvalCase
 from agenteval.score import Score
-from agenteval.trace import Trial, utc_now
+from agenteval.trace import ToolSpec, Trial, utc_now
 
 if TYPE_CHECKING:
     from rich.console import Console

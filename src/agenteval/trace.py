@@ -14,6 +14,7 @@ __all__ = [
     "FailureCause",
     "ModelCall",
     "ToolCall",
+    "ToolSpec",
     "Trial",
     "Usage",
     "utc_now",
@@ -200,3 +201,14 @@ class Trial(_Model):
     def actual_response(self) -> str:
         """The final answer, under seed 003's name (empty when there is none)."""
         return self.output or ""
+
+
+class ToolSpec(BaseModel):
+    """A tool as a model sees it: its name, description and the JSON schema of its arguments.
+    Pure data: the scorers, the trace readers and the run record name tools by it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=dict)

@@ -13,24 +13,15 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, TypeVar, cast, overload
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 
 from agenteval.agents.recorder import current_recorder, monotonic, note_unrecorded_call
 from agenteval.jsonsafe import CUT_HEAD, plain_copy
+from agenteval.trace import ToolSpec  # the model's; re-exported here, where tools are made
 
 __all__ = ["ToolSpec", "known_tools", "registered_tools", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class ToolSpec(BaseModel):
-    """A tool as a model sees it: its name, description and the JSON schema of its arguments."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    description: str = ""
-    parameters: dict[str, Any] = Field(default_factory=dict)
 
 
 _REGISTRY: dict[str, ToolSpec] = {}

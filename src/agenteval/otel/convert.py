@@ -26,8 +26,7 @@ from itertools import pairwise
 from typing import Any
 
 from agenteval.agents.calling import no_response_failure
-from agenteval.agents.tools import ToolSpec
-from agenteval.trace import Failure, FailureCause, ModelCall, ToolCall, Trial, Usage
+from agenteval.trace import Failure, FailureCause, ModelCall, ToolCall, ToolSpec, Trial, Usage
 
 from .spans import SpanRecord, SpanStatus
 

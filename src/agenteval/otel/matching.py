@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agenteval.agents.tools import ToolSpec
 from agenteval.case import EvalCase
 from agenteval.errors import DatasetError
-from agenteval.trace import Trial
+from agenteval.trace import ToolSpec, Trial
 
 from .convert import CASE_ID_ATTRIBUTE
 from .reading import RecordedTrial

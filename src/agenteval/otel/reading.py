@@ -18,9 +18,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agenteval.agents.tools import ToolSpec
 from agenteval.errors import DatasetError
-from agenteval.trace import Trial
+from agenteval.trace import ToolSpec, Trial
 
 from .convert import CASE_ID_ATTRIBUTE, read_spans
 from .otlp import SpanTrace, is_otlp, parse_json, too_deep, traces_from_exports

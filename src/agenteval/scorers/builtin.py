@@ -7,7 +7,6 @@ import difflib
 from collections.abc import Mapping
 from typing import TypeAlias
 
-from agenteval.agents.tools import ToolSpec
 from agenteval.errors import ScorerError
 from agenteval.scorers.answer import ExactMatch
 from agenteval.scorers.base import Scorer
@@ -21,6 +20,7 @@ from agenteval.scorers.tools import (
     ToolSelection,
     TrajectoryOrder,
 )
+from agenteval.trace import ToolSpec
 
 __all__ = ["BUILTIN_SCORERS", "BuiltinScorer", "builtin_scorer", "default_scorers"]
 

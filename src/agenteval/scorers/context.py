@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agenteval.agents.tools import ToolSpec
+from agenteval.trace import ToolSpec
 
 if TYPE_CHECKING:
     from agenteval.judge.judge import Judge

@@ -32,7 +32,6 @@ from typing import Any, TypeAlias
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 
-from agenteval.agents.tools import ToolSpec
 from agenteval.case import EvalCase, ExpectedCall
 from agenteval.errors import ScorerError
 from agenteval.jsonsafe import plain_copy
@@ -40,7 +39,7 @@ from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.redacted import from_store, holds_redacted, undecided
 from agenteval.scorers.text import EXCERPT_CHARS, EXCERPT_ITEMS, excerpt, json_value
-from agenteval.trace import ToolCall, Trial
+from agenteval.trace import ToolCall, ToolSpec, Trial
 
 __all__ = [
     "RedundantCalls",

@@ -9,10 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agenteval.agents.tools import ToolSpec
 from agenteval.errors import ConfigError
 from agenteval.providers import split_params
-from agenteval.trace import Usage
+from agenteval.trace import ToolSpec, Usage
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
