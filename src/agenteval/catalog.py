@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, fields, replace
 from typing import Any, Protocol, TypeAlias
 
-from agenteval.agents.loading import load_object
 from agenteval.criteria.base import BaseCriterion
 from agenteval.criteria.registry import (
     CRITERIA_REGISTRY,
@@ -32,6 +31,7 @@ from agenteval.errors import ScorerError
 from agenteval.evaluators.catalog import EVALUATORS
 from agenteval.evaluators.naming import named_settings
 from agenteval.judge.rubrics import RUBRICS, JudgeRubric
+from agenteval.loading import load_object
 from agenteval.scorers.base import RenamedScorer, scorer_name, unrenamed
 from agenteval.scorers.builtin import BUILTIN_SCORERS
 from agenteval.scorers.context import ScoringContext

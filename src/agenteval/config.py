@@ -154,7 +154,7 @@ def _resolve_agent(spec: AgentSpec | Mapping[str, Any], base_dir: Path | None) -
 
         builtin = BuiltinAgent(spec, base_dir=base_dir)
         return builtin, builtin.reference
-    from agenteval.agents.loading import load_object
+    from agenteval.loading import load_object
 
     agent = load_object(spec, base_dir=base_dir)
     if not callable(agent):
@@ -358,7 +358,7 @@ def _item_line(text: str, key: str, index: int) -> int | None:
 def _exception_class(
     ref: str | type[BaseException], base_dir: Path | None, where: str
 ) -> type[BaseException]:
-    from agenteval.agents.loading import load_object
+    from agenteval.loading import load_object
 
     value: Any = ref
     if isinstance(ref, str):

@@ -58,7 +58,6 @@ from agenteval.agents.chats.conversation import (
     check_params,
     messages,
 )
-from agenteval.agents.loading import _import_file, _import_module, load_object
 from agenteval.agents.recorder import (
     TrialRecorder,
     current_recorder,
@@ -71,6 +70,7 @@ from agenteval.agents.recorder import (
 from agenteval.agents.tools import ToolSpec, tool
 from agenteval.errors import AgentLoadError, ConfigError
 from agenteval.failures import classify
+from agenteval.loading import import_file, import_named_module, load_object
 from agenteval.providers import (
     BASE_URL_VARS,
     KEY_VARS,
@@ -186,8 +186,8 @@ def _import_tools_module(ref: str, base_dir: Path | None) -> ModuleType:
                 field="agent.tools",
                 hint="check the path; it is relative to the config file",
             )
-        return _import_file(path, AgentLoadError, ref)
-    return _import_module(ref, AgentLoadError, ref, base_dir)
+        return import_file(path, AgentLoadError, ref)
+    return import_named_module(ref, AgentLoadError, ref, base_dir)
 
 
 def load_tools(refs: Sequence[str], *, base_dir: Path | None = None) -> list[Callable[..., Any]]:

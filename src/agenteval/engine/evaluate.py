@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from agenteval.agents.calling import Agent
-from agenteval.agents.loading import load_object
 from agenteval.agents.recorder import watch_unrecorded_calls
 from agenteval.agents.tools import ToolSpec, known_tools, registered_tools
 from agenteval.case import EvalCase
@@ -27,6 +26,7 @@ from agenteval.engine.rescoring import score_stored
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings, execute
 from agenteval.errors import ConfigError
 from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
+from agenteval.loading import load_object
 from agenteval.pricing import PriceTable
 from agenteval.report.statistics import check_passing
 from agenteval.report.summary import SummaryBuilder
