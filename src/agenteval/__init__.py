@@ -70,17 +70,17 @@ from agenteval.evaluators import (
 )
 from agenteval.judge.judge import Judge, JudgeConfig
 from agenteval.pricing import PriceTable
+from agenteval.records import RunInfo, TrialResult
 from agenteval.report.summary import CostStats, ScorerStats, Summary
-from agenteval.run import Run, RunInfo, TrialResult
+from agenteval.run import Run
 from agenteval.score import JudgeRecord, Score
 from agenteval.scorers.base import Scorer
 from agenteval.store import RunStore
 from agenteval.trace import AgentStep, Failure, FailureCause, ModelCall, ToolCall, Trial, Usage
+from agenteval.version import __version__
 
 ExecutionResult = Trial
 """Seed 003's name for what criteria read: a `Trial` (`actual_response` is its `output`)."""
-
-__version__ = "0.1.0"
 
 __all__ = [
     "CRITERIA_REGISTRY",

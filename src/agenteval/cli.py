@@ -29,7 +29,6 @@ from rich.progress import (
 from rich.table import Column, Table
 from rich.text import Text
 
-from agenteval import __version__
 from agenteval.catalog import ScorerRef, scorer_references
 from agenteval.config import (
     CONFIG_NAMES,
@@ -53,6 +52,14 @@ from agenteval.judge.choice import config_from_record, judge_problem
 from agenteval.judge.judge import JudgeConfig
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
+from agenteval.records import (
+    MissingTrials,
+    RunInfo,
+    RunStatus,
+    TrialResult,
+    how_to_complete,
+    pytest_test_of,
+)
 from agenteval.report.compare import (
     compare_runs,
     comparison_markdown,
@@ -66,16 +73,9 @@ from agenteval.report.junit import JUnitTotals, write_junit
 from agenteval.report.statistics import check_passing
 from agenteval.report.summary import summarize
 from agenteval.report.terminal import print_failing, print_summary
-from agenteval.run import (
-    MissingTrials,
-    Run,
-    RunInfo,
-    RunStatus,
-    TrialResult,
-    how_to_complete,
-    pytest_test_of,
-)
+from agenteval.run import Run
 from agenteval.store import RunStore
+from agenteval.version import __version__
 
 __all__ = ["app", "main"]
 

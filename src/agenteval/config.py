@@ -22,7 +22,7 @@ from agenteval.expansion import too_many_values
 from agenteval.jsonsafe import MAX_VALUES
 from agenteval.judge.judge import JudgeConfig
 from agenteval.pricing import PriceTable
-from agenteval.run import PYTHON_TARGET, pytest_test_of
+from agenteval.records import PYTHON_TARGET, pytest_test_of
 from agenteval.store import DEFAULT_STORE_PATH
 from agenteval.suggestions import meant
 from agenteval.yaml_syntax import explain_yaml_error

@@ -64,7 +64,7 @@ import pytest
 
 if TYPE_CHECKING:
     from agenteval.case import EvalCase
-    from agenteval.run import RunInfo, RunStatus, TrialResult
+    from agenteval.records import RunInfo, RunStatus, TrialResult
     from agenteval.trace import Trial
 
 __all__ = ["CaseResult", "EvalSpec", "agenteval_cases"]
@@ -295,7 +295,7 @@ class CaseResult:
             f"pass^{k} = {self.pass_k_value:.2f}, needs {self.spec.pass_k_min:.2f}"
         ]
         if self.missing:
-            from agenteval.run import MissingTrials
+            from agenteval.records import MissingTrials
 
             lost = MissingTrials(
                 self.run_id,
@@ -498,7 +498,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     state = config.stash.get(_SESSION, None)
     if state is None or not state.ended or hasattr(config, "workerinput"):
         return
-    from agenteval.run import RunStatus
+    from agenteval.records import RunStatus
 
     terminalreporter.section("agenteval")
     for run in state.ended:
@@ -711,7 +711,7 @@ def _create_run(
     from agenteval.catalog import SCORER_REFS, scorer_reference
     from agenteval.engine.ownership import current_owner
     from agenteval.errors import StoreError
-    from agenteval.run import PYTEST_TARGET, RunInfo
+    from agenteval.records import PYTEST_TARGET, RunInfo
 
     record = choice.record()
     info = RunInfo(
@@ -750,7 +750,7 @@ def _finish_if_complete(store: Any, run_id: str) -> None:
     """Mark the run finished once its every (case, trial) is stored (counted as `agenteval
     run` counts, `RunStore.missing_trials`)."""
     from agenteval.agents.tools import known_tools
-    from agenteval.run import RunStatus
+    from agenteval.records import RunStatus
     from agenteval.trace import utc_now
 
     if store.missing_trials(run_id, examples=0).count:
@@ -777,7 +777,7 @@ def _end_runs(state: _Session) -> list[_Ended]:
     if not state.runs:
         return []
     from agenteval.errors import StoreError
-    from agenteval.run import pytest_test_of
+    from agenteval.records import pytest_test_of
     from agenteval.store import RunStore
 
     ended: list[_Ended] = []
@@ -809,7 +809,7 @@ def _ended_info(store: Any, info: RunInfo) -> RunInfo:
     or that another process resumed or ended, is left as it is. Called inside the store's
     write transaction, so the count of stored trials is the one the status is stored with."""
     from agenteval.agents.tools import known_tools
-    from agenteval.run import RunStatus
+    from agenteval.records import RunStatus
     from agenteval.trace import utc_now
 
     if info.status is not RunStatus.RUNNING or info.settings.get("pytest") is None:

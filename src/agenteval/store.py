@@ -31,8 +31,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from agenteval.case import EvalCase
 from agenteval.errors import StoreError
 from agenteval.jsonsafe import Hide, cut_copy, model_json_text, safe_repr
+from agenteval.records import MissingTrials, RunInfo, RunStatus, TrialResult
 from agenteval.redaction import REDACTED, Redactor, is_secret_key
-from agenteval.run import MissingTrials, RunInfo, RunStatus, TrialResult
 from agenteval.score import Score
 from agenteval.store_check import (
     Stamp,

@@ -28,10 +28,11 @@ from agenteval.errors import ConfigError
 from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
 from agenteval.loading import load_object
 from agenteval.pricing import PriceTable
+from agenteval.records import PYTHON_TARGET, RunInfo, RunStatus, TrialResult
 from agenteval.report.statistics import check_passing
 from agenteval.report.summary import SummaryBuilder
 from agenteval.retry import RetryPolicy
-from agenteval.run import PYTHON_TARGET, Run, RunInfo, RunStatus, TrialResult
+from agenteval.run import Run
 from agenteval.scorers.base import scorer_name, unrenamed
 from agenteval.scorers.context import ScoringContext
 from agenteval.store import DEFAULT_STORE_PATH, RunStore

@@ -12,7 +12,7 @@ import socket
 from typing import Any
 
 from agenteval.errors import ConfigError
-from agenteval.run import RunInfo, RunStatus, pytest_test_of
+from agenteval.records import RunInfo, RunStatus, pytest_test_of
 from agenteval.store import RunStore
 
 __all__ = ["RunInUse", "claim", "claim_run", "current_owner", "running_elsewhere"]

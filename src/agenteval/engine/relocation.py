@@ -22,7 +22,7 @@ from pathlib import Path
 from agenteval.config import Target
 from agenteval.datasets import load_cases
 from agenteval.errors import AgentEvalError
-from agenteval.run import RunInfo, RunStatus
+from agenteval.records import RunInfo, RunStatus
 from agenteval.store import RunStore
 
 __all__ = ["Relocated", "find_relocated", "rehome", "relocated"]

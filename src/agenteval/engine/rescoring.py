@@ -23,8 +23,8 @@ from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from contextlib import aclosing
 from typing import Any
 
+from agenteval.records import TrialResult
 from agenteval.report.summary import SummaryBuilder
-from agenteval.run import TrialResult
 from agenteval.score import Score
 from agenteval.scorers.base import PreparedScorer, prepare_scorers
 from agenteval.scorers.redacted import (

@@ -18,8 +18,8 @@ from agenteval.interrupts import (
     stops_the_run,
     watching_sigint,
 )
+from agenteval.records import TrialResult
 from agenteval.retry import RetryPolicy
-from agenteval.run import TrialResult
 from agenteval.score import Score
 from agenteval.scorers.base import PreparedScorer, prepare_scorer, prepare_scorers
 from agenteval.store import RunStore

@@ -33,7 +33,7 @@ from agenteval.evalset.session import FinalSessionStateMatch
 from agenteval.evalset.ties import TieRule
 from agenteval.judge.judge import Judge, JudgeConfig
 from agenteval.pricing import PriceTable
-from agenteval.run import TrialResult
+from agenteval.records import TrialResult
 from agenteval.store import DEFAULT_STORE_PATH
 from agenteval.trace import utc_now
 

@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agenteval.run import MissingTrials, Run, TrialResult
+from agenteval.records import MissingTrials, TrialResult
+from agenteval.run import Run
 from agenteval.score import Score
 from agenteval.trace import ToolCall
 

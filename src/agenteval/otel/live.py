@@ -32,6 +32,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from agenteval.agents.recorder import TrialRecorder
+from agenteval.version import __version__
 
 from .convert import CASE_ID_ATTRIBUTE, TRIAL_INDEX_ATTRIBUTE, read_spans
 from .spans import SpanEvent, SpanRecord, SpanStatus
@@ -190,8 +191,6 @@ def _tracing() -> tuple[Tracer, bool] | None:
 
 
 def _scope_tracer(provider: Any) -> Tracer:
-    from agenteval import __version__
-
     tracer: Tracer = provider.get_tracer(SCOPE, __version__)
     return tracer
 

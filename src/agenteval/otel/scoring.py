@@ -13,7 +13,8 @@ from agenteval.datasets import load_cases
 from agenteval.engine.evaluate import evaluate_async
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
 from agenteval.errors import ConfigError
-from agenteval.run import Run, RunInfo, TrialResult
+from agenteval.records import RunInfo, TrialResult
+from agenteval.run import Run
 from agenteval.store import DEFAULT_STORE_PATH
 
 from .convert import CASE_ID_ATTRIBUTE

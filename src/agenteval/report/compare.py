@@ -37,6 +37,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval.pricing import PriceTable
+from agenteval.records import MissingTrials, RunInfo, RunStatus, TrialResult
 from agenteval.report.statistics import (
     TRIAL,
     WILCOXON_EXACT_LIMIT,
@@ -50,7 +51,6 @@ from agenteval.report.statistics import (
     wilcoxon_signed_rank,
 )
 from agenteval.report.summary import Summary, SummaryBuilder
-from agenteval.run import MissingTrials, RunInfo, RunStatus, TrialResult
 from agenteval.store import RunStore
 
 __all__ = [

@@ -66,9 +66,9 @@ from rich.console import Console
 from rich.text import Text
 
 from agenteval.errors import ConfigError
+from agenteval.records import how_to_complete
 from agenteval.report.compare import Change, Comparison, ScorerComparison
 from agenteval.report.statistics import TRIAL, PassAtK, holm
-from agenteval.run import how_to_complete
 
 __all__ = [
     "FORBIDDEN_TEXT",

@@ -27,6 +27,7 @@ from pydantic_core import to_jsonable_python
 
 from agenteval.catalog import scorer_references
 from agenteval.pricing import PriceTable
+from agenteval.records import MissingTrials, RunInfo, TrialResult
 from agenteval.redaction import Redactor
 from agenteval.report.json_document import completeness
 from agenteval.report.statistics import Interval, trial_passed
@@ -40,7 +41,6 @@ from agenteval.report.terminal import (
     format_usd,
     rate_verdict,
 )
-from agenteval.run import MissingTrials, RunInfo, TrialResult
 from agenteval.trace import ToolCall, Trial
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from agenteval.records import MissingTrials, RunInfo, RunStatus, TrialResult
 from agenteval.redaction import Redactor
 from agenteval.report.summary import Summary
-from agenteval.run import MissingTrials, RunInfo, RunStatus, TrialResult
 
 __all__ = ["SCHEMA", "completeness", "result_document", "run_document", "write_run_json"]
 

@@ -30,8 +30,8 @@ from datetime import UTC
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from agenteval.records import MissingTrials, RunInfo, TrialResult
 from agenteval.redaction import Redactor
-from agenteval.run import MissingTrials, RunInfo, TrialResult
 
 __all__ = ["JUnitTotals", "write_junit"]
 

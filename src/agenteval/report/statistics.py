@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict
 
 from agenteval.errors import ConfigError
-from agenteval.run import TrialResult
+from agenteval.records import TrialResult
 from agenteval.suggestions import meant
 
 __all__ = [

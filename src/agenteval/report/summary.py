@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
+from agenteval.records import TrialResult
 from agenteval.redaction import Redactor
 from agenteval.report import statistics as stats
 from agenteval.report.statistics import Interval, Reliability, ReliabilityBuilder
-from agenteval.run import TrialResult
 from agenteval.score import Score
 from agenteval.trace import Usage
 

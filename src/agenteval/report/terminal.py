@@ -11,6 +11,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from agenteval.records import RunInfo, TrialResult
 from agenteval.report.statistics import Interval, PassAtK, Reliability
 from agenteval.report.summary import (
     LatencyStats,
@@ -20,7 +21,6 @@ from agenteval.report.summary import (
     Section,
     Summary,
 )
-from agenteval.run import RunInfo, TrialResult
 
 __all__ = [
     "RUBRIC_MEANINGS",
