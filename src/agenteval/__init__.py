@@ -1,6 +1,20 @@
 """agenteval: evaluate tool-using LLM agents.
 
 Run an agent over cases and trials, record every trial, score it, store it, report it.
+
+One engine, one data model, one scoring layer, three doors onto it (`__all__` lists them in
+this order):
+
+- the primary door: `evaluate` an agent over cases with the built-in scorers (`ExactMatch`,
+  `ToolSelection`, ... or their names, `"exact_match"`), the judge rubrics and your own
+  functions; a `Run` in the store comes back;
+- the agent evaluators: `EvalSuite.run` with `ToolCallAccuracy`, `TaskCompletion`, ...;
+- the criterion API (`ExactMatchCriterion`, `TrajectoryMatchCriterion`, ...) and, over it, the
+  ADK-compatible API: `AgentEvaluator` over an `EvalSet` with an `EvalConfig`.
+
+The criterion API's and the agent evaluators' names are aliases of the model's, not copies:
+`ExecutionResult` is `Trial`, `actual_response` reads `Trial.output`, `ToolCall.args` is
+`ToolCall.arguments`, `expected_tool_calls` is `EvalCase.expected_tools`.
 """
 
 from agenteval.agents.recorder import record_model_call, record_retry, record_wait
@@ -74,100 +88,150 @@ from agenteval.records import RunInfo, TrialResult
 from agenteval.report.summary import CostStats, ScorerStats, Summary
 from agenteval.run import Run
 from agenteval.score import JudgeRecord, Score
-from agenteval.scorers.base import Scorer
+from agenteval.scorers import (
+    AvoidsForbiddenText,
+    ExactMatch,
+    RedundantCalls,
+    RetrievalRecall,
+    Scorer,
+    StepEfficiency,
+    ToolArgumentsValid,
+    ToolExecution,
+    ToolFaithfulness,
+    ToolSelection,
+    TrajectoryOrder,
+)
 from agenteval.store import RunStore
 from agenteval.trace import AgentStep, Failure, FailureCause, ModelCall, ToolCall, Trial, Usage
 from agenteval.version import __version__
 
 ExecutionResult = Trial
-"""Seed 003's name for what criteria read: a `Trial` (`actual_response` is its `output`)."""
+"""The criterion API's name for what a criterion scores: the same class as `Trial` (an alias,
+not a copy); its `actual_response` is the trial's `output`."""
 
+# `__all__` is grouped by door, each group sorted: read it top to bottom to see the surface.
+
+# The primary door: run an agent over cases, score every trial, store and report the run.
 __all__ = [
-    "CRITERIA_REGISTRY",
-    "AgentEvalError",
-    "AgentEvaluator",
-    "AgentLoadError",
-    "AgentMemoryEval",
-    "AgentStep",
-    "BaseCriterion",
-    "CompositeCriterion",
-    "ConfigError",
-    "ContainsKeywordsCriterion",
-    "CostStats",
-    "CriteriaConfig",
-    "CriterionConfig",
-    "CriterionResult",
-    "CriterionStats",
-    "DatasetError",
-    "EvalCase",
-    "EvalCaseResult",
-    "EvalConfig",
-    "EvalReport",
-    "EvalSet",
-    "EvalSuite",
-    "EvalSummary",
-    "ExactMatchCriterion",
-    "ExecutionResult",
-    "ExpectedCall",
-    "FactualAccuracyCriterion",
-    "Failure",
-    "FailureCause",
-    "HallucinationCriterion",
-    "InfrastructureError",
-    "Invocation",
-    "Judge",
-    "JudgeConfig",
-    "JudgeRecord",
-    "LLMJudgeCriterion",
-    "MatchType",
-    "Message",
-    "ModelCall",
-    "NodeOrderMatchCriterion",
-    "PlanQuality",
-    "PriceTable",
-    "ResponseMatchCriterion",
-    "RougeMatchCriterion",
-    "Rubric",
-    "RubricBasedCriterion",
     "Run",
-    "RunInfo",
-    "RunStore",
-    "SafetyCriterion",
-    "Score",
-    "Scorer",
-    "ScorerError",
-    "ScorerStats",
-    "StepFaithfulness",
-    "StoreError",
-    "Summary",
-    "SyncCriterion",
-    "TaskCompletion",
-    "TemplatedLLMCriterion",
-    "ToolArgumentAccuracy",
-    "ToolCall",
-    "ToolCallAccuracy",
-    "ToolCallNecessity",
-    "ToolNameMatchCriterion",
-    "ToolSpec",
-    "TrajectoryEfficiency",
-    "TrajectoryMatchCriterion",
-    "Trial",
-    "TrialResult",
-    "Usage",
-    "WeightedCriterion",
-    "__version__",
-    "case_file_schema",
-    "dump_cases",
     "evaluate",
     "evaluate_async",
     "judge_run",
     "judge_run_async",
+    "rescore",
+    "rescore_async",
+]
+# The built-in scorers (also named by string, `"exact_match"`), your own (`Scorer`), the judge.
+__all__ += [
+    "AvoidsForbiddenText",
+    "ExactMatch",
+    "Judge",
+    "JudgeConfig",
+    "RedundantCalls",
+    "RetrievalRecall",
+    "Scorer",
+    "StepEfficiency",
+    "ToolArgumentsValid",
+    "ToolExecution",
+    "ToolFaithfulness",
+    "ToolSelection",
+    "TrajectoryOrder",
+]
+# The agent evaluators: `EvalSuite.run` with evaluators that read an agent's trace.
+__all__ += [
+    "AgentMemoryEval",
+    "EvalSuite",
+    "PlanQuality",
+    "StepFaithfulness",
+    "TaskCompletion",
+    "ToolArgumentAccuracy",
+    "ToolCallAccuracy",
+    "ToolCallNecessity",
+    "TrajectoryEfficiency",
+]
+# The criterion API: criteria scoring one `ExecutionResult` (a `Trial`) against one case.
+__all__ += [
+    "CRITERIA_REGISTRY",
+    "BaseCriterion",
+    "CompositeCriterion",
+    "ContainsKeywordsCriterion",
+    "CriterionConfig",
+    "CriterionResult",
+    "ExactMatchCriterion",
+    "ExecutionResult",
+    "FactualAccuracyCriterion",
+    "HallucinationCriterion",
+    "LLMJudgeCriterion",
+    "MatchType",
+    "NodeOrderMatchCriterion",
+    "ResponseMatchCriterion",
+    "RougeMatchCriterion",
+    "RubricBasedCriterion",
+    "SafetyCriterion",
+    "SyncCriterion",
+    "TemplatedLLMCriterion",
+    "ToolNameMatchCriterion",
+    "TrajectoryMatchCriterion",
+    "WeightedCriterion",
+]
+# The ADK-compatible API: `AgentEvaluator` over an `EvalSet`, with the criteria of an `EvalConfig`.
+__all__ += [
+    "AgentEvaluator",
+    "CriteriaConfig",
+    "CriterionStats",
+    "EvalCaseResult",
+    "EvalConfig",
+    "EvalReport",
+    "EvalSet",
+    "EvalSummary",
+]
+# The model: what a case asks, what a trial did, what a score says.
+__all__ += [
+    "AgentStep",
+    "EvalCase",
+    "ExpectedCall",
+    "Failure",
+    "FailureCause",
+    "Invocation",
+    "JudgeRecord",
+    "Message",
+    "ModelCall",
+    "Rubric",
+    "Score",
+    "ToolCall",
+    "ToolSpec",
+    "Trial",
+    "Usage",
+]
+# Recording an agent: its tools, its model calls, its waits and retries.
+__all__ += [
     "known_tools",
-    "load_cases",
     "record_model_call",
     "record_retry",
     "record_wait",
-    "rescore",
-    "rescore_async",
     "tool",
 ]
+# Case files, the run store and its records, summaries, prices.
+__all__ += [
+    "CostStats",
+    "PriceTable",
+    "RunInfo",
+    "RunStore",
+    "ScorerStats",
+    "Summary",
+    "TrialResult",
+    "case_file_schema",
+    "dump_cases",
+    "load_cases",
+]
+# Errors: every one agenteval raises is an `AgentEvalError`.
+__all__ += [
+    "AgentEvalError",
+    "AgentLoadError",
+    "ConfigError",
+    "DatasetError",
+    "InfrastructureError",
+    "ScorerError",
+    "StoreError",
+]
+__all__ += ["__version__"]

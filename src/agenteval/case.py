@@ -34,7 +34,7 @@ class Message(_Model):
 class ExpectedCall(_Model):
     """A tool call a case expects, by name, with the arguments it must carry (if any).
 
-    Empty `arguments` accept any arguments.
+    Empty `arguments` accept any arguments. `args` is an alias of `arguments`, as on `ToolCall`.
     """
 
     name: str
@@ -50,6 +50,11 @@ class ExpectedCall(_Model):
         if isinstance(value, ToolCall):
             return {"name": value.name, "arguments": value.arguments}
         return value
+
+    @property
+    def args(self) -> dict[str, Any]:
+        """Alias of `arguments` (the criterion API's name): the same dict, not a copy."""
+        return self.arguments
 
 
 class Rubric(_Model):
@@ -100,7 +105,8 @@ class EvalCase(_Model):
     """One case: the input to give the agent and everything a scorer may check.
 
     A case without an `id` gets a stable one derived from its content, so the same file gives the
-    same ids on every run. `expected_tool_calls` is accepted as another name for `expected_tools`.
+    same ids on every run. `expected_tool_calls` (the agent evaluators' name) is an alias of
+    `expected_tools`: accepted as a constructor keyword and read as a property.
     """
 
     id: str = ""
@@ -129,7 +135,7 @@ class EvalCase(_Model):
     @field_validator("expected_tools", mode="before")
     @classmethod
     def _tool_names(cls, value: Any) -> Any:
-        # Seed 004 lists names; a list of ToolCall objects or {name: ...} dicts means the same.
+        # The agent evaluators list names; ToolCall objects or {name: ...} dicts mean the same.
         if isinstance(value, list):
             return [
                 item.name
@@ -157,6 +163,11 @@ class EvalCase(_Model):
         if not self.id:
             self.id = self.content_id()
         return self
+
+    @property
+    def expected_tool_calls(self) -> list[str] | None:
+        """Alias of `expected_tools` (the agent evaluators' name): the same list, not a copy."""
+        return self.expected_tools
 
     def content_id(self) -> str:
         """A short id derived from the case's content (everything but `id`)."""

@@ -33,7 +33,8 @@ class _Model(BaseModel):
 class ToolCall(_Model):
     """One call of a tool: its name, arguments, and what it returned or the error it raised.
 
-    `args` is accepted as another name for `arguments` (seed 003 writes `ToolCall(name=, args=)`).
+    `args` is an alias of `arguments`, the criterion API's name for it: `ToolCall(name=, args=)`
+    sets `arguments`, and `call.args` reads them (the same dict).
     """
 
     name: str
@@ -48,7 +49,7 @@ class ToolCall(_Model):
 
     @property
     def args(self) -> dict[str, Any]:
-        """The arguments, under seed 003's name."""
+        """Alias of `arguments` (the criterion API's name): the same dict, not a copy."""
         return self.arguments
 
     @property
@@ -143,7 +144,9 @@ class Trial(_Model):
     """One run of the agent on one case.
 
     `output` is the final answer; `tool_calls` is every tool call in order. When only `steps`
-    are given, `tool_calls` is filled from them.
+    are given, `tool_calls` is filled from them. `trial` is the trial's index within its case
+    (0, 1, ...). The criterion API calls this class `ExecutionResult` (an alias) and the answer
+    `actual_response`, accepted as a constructor keyword for `output` and read as a property.
     """
 
     case_id: str = ""
@@ -199,7 +202,7 @@ class Trial(_Model):
 
     @property
     def actual_response(self) -> str:
-        """The final answer, under seed 003's name (empty when there is none)."""
+        """Alias of `output` (the criterion API's name), read as text: `""` when there is none."""
         return self.output or ""
 
 
