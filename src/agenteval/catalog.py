@@ -57,11 +57,12 @@ _CONTEXT_FIELDS = frozenset({"tools", "judge", "unavailable", "name"})
 
 
 class StoredSettings(Protocol):
-    """A stored run's record as the catalog reads it (`agenteval.run.RunInfo`): its settings."""
+    """A stored run's record as the catalog reads it (`agenteval.records.RunInfo`): its stored
+    settings."""
 
     @property
     def settings(self) -> Mapping[str, Any]:
-        """The run's settings, `SCORER_REFS` among them."""
+        """The run's stored settings (`RunInfo.settings`), `SCORER_REFS` among them."""
         ...
 
 
@@ -79,13 +80,13 @@ def _default_of(f: Field[Any]) -> Any:
     return MISSING
 
 
-def _build(name: str, settings: Mapping[str, Any], context: ScoringContext) -> Any:
+def _build(name: str, scorer_settings: Mapping[str, Any], context: ScoringContext) -> Any:
     criterion = name.removeprefix(CRITERIA_PREFIX)
     if criterion != name and criterion in CRITERIA_REGISTRY:
-        return criterion_from_settings(criterion, settings)
+        return criterion_from_settings(criterion, scorer_settings)
     cls = named_scorers().get(name)
     if cls is None and name in CRITERIA_REGISTRY:
-        return criterion_from_settings(name, settings)
+        return criterion_from_settings(name, scorer_settings)
     if cls is None:
         every = [*named_scorers(), *(n for n in CRITERIA_REGISTRY if n not in named_scorers())]
         close = difflib.get_close_matches(name, every, n=1)
@@ -94,7 +95,7 @@ def _build(name: str, settings: Mapping[str, Any], context: ScoringContext) -> A
             hint=f"did you mean {close[0]!r}?" if close else "known scorers: " + ", ".join(every),
         )
     own = {f.name for f in fields(cls) if f.init}
-    unknown = sorted(set(settings) - (own - _CONTEXT_FIELDS))
+    unknown = sorted(set(scorer_settings) - (own - _CONTEXT_FIELDS))
     if unknown:
         known = sorted(own - _CONTEXT_FIELDS)
         close = difflib.get_close_matches(unknown[0], known, n=1)
@@ -105,7 +106,7 @@ def _build(name: str, settings: Mapping[str, Any], context: ScoringContext) -> A
             if close
             else "its settings: " + (", ".join(known) or "none"),
         )
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in settings.items()}
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in scorer_settings.items()}
     if cls is JudgeRubric:
         values.update(name=name, judge=context.judge, unavailable=context.judge_problem)
     elif "tools" in own:
@@ -118,15 +119,15 @@ def _build(name: str, settings: Mapping[str, Any], context: ScoringContext) -> A
 
 def _resolve_one(ref: Any, context: ScoringContext) -> Any:
     if isinstance(ref, Mapping):
-        settings = dict(ref)
-        name = settings.pop("name", None)
+        scorer_settings = dict(ref)
+        name = scorer_settings.pop("name", None)
         if not isinstance(name, str):
             raise ScorerError(
                 f"a scorer with settings needs a `name`, got {ref!r}",
                 field="scorers",
                 hint="write `- name: retrieval_recall` followed by its settings",
             )
-        return _build(name, settings, context)
+        return _build(name, scorer_settings, context)
     if not isinstance(ref, str):
         if not callable(ref):
             raise ScorerError(
@@ -146,8 +147,8 @@ def _resolve_one(ref: Any, context: ScoringContext) -> Any:
 
 
 SCORER_REFS = "scorer_refs"
-"""The key of a run's settings holding, by scorer name, the code its scores came from (see
-`ResolvedScorers.references`)."""
+"""The key of a run's stored settings (`RunInfo.settings`) holding, by scorer name, the code its
+scores came from (see `ResolvedScorers.references`)."""
 
 CRITERIA_PREFIX = "criteria."
 """Names a criterion of the criterion API whose name a built-in scorer also has: `criteria.exact_match`."""
@@ -296,8 +297,8 @@ def _text(identity: Mapping[str, Any]) -> str:
         return f"{identity.get('code', '?')} (not loadable again)"
     if isinstance(ref, str):
         return ref
-    settings = {k: v for k, v in ref.items() if k != "name"}
-    return f"{ref.get('name')} {json.dumps(settings, sort_keys=True)}"
+    scorer_settings = {k: v for k, v in ref.items() if k != "name"}
+    return f"{ref.get('name')} {json.dumps(scorer_settings, sort_keys=True)}"
 
 
 def scorer_references(info: StoredSettings) -> dict[str, str]:

@@ -108,11 +108,12 @@ class MissingTrials:
         if not self.examples:
             return text
         by_case: dict[str, list[int]] = {}
-        for case_id, trial in self.examples:
-            by_case.setdefault(case_id, []).append(trial)
+        for case_id, trial_index in self.examples:
+            by_case.setdefault(case_id, []).append(trial_index)
         named = ", ".join(
-            f"case {case_id!r} trial{'s' if len(trials) > 1 else ''} " + ", ".join(map(str, trials))
-            for case_id, trials in by_case.items()
+            f"case {case_id!r} trial{'s' if len(indexes) > 1 else ''} "
+            + ", ".join(map(str, indexes))
+            for case_id, indexes in by_case.items()
         )
         more = self.count - len(self.examples)
         return f"{text} ({named}{f' and {more} more' if more > 0 else ''})"
@@ -144,10 +145,14 @@ class RunInfo(BaseModel):
     """The tools the agent declared, by name, with the JSON schemas their calls are checked
     against."""
     settings: dict[str, Any] = Field(default_factory=dict)
+    """The run's stored settings beyond the fields above: its judge (`"judge"`, what
+    `JudgeChoice.record()` keeps), where each scorer's scores came from (`"scorer_refs"`), ...
+    Not the options a run is started with, nor a scorer's own settings."""
 
 
 class TrialResult(BaseModel):
-    """One (case, trial) pair: the case, what the agent did, and every score it got."""
+    """One (case, trial) pair: the case, what the agent did (`trial`, the `Trial` record; its
+    index is `trial.trial`), and every score it got."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -17,7 +17,7 @@ class JudgeRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     judge: str
-    """The judge as it was chosen: `provider:model`."""
+    """The judge's spec as it was chosen, `provider:model` (its `JudgeConfig.spec`)."""
     model: str | None = None
     """The model as the provider reported it (a dated snapshot, say)."""
     template: str

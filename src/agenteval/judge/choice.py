@@ -19,7 +19,8 @@ __all__ = ["JudgeChoice", "choose_judge", "config_from_record", "judge_problem"]
 
 @dataclass
 class JudgeChoice:
-    """The run's judge: what was asked for, the judge opened, or why there is none."""
+    """The run's judge: how it was asked for (`config`), the `Judge` opened, or why there is
+    none (`problem`). `record()` is what the run stores of it."""
 
     config: JudgeConfig | None = None
     judge: Judge | None = None
@@ -45,14 +46,15 @@ class JudgeChoice:
             await self.judge.aclose()
 
 
-def config_from_record(record: Mapping[str, Any]) -> JudgeConfig:
-    """The judge config a stored run recorded."""
+def config_from_record(stored: Mapping[str, Any]) -> JudgeConfig:
+    """The judge config a stored run recorded (`RunInfo.settings["judge"]`, as
+    `JudgeChoice.record()` wrote it)."""
     return JudgeConfig(
-        spec=str(record["spec"]),
-        base_url=record.get("base_url"),
-        params=dict(record.get("params") or {"temperature": 0.0}),
-        timeout_s=float(record.get("timeout_s", 60.0)),
-        max_retries=int(record.get("max_retries", 3)),
+        spec=str(stored["spec"]),
+        base_url=stored.get("base_url"),
+        params=dict(stored.get("params") or {"temperature": 0.0}),
+        timeout_s=float(stored.get("timeout_s", 60.0)),
+        max_retries=int(stored.get("max_retries", 3)),
     )
 
 
@@ -71,15 +73,17 @@ def choose_judge(
     use_cache: bool = True,
     prices: PriceTable | None = None,
 ) -> JudgeChoice:
-    """Open the judge asked for (falling back on `AGENTEVAL_JUDGE`), or say why it cannot be."""
+    """Open the judge asked for (falling back on `AGENTEVAL_JUDGE`), or say why it cannot be.
+
+    `judge` is what `judge=` / `--judge` was given: an open `Judge` (used as it is), a
+    `JudgeConfig`, or its spec, `provider:model`."""
     if isinstance(judge, Judge):
         return JudgeChoice(config=judge.config, judge=judge)
     env = os.environ if env is None else env
-    if judge is None:
-        judge = env.get("AGENTEVAL_JUDGE") or None
-        if judge is None:
-            return JudgeChoice()
-    config = JudgeConfig(spec=judge) if isinstance(judge, str) else judge
+    spec_or_config = judge if judge is not None else env.get("AGENTEVAL_JUDGE") or None
+    if spec_or_config is None:
+        return JudgeChoice()
+    config = JudgeConfig(spec=spec_or_config) if isinstance(spec_or_config, str) else spec_or_config
     if not use_cache:
         config = replace(config, use_cache=False)
     try:

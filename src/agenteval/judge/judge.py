@@ -170,7 +170,8 @@ class Judge:
 
     @property
     def label(self) -> str:
-        """`provider:model`, as scores are marked."""
+        """The judge's spec, `provider:model` (an alias of `config.spec`), as scores are marked
+        (`JudgeRecord.judge`)."""
         return self.config.spec
 
     async def aclose(self) -> None:
@@ -337,8 +338,8 @@ class Judge:
         for index, outcome in enumerate(outcomes):
             if outcome.error is not None:
                 logger.warning("%s: judge sample %d dropped: %s", name, index, outcome.error)
-        record = JudgeRecord(
-            judge=self.label,
+        judge_record = JudgeRecord(
+            judge=self.config.spec,
             model=next((o.model for o in outcomes if o.model), None),
             template=template.id,
             template_version=template.version,
@@ -367,7 +368,7 @@ class Judge:
                 error="All LLM samples failed",
                 details=all_details,
                 usage=usage,
-                judge=record,
+                judge=judge_record,
             )
         scores = [o.verdict.score for o in good if o.verdict is not None]
         value = statistics.fmean(scores)
@@ -381,7 +382,7 @@ class Judge:
             reason=reason,
             details=all_details,
             usage=usage,
-            judge=record,
+            judge=judge_record,
         )
 
 
