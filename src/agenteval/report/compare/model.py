@@ -12,19 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from agenteval.report.statistics import TRIAL, Interval, Reliability
 from agenteval.report.summary import Summary
 
-__all__ = [
-    "SCHEMA",
-    "SIGNIFICANCE",
-    "CaseChange",
-    "Change",
-    "Comparison",
-    "Coverage",
-    "MetricChange",
-    "RunSide",
-    "ScorerComparison",
-    "UnjudgedCase",
-]
-
 SCHEMA = "agenteval.compare/1"
 
 SIGNIFICANCE = 0.05

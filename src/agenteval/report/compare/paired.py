@@ -27,17 +27,14 @@ def paired_change(
 ) -> Change:
     """The change from `base` to `candidate` (one value per shared case each), with its
     interval, and the p-value of `test`."""
-    interval = paired_difference(base, candidate)
-    improved = sum(c > b for b, c in zip(base, candidate, strict=True))
-    regressed = sum(c < b for b, c in zip(base, candidate, strict=True))
     return Change(
         base=sum(base) / len(base),
         candidate=sum(candidate) / len(candidate),
-        change=interval,
+        change=paired_difference(base, candidate),
         p_value=p_value,
         test=test,
-        improved=improved,
-        regressed=regressed,
+        improved=sum(c > b for b, c in zip(base, candidate, strict=True)),
+        regressed=sum(c < b for b, c in zip(base, candidate, strict=True)),
     )
 
 

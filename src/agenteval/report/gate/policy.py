@@ -112,12 +112,12 @@ def _read(path: Path) -> str:
         raise ConfigError(
             "no such policy file", file=path, hint="check the path given to --policy"
         ) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read the policy: {exc.strerror}", file=path) from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"the policy is not UTF-8 text (byte {exc.start})", file=path, hint="save it as UTF-8"
         ) from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read the policy: {exc.strerror}", file=path) from exc
 
 
 def _settings(text: str, path: Path) -> dict[str, Any]:
@@ -131,13 +131,13 @@ def _settings(text: str, path: Path) -> dict[str, Any]:
         raise ConfigError(f"invalid YAML: {problem}", file=path, line=line) from exc
     if data is None:
         return {}
-    if not isinstance(data, dict):
-        raise ConfigError(
-            "a gate policy is a mapping of settings",
-            file=path,
-            hint="see `agenteval gate --help` and the README's gate section",
-        )
-    return data
+    if isinstance(data, dict):
+        return data
+    raise ConfigError(
+        "a gate policy is a mapping of settings",
+        file=path,
+        hint="see `agenteval gate --help` and the README's gate section",
+    )
 
 
 def _mistake(error: ErrorDetails, text: str, path: Path) -> ConfigError:
