@@ -6,8 +6,8 @@ The rules, on a `Comparison` (the same statistics `compare` shows):
    A run lacking a stored trial is unfinished whatever its status says (a store written by an
    older agenteval could mark a run finished with trials lost); the rule names them.
 1. **No new forbidden text.** Any case that fails `avoids_forbidden_text` in the candidate and
-   did not fail it in the base blocks, whatever else improved (seed 000). A case the base did
-   not have counts as not failing there.
+   did not fail it in the base blocks, whatever else improved. A case the base did not have
+   counts as not failing there.
 2. **No significant regression.** A scorer whose pass rate (exact McNemar / sign test over the
    shared cases) or mean score (exact Wilcoxon signed-rank) went down with a p-value below
    `alpha`, after Holm's correction over every test the gate makes (so that ten scorers do not
