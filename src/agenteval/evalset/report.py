@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from statistics import fmean
@@ -280,31 +281,24 @@ def _shown(value: float | None, percent: bool = False) -> str:
     return f"{value:.0%}" if percent else f"{value:.2f}"
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class EvalReport:
     """An evaluation's results: `results` (an `EvalCaseResult` per case and trial), `summary`
     (an `EvalSummary`), and the engine's `run` behind them (`run.run_id` names it in the
     store: `agenteval show RUN_ID`)."""
 
-    def __init__(
-        self,
-        *,
-        eval_set_id: str,
-        eval_set_name: str | None,
-        results: list[EvalCaseResult],
-        summary: EvalSummary,
-        run: Run,
-        config: EvalConfig,
-        created_at: datetime,
-        duration_s: float,
-    ) -> None:
-        self.eval_set_id = eval_set_id
-        self.eval_set_name = eval_set_name
-        self.results = results
-        self.summary = summary
-        self.run = run
-        self.config = config
-        self.created_at = created_at
-        self.duration_s = duration_s
+    eval_set_id: str
+    eval_set_name: str | None
+    results: list[EvalCaseResult]
+    summary: EvalSummary
+    run: Run
+    """The engine's run behind the report."""
+    config: EvalConfig
+    """The evaluation's settings."""
+    created_at: datetime
+    """When the evaluation started."""
+    duration_s: float
+    """How long it took, in seconds."""
 
     @classmethod
     def from_run(

@@ -60,7 +60,7 @@ SECTION_SCORERS: dict[str, tuple[str, ...]] = {
     "faithfulness": ("tool_faithfulness", "retrieval_recall"),
     "safety": ("avoids_forbidden_text",),
 }
-"""The built-in scorers of each scoring section, in the order they are shown (seed 000)."""
+"""The built-in scorers of each scoring section, in the order they are shown."""
 
 SECTION_TITLES: dict[str, str] = {
     "correctness": "Correctness",

@@ -1,140 +1,22 @@
-"""`agenteval gate`: whether a candidate run may replace its base, by rules, each saying how
-close it came.
-
-The rules, on a `Comparison` (the same statistics `compare` shows):
-0. **Both runs finished**: a run that stopped halfway says nothing about the cases it never ran.
-   A run lacking a stored trial is unfinished whatever its status says (a store written by an
-   older agenteval could mark a run finished with trials lost); the rule names them.
-1. **No new forbidden text.** Any case that fails `avoids_forbidden_text` in the candidate and
-   did not fail it in the base blocks, whatever else improved (seed 000). A case the base did
-   not have counts as not failing there.
-2. **No significant regression.** A scorer whose pass rate (exact McNemar / sign test over the
-   shared cases) or mean score (exact Wilcoxon signed-rank) went down with a p-value below
-   `alpha`, after Holm's correction over every test the gate makes (so that ten scorers do not
-   give ten chances of a false alarm), blocks. So does a scorer the base judged on shared cases
-   and the candidate on none of them (it errored everywhere, its judge was down, it was not
-   run): there is no test, and it cannot be checked (`ignore_regressions` lets it go).
-3. **The candidate judged what the base judged.** A case is judged when a scorer gave one of
-   its trials a score; a trial that failed as infrastructure (timeout, rate limit, provider or
-   connection error) is left out of scoring. Rules 1 and 2 only see cases judged in both runs,
-   so a candidate whose every trial timed out, or that ran 2 of the base's 10 cases, would
-   pass them with nothing judged: silence is not "no regression". The rule breaks when the
-   candidate judged no case the base judged (always, whatever the options), and when it judged
-   fewer than `min_coverage` (default 1.0: every one) of the cases the base judged, naming the
-   cases it did not run and those none of whose trials it judged, with why. `allow_subset:
-   true` (or `agenteval gate --allow-subset`) leaves the cases the candidate did not run at all
-   out of the count: for a candidate deliberately run on a subset. A base that judged nothing
-   gives nothing to compare against, and breaks the rule too.
-4. **Policy thresholds** on the candidate (a policy file, `--policy gate.yaml`): a minimum pass
-   rate or pass^k per scorer (or for "the trial passes"), a maximum agent cost per case, a
-   maximum p95 latency. A threshold that cannot be checked (a scorer that never scored, a cost
-   with unpriced models, too few trials for pass^k) is broken, never passed by default.
-
-The policy file (YAML; every key optional):
-
-```yaml
-alpha: 0.05                  # a regression is significant below this p-value
-correction: holm             # holm, or none
-min_coverage: 1.0            # the share of the cases the base judged the candidate must judge
-allow_subset: false          # true: cases the candidate did not run are not counted missing
-ignore_regressions: [step_efficiency]   # scorers rule 2 does not block on
-trial_passes: [exact_match, tool_selection]  # what "the trial passes" means (default: the
-                                             # candidate run's setting, else every scorer)
-max_cost_per_case_usd: 0.02  # the agent's mean cost of answering a case once
-max_p95_latency_s: 8.0       # total latency (what a user waits), p95 over trials
-trial:                       # "the trial passes"
-  min_pass_hat_k: {3: 0.6}   # pass^3 at least 0.6
-scorers:
-  exact_match:
-    min_pass_rate: 0.8
-    min_pass_hat_k: {3: 0.5}
-  avoids_forbidden_text:
-    min_pass_rate: 1.0
-```
-"""
+"""The gate's rules, applied to a `Comparison` (see `agenteval.report.gate` for what each
+checks): each rule's outcome says whether it held and how close it came."""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from rich.console import Console
-from rich.text import Text
+from pydantic import BaseModel, ConfigDict
 
-from agenteval.errors import ConfigError
 from agenteval.records import how_to_complete
-from agenteval.report.compare import Change, Comparison, ScorerComparison
+from agenteval.report.compare.model import Change, Comparison, ScorerComparison
+from agenteval.report.gate.policy import GatePolicy, Thresholds
 from agenteval.report.statistics import TRIAL, PassAtK, holm
 
-__all__ = [
-    "FORBIDDEN_TEXT",
-    "GatePolicy",
-    "GateVerdict",
-    "RuleOutcome",
-    "Thresholds",
-    "evaluate_gate",
-    "load_policy",
-    "print_verdict",
-]
+__all__ = ["FORBIDDEN_TEXT", "GateVerdict", "RuleOutcome", "evaluate_gate"]
 
 FORBIDDEN_TEXT = "avoids_forbidden_text"
 """The scorer whose new failures always block."""
-
-
-class Thresholds(BaseModel):
-    """The minimums one scorer (or "the trial passes") must reach in the candidate run."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    min_pass_rate: float | None = Field(default=None, ge=0.0, le=1.0)
-    """The pass rate over the trials the scorer judged, as a share (0.8 for 80%)."""
-    min_pass_hat_k: dict[int, float] = Field(default_factory=dict)
-    """k → the minimum pass^k (the chance that k trials of a case all pass), e.g. {3: 0.6}."""
-
-    @field_validator("min_pass_hat_k")
-    @classmethod
-    def _check_k(cls, value: dict[int, float]) -> dict[int, float]:
-        for k, minimum in value.items():
-            if k < 1:
-                raise ValueError(f"k must be 1 or more, got {k}")
-            if not 0.0 <= minimum <= 1.0:
-                raise ValueError(f"pass^{k} is a share from 0 to 1, got {minimum}")
-        return value
-
-
-class GatePolicy(BaseModel):
-    """What `agenteval gate --policy FILE` reads (see the module's docstring for an example)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
-    """A regression with a (corrected) p-value below this is significant."""
-    correction: Literal["holm", "none"] = "holm"
-    """How p-values are corrected for testing several scorers at once."""
-    ignore_regressions: list[str] = Field(default_factory=list)
-    """Scorers whose significant regressions do not block (their thresholds still apply)."""
-    min_coverage: float = Field(default=1.0, ge=0.0, le=1.0)
-    """The share of the cases the base judged that the candidate must judge too (1.0: every
-    one). A case none of whose candidate trials was judged (each an infrastructure failure,
-    say) counts as not judged. The candidate must judge at least one case whatever this is."""
-    allow_subset: bool = False
-    """Cases the candidate did not run at all are left out of `min_coverage`'s count (for a
-    candidate run on a subset on purpose); they are still listed."""
-    trial_passes: list[str] | None = None
-    """The scorers that define "the trial passes"; default: the candidate run's own setting,
-    else every scorer that applied."""
-    max_cost_per_case_usd: float | None = Field(default=None, ge=0.0)
-    """The candidate agent's mean cost in USD of answering one case once."""
-    max_p95_latency_s: float | None = Field(default=None, gt=0.0)
-    """The candidate's p95 of total latency per trial, in seconds."""
-    trial: Thresholds | None = None
-    """Thresholds for "the trial passes"."""
-    scorers: dict[str, Thresholds] = Field(default_factory=dict)
-    """Thresholds per scorer, by name."""
 
 
 class RuleOutcome(BaseModel):
@@ -167,97 +49,6 @@ class GateVerdict(BaseModel):
     def broken(self) -> list[RuleOutcome]:
         """The rules that did not hold."""
         return [rule for rule in self.rules if not rule.passed]
-
-
-# -- reading a policy ------------------------------------------------------------------------
-
-
-def _node_line(text: str, loc: Sequence[int | str]) -> int | None:
-    """The line (1-based) of the YAML node at `loc` (keys and list indexes), or of its
-    nearest parent that exists."""
-    try:
-        node = yaml.compose(text)
-    except yaml.YAMLError:
-        return None
-    line: int | None = None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            match = next((k for k, _ in node.value if str(k.value) == str(part)), None)
-            if match is None:
-                break
-            line = int(match.start_mark.line) + 1
-            node = next(v for k, v in node.value if k is match)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-            if part >= len(node.value):
-                break
-            node = node.value[part]
-            line = int(node.start_mark.line) + 1
-        else:
-            break
-    return line
-
-
-def _fields_at(loc: Sequence[int | str]) -> list[str]:
-    """The keys allowed where `loc` points (for a 'did you mean')."""
-    if (len(loc) >= 3 and loc[0] == "scorers") or (len(loc) >= 2 and loc[0] == "trial"):
-        return list(Thresholds.model_fields)
-    return list(GatePolicy.model_fields)
-
-
-def load_policy(path: str | Path) -> GatePolicy:
-    """Read a gate policy file; a mistake raises `ConfigError` naming the file, line and field."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(
-            "no such policy file", file=path, hint="check the path given to --policy"
-        ) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read the policy: {exc.strerror}", file=path) from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"the policy is not UTF-8 text (byte {exc.start})", file=path, hint="save it as UTF-8"
-        ) from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(
-            f"invalid YAML: {getattr(exc, 'problem', exc)}",
-            file=path,
-            line=mark.line + 1 if mark is not None else None,
-        ) from exc
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(
-            "a gate policy is a mapping of settings",
-            file=path,
-            hint="see `agenteval gate --help` and the README's gate section",
-        )
-    try:
-        return GatePolicy.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = [part for part in error["loc"] if isinstance(part, int | str)]
-        # A failed key of a dict (min_pass_hat_k's k) shows up as '[key]' in pydantic's loc.
-        loc = [part for part in loc if part != "[key]"]
-        field = ".".join(str(part) for part in loc)
-        hint = None
-        if error["type"] == "extra_forbidden":
-            allowed = _fields_at(loc)
-            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-            message = "unknown setting"
-            hint = (
-                f"did you mean {close[0]!r}?" if close else "known settings: " + ", ".join(allowed)
-            )
-        else:
-            text_msg = str(error["msg"]).removeprefix("Value error, ")
-            message = f"{text_msg} (got {error.get('input')!r})"
-        raise ConfigError(
-            message, file=path, line=_node_line(text, loc), field=field, hint=hint
-        ) from exc
 
 
 # -- the rules -------------------------------------------------------------------------------
@@ -481,6 +272,17 @@ def _suggest(name: str, comparison: Comparison) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
+def _at_least(rule: str, value: float, minimum: float, over: str) -> RuleOutcome:
+    """A share (a pass rate, a pass^k) that must reach `minimum`; `over`: what it is over
+    (`27 trials`, `9 cases`)."""
+    margin = value - minimum
+    held = margin >= -1e-12
+    room = f"{margin * 100:.1f} points to spare" if held else f"{-margin * 100:.1f} points short"
+    return RuleOutcome(
+        rule=rule, passed=held, detail=f"{_pct(value)} over {over}: {room}", margin=margin
+    )
+
+
 def _thresholds(label: str, thresholds: Thresholds, comparison: Comparison) -> list[RuleOutcome]:
     candidate = comparison.candidate
     is_trial = label == TRIAL
@@ -514,20 +316,7 @@ def _thresholds(label: str, thresholds: Thresholds, comparison: Comparison) -> l
                 )
             )
         else:
-            margin = rate - minimum
-            outcomes.append(
-                RuleOutcome(
-                    rule=rule,
-                    passed=margin >= -1e-12,
-                    detail=f"{_pct(rate)} over {over} {unit}: "
-                    + (
-                        f"{margin * 100:.1f} points to spare"
-                        if margin >= -1e-12
-                        else f"{-margin * 100:.1f} points short"
-                    ),
-                    margin=margin,
-                )
-            )
+            outcomes.append(_at_least(rule, rate, minimum, f"{over} {unit}"))
     for k, minimum in sorted(thresholds.min_pass_hat_k.items()):
         rule = f"{name} pass^{k} ≥ {_pct(minimum)}"
         row = _k_row(rows, k)
@@ -540,20 +329,7 @@ def _thresholds(label: str, thresholds: Thresholds, comparison: Comparison) -> l
             )
             outcomes.append(RuleOutcome(rule=rule, passed=False, detail=f"cannot check: {why}"))
             continue
-        margin = row.pass_hat_k - minimum
-        outcomes.append(
-            RuleOutcome(
-                rule=rule,
-                passed=margin >= -1e-12,
-                detail=f"{_pct(row.pass_hat_k)} over {row.cases} cases: "
-                + (
-                    f"{margin * 100:.1f} points to spare"
-                    if margin >= -1e-12
-                    else f"{-margin * 100:.1f} points short"
-                ),
-                margin=margin,
-            )
-        )
+        outcomes.append(_at_least(rule, row.pass_hat_k, minimum, f"{row.cases} cases"))
     return outcomes
 
 
@@ -610,33 +386,3 @@ def evaluate_gate(comparison: Comparison, policy: GatePolicy | None = None) -> G
         candidate_run=comparison.candidate.run_id,
         rules=rules,
     )
-
-
-def print_verdict(verdict: GateVerdict, console: Console | None = None) -> None:
-    """Print each rule with how close it came, then the decision."""
-    console = console or Console()
-    for outcome in verdict.rules:
-        mark = ("✓ ", "green") if outcome.passed else ("✗ ", "bold red")
-        console.print(
-            Text.assemble(mark, (outcome.rule, "bold"), ("  " + outcome.detail, "")),
-            highlight=False,
-        )
-    broken = verdict.broken
-    if broken:
-        console.print(
-            Text.assemble(
-                ("gate failed", "bold red"),
-                f": {len(broken)} of {len(verdict.rules)} rules broken "
-                f"(candidate {verdict.candidate_run} against base {verdict.base_run})",
-            ),
-            highlight=False,
-        )
-    else:
-        console.print(
-            Text.assemble(
-                ("gate passed", "bold green"),
-                f": all {len(verdict.rules)} rules held "
-                f"(candidate {verdict.candidate_run} against base {verdict.base_run})",
-            ),
-            highlight=False,
-        )

@@ -1,0 +1,40 @@
+"""The gate's verdict for people: each rule with how close it came, then the decision."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from agenteval.report.gate.rules import GateVerdict
+
+__all__ = ["print_verdict"]
+
+
+def print_verdict(verdict: GateVerdict, console: Console | None = None) -> None:
+    """Print each rule with how close it came, then the decision."""
+    console = console or Console()
+    for outcome in verdict.rules:
+        mark = ("✓ ", "green") if outcome.passed else ("✗ ", "bold red")
+        console.print(
+            Text.assemble(mark, (outcome.rule, "bold"), ("  " + outcome.detail, "")),
+            highlight=False,
+        )
+    broken = verdict.broken
+    if broken:
+        console.print(
+            Text.assemble(
+                ("gate failed", "bold red"),
+                f": {len(broken)} of {len(verdict.rules)} rules broken "
+                f"(candidate {verdict.candidate_run} against base {verdict.base_run})",
+            ),
+            highlight=False,
+        )
+    else:
+        console.print(
+            Text.assemble(
+                ("gate passed", "bold green"),
+                f": all {len(verdict.rules)} rules held "
+                f"(candidate {verdict.candidate_run} against base {verdict.base_run})",
+            ),
+            highlight=False,
+        )
