@@ -34,7 +34,7 @@ from agenteval.jsonsafe import Hide, cut_copy, model_json_text, safe_repr
 from agenteval.records import MissingTrials, RunInfo, RunStatus, TrialResult
 from agenteval.redaction import REDACTED, Redactor, is_secret_key
 from agenteval.score import Score
-from agenteval.store_check import (
+from agenteval.sqlite.damage import (
     Stamp,
     damage_summary,
     file_stamp,
