@@ -178,6 +178,11 @@ class Database:
         return self._path
 
     @property
+    def connection(self) -> sqlite3.Connection | None:
+        """The connection, None once closed; use it under `use` or `write`."""
+        return self._conn
+
+    @property
     def memory(self) -> bool:
         """Whether the database lives in memory only."""
         return self._memory
