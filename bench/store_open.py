@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import agenteval
-import agenteval.store_check
+import agenteval.sqlite.damage
 from agenteval import RunStore
 from agenteval.case import EvalCase
 from agenteval.run import RunStatus
@@ -98,7 +98,7 @@ def main() -> None:
 
         def open_write_first() -> None:
             # As a new process would: nothing known about the file, so it is checked.
-            agenteval.store_check._UNDAMAGED.clear()
+            agenteval.sqlite.damage._UNDAMAGED.clear()
             open_write()
 
         def pragma(name: str) -> Callable[[], object]:

@@ -22,7 +22,7 @@ from agenteval.jsonsafe import CIRCULAR, CUT_NOTE, DEEP, MAX_DEPTH, model_json
 from agenteval.redaction import REDACTED, is_secret_key
 from agenteval.run import RunInfo, TrialResult
 from agenteval.score import Score
-from agenteval.store import _to_json
+from agenteval.store.encoding import to_json as _to_json
 from agenteval.trace import ToolCall, Trial
 
 

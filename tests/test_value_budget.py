@@ -25,7 +25,7 @@ import pytest
 from agenteval.datasets import load_cases
 from agenteval.errors import DatasetError
 from agenteval.jsonsafe import CUT_NOTE, MAX_VALUES, TOO_MANY, model_json, plain_copy
-from agenteval.store import _to_json
+from agenteval.store.encoding import to_json as _to_json
 from agenteval.trace import ToolCall, Trial
 
 GUARD_S = 60

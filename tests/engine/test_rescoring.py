@@ -152,7 +152,8 @@ def test_without_merge_the_new_scores_replace_the_whole_set(store: Path) -> None
 def test_scores_serialised_together_are_each_as_stored() -> None:
     # The rescore's one-call comparison holds only while both give the same text.
     from agenteval.score import JudgeRecord
-    from agenteval.store import _scores_json, _to_json
+    from agenteval.store.encoding import scores_json as _scores_json
+    from agenteval.store.encoding import to_json as _to_json
     from agenteval.trace import Usage
 
     scores = [

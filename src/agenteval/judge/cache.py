@@ -20,10 +20,8 @@ import dataclasses
 import hashlib
 import json
 import sqlite3
-import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from datetime import UTC, date, datetime, time
+from collections.abc import Mapping
+from datetime import date, datetime, time
 from decimal import Decimal
 from enum import Enum
 from pathlib import Path, PurePath
@@ -32,9 +30,9 @@ from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agenteval.errors import StoreError
 from agenteval.jsonsafe import MAX_DEPTH, model_json_text, safe_repr
 from agenteval.redaction import Redactor
+from agenteval.sqlite import Database, FileKind, FileWording, time_text
 from agenteval.trace import Usage, utc_now
 
 __all__ = [
@@ -60,8 +58,6 @@ SCHEMA_VERSION = 1
 # `PRAGMA application_id` marks the file as a judge cache ("agvj"), so neither a run store nor
 # another program's database is ever written to as a cache.
 _APPLICATION_ID = 0x6167766A
-_SQLITE_HEADER = b"SQLite format 3\x00"
-_BUSY_TIMEOUT_S = 30.0
 _DELETE_HINT = (
     "delete the cache file (it only holds judge answers, which are asked again when missing),"
     " or use another cache path"
@@ -80,6 +76,33 @@ _UPSERT = """
 INSERT INTO verdicts (key, created_at, data) VALUES (?, ?, ?)
 ON CONFLICT (key) DO UPDATE SET created_at = excluded.created_at, data = excluded.data
 """
+_OTHER_PATH_HINT = "check the file's and its folder's permissions, or use another cache path"
+
+
+def _lay_out(conn: sqlite3.Connection, version: int) -> None:
+    conn.execute(_SCHEMA)
+
+
+_CACHE_FILE = FileKind(
+    name="judge cache",
+    schema_word="cache",
+    application_id=_APPLICATION_ID,
+    schema_version=SCHEMA_VERSION,
+    migrate=_lay_out,
+    wording=FileWording(
+        folder="pass the path of a file for the judge cache",
+        not_sqlite=f"{_DELETE_HINT}; the file is left as it is",
+        missing="use another cache path",
+        cannot_open=_OTHER_PATH_HINT,
+        foreign="use another cache path; this file is left as it is",
+        newer=f"upgrade agenteval, or {_DELETE_HINT}",
+        busy="another process is writing to this cache; wait for it, or use another path",
+        corrupt=_DELETE_HINT,
+        permissions=_OTHER_PATH_HINT,
+        full=f"free some disk space, or {_DELETE_HINT}",
+        other=_DELETE_HINT,
+    ),
+)
 
 
 # -- keys -------------------------------------------------------------------------------------
@@ -281,33 +304,13 @@ class JudgeCache:
     """
 
     def __init__(self, path: str | Path = DEFAULT_CACHE_PATH) -> None:
-        self._memory = str(path) == ":memory:"
-        self._path = Path(path)
         self._redactor = Redactor.from_environment()
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        if not self._memory:
-            self._check_file()
-        try:
-            self._conn = sqlite3.connect(
-                ":memory:" if self._memory else self._path,
-                timeout=_BUSY_TIMEOUT_S,
-                isolation_level=None,  # each statement commits on its own
-                check_same_thread=False,  # one connection, guarded by self._lock
-            )
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
-        try:
-            self._prepare()
-        except BaseException:
-            self._conn.close()
-            self._conn = None
-            raise
+        self._db = Database(path, _CACHE_FILE)
 
     @property
     def path(self) -> Path:
         """The cache's file."""
-        return self._path
+        return self._db.path
 
     def get(self, key: str) -> CachedVerdict | None:
         """The verdict stored under `key`, or None on a miss.
@@ -315,7 +318,7 @@ class JudgeCache:
         An entry this version cannot read (written by another version) counts as a miss; the
         verdict is asked again and the entry replaced.
         """
-        with self._use() as conn:
+        with self._db.use() as conn:
             row = conn.execute("SELECT data FROM verdicts WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
@@ -333,20 +336,20 @@ class JudgeCache:
         # Written as the run store writes a record (`jsonsafe`): a verdict nested deeper than
         # 64 levels, or containing itself, is stored cut instead of failing the put.
         data = self._redactor.redact_text(model_json_text(entry))
-        created = _time_text(entry.created_at)
-        with self._use() as conn:
+        created = time_text(entry.created_at)
+        with self._db.use() as conn:
             conn.execute(_UPSERT, (key, created, data))
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
             return False
-        with self._use() as conn:
+        with self._db.use() as conn:
             row = conn.execute("SELECT 1 FROM verdicts WHERE key = ?", (key,)).fetchone()
         return row is not None
 
     def count(self) -> int:
         """How many verdicts are stored."""
-        with self._use() as conn:
+        with self._db.use() as conn:
             return int(conn.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
 
     def __len__(self) -> int:
@@ -354,15 +357,12 @@ class JudgeCache:
 
     def clear(self) -> None:
         """Forget every stored verdict."""
-        with self._use() as conn:
+        with self._db.use() as conn:
             conn.execute("DELETE FROM verdicts")
 
     def close(self) -> None:
         """Close the file. Every `put` is already committed."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        self._db.close()
 
     def __enter__(self) -> JudgeCache:
         return self
@@ -371,105 +371,7 @@ class JudgeCache:
         self.close()
 
     def __repr__(self) -> str:
-        return f"JudgeCache({str(self._path)!r})"
-
-    # -- opening --------------------------------------------------------------------------
-
-    def _check_file(self) -> None:
-        # Look at the file before SQLite does: a file that is not a database is refused
-        # without being touched (SQLite would otherwise write a WAL and header beside it).
-        path = self._path
-        try:
-            if path.exists():
-                if path.is_dir():
-                    raise StoreError(
-                        "is a folder, not a judge cache file",
-                        file=path,
-                        hint="pass the path of a file for the judge cache",
-                    )
-                with path.open("rb") as fh:
-                    header = fh.read(len(_SQLITE_HEADER))
-                if header and header != _SQLITE_HEADER:
-                    raise StoreError(
-                        "is not an agenteval judge cache (not a SQLite database)",
-                        file=path,
-                        hint=f"{_DELETE_HINT}; the file is left as it is",
-                    )
-            else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot open the judge cache: {exc.strerror or exc}",
-                file=path,
-                hint="check the file's and its folder's permissions, or use another cache path",
-            ) from None
-
-    def _prepare(self) -> None:
-        with self._use() as conn:
-            app_id, version, tables = _identify(conn)
-            self._check_identity(app_id, version, tables)
-            if not self._memory:
-                # WAL: several processes (parallel runs) can read while one writes.
-                conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            if app_id == _APPLICATION_ID and version == SCHEMA_VERSION:
-                return
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                # Another process may have set the file up between the look and the lock.
-                app_id, version, tables = _identify(conn)
-                self._check_identity(app_id, version, tables)
-                conn.execute(_SCHEMA)
-                conn.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-
-    def _check_identity(self, app_id: int, version: int, tables: int) -> None:
-        if app_id not in (0, _APPLICATION_ID) or (app_id == 0 and tables > 0):
-            raise StoreError(
-                "is a SQLite database but not an agenteval judge cache",
-                file=self._path,
-                hint="use another cache path; this file is left as it is",
-            )
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"the judge cache was written by a newer agenteval (cache schema {version}; "
-                f"this version reads up to {SCHEMA_VERSION})",
-                file=self._path,
-                hint=f"upgrade agenteval, or {_DELETE_HINT}",
-            )
-
-    # -- plumbing -------------------------------------------------------------------------
-
-    @contextmanager
-    def _use(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            if self._conn is None:
-                raise StoreError("the judge cache is closed", file=self._path)
-            try:
-                yield self._conn
-            except sqlite3.Error as exc:
-                raise self._error(exc) from None
-
-    def _error(self, exc: sqlite3.Error) -> StoreError:
-        text = str(exc)
-        lowered = text.lower()
-        if "locked" in lowered or "busy" in lowered:
-            hint = "another process is writing to this cache; wait for it, or use another path"
-        elif "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
-            text = f"the judge cache is corrupt ({text})"
-            hint = _DELETE_HINT
-        elif "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
-            hint = "check the file's and its folder's permissions, or use another cache path"
-        elif "full" in lowered:
-            hint = f"free some disk space, or {_DELETE_HINT}"
-        else:
-            hint = _DELETE_HINT
-        return StoreError(f"judge cache error: {text}", file=self._path, hint=hint)
+        return f"JudgeCache({str(self._db.path)!r})"
 
 
 class NullCache:
@@ -511,22 +413,3 @@ class NullCache:
 
     def __repr__(self) -> str:
         return "NullCache()"
-
-
-def _identify(conn: sqlite3.Connection) -> tuple[int, int, int]:
-    """The file's application id, schema version and number of tables."""
-    # One statement, so one snapshot (as in store.py): read apart, another process setting the
-    # file up in between could show its tables but not yet its application id.
-    app_id, version, tables = conn.execute(
-        "SELECT (SELECT application_id FROM pragma_application_id),"
-        " (SELECT user_version FROM pragma_user_version),"
-        " (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%')"
-    ).fetchone()
-    return int(app_id), int(version), int(tables)
-
-
-def _time_text(moment: datetime) -> str:
-    # One fixed UTC form, so stored times sort as text.
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")

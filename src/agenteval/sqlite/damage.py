@@ -1,4 +1,4 @@
-"""Whether a run store file is damaged: checked before anything is written to it.
+"""Whether a SQLite file is damaged: the run store checks before anything is written to it.
 
 `PRAGMA quick_check` reads every page and checks the structure SQLite writes through
 (b-trees, cells, record headers, free pages): O(file), about 250 ms for a 100,000-trial store

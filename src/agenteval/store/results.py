@@ -1,0 +1,226 @@
+"""The run store's results: each (case, trial) with its scores, written in batches as trials
+finish (each batch one transaction), counted, and read back a chunk at a time in case order.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from agenteval.case import EvalCase
+from agenteval.records import MissingTrials, TrialResult
+from agenteval.score import Score
+from agenteval.store.base import StoreFile
+from agenteval.store.encoding import stored_time, to_json
+from agenteval.store.layout import CHUNK, DELETE_SCORES, UPSERT_SCORE, UPSERT_TRIAL
+from agenteval.store.progress import count_missing
+from agenteval.trace import Trial, utc_now
+
+__all__ = ["EncodedResults", "ResultRecords", "StoredTrial"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTrial:
+    """A stored trial as a rescore reads it (`RunStore.iter_stored`): its case, the trial, and
+    its scores as their stored JSON text, by name in the order written."""
+
+    key: tuple[str, int]
+    """(case id, trial index), as the trial is stored."""
+    case: EvalCase
+    trial: Trial
+    scores: dict[str, str]
+
+
+@dataclass
+class EncodedResults:
+    """A batch of results ready to store (see `RunStore.encode_results`)."""
+
+    written_at: str
+    cases: dict[str, EvalCase] = field(default_factory=dict)
+    keys: list[tuple[str, int]] = field(default_factory=list)
+    trials: list[tuple[str, int, str]] = field(default_factory=list)
+    """(case id, trial index, trial JSON)."""
+    scores: list[tuple[str, int, str, str]] = field(default_factory=list)
+    """(case id, trial index, scorer name, score JSON)."""
+
+
+class ResultRecords(StoreFile):
+    """The trials and their scores (part of `RunStore`)."""
+
+    def add_result(self, run_id: str, result: TrialResult) -> None:
+        """Store one trial with all its scores, atomically; writing the same pair again
+        replaces it (trial and score set) instead of adding a second copy."""
+        self.add_results(run_id, (result,))
+
+    def add_results(self, run_id: str, results: Iterable[TrialResult]) -> None:
+        """Store a batch of trials with their scores in one transaction: all or none.
+
+        A result whose case the run does not list yet adds that case after the others.
+        """
+        self.write_results(run_id, self.encode_results(results))
+
+    def encode_results(self, results: Iterable[TrialResult]) -> EncodedResults:
+        """A batch of results as the rows `write_results` stores: JSON, secrets redacted.
+
+        `add_results` is both; the engine encodes in its event loop and writes in a thread,
+        so that the thread, which waits on SQLite, holds the interpreter lock only briefly.
+        """
+        batch = list(results)
+        texts: list[str] = []
+        for result in batch:
+            texts.append(to_json(result.trial))
+            texts.extend(to_json(score) for score in result.scores.values())
+        texts = self._redacted(texts)
+        encoded = EncodedResults(written_at=stored_time(utc_now()) or "")
+        next_text = iter(texts).__next__
+        for result in batch:
+            case_id, trial = result.key
+            encoded.cases.setdefault(case_id, result.case)
+            encoded.keys.append((case_id, trial))
+            encoded.trials.append((case_id, trial, next_text()))
+            encoded.scores.extend((case_id, trial, name, next_text()) for name in result.scores)
+        return encoded
+
+    def write_results(self, run_id: str, encoded: EncodedResults) -> None:
+        """Store what `encode_results` made, in one transaction: all or none."""
+        keys = [(run_id, case_id, trial) for case_id, trial in encoded.keys]
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            self._add_missing_cases(conn, run_id, encoded.cases)
+            conn.executemany(DELETE_SCORES, keys)
+            conn.executemany(
+                UPSERT_TRIAL,
+                [(run_id, c, t, data, encoded.written_at) for c, t, data in encoded.trials],
+            )
+            conn.executemany(
+                UPSERT_SCORE, [(run_id, c, t, name, data) for c, t, name, data in encoded.scores]
+            )
+
+    def finished_keys(self, run_id: str) -> set[tuple[str, int]]:
+        """The (case id, trial) pairs of the run that have a stored trial."""
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+            rows = conn.execute(
+                "SELECT case_id, trial FROM trials WHERE run_id = ?", (run_id,)
+            ).fetchall()
+        return {(str(case_id), int(trial)) for case_id, trial in rows}
+
+    def stored_trials(self, run_id: str, case_id: str) -> set[int]:
+        """The trial indexes of one case of the run that have a stored trial (the pytest
+        plugin's check that a case's every trial was stored before it is judged)."""
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+            rows = conn.execute(
+                "SELECT trial FROM trials WHERE run_id = ? AND case_id = ?", (run_id, case_id)
+            ).fetchall()
+        return {int(trial) for (trial,) in rows}
+
+    def count_results(self, run_id: str) -> int:
+        """How many (case, trial) pairs of the run have a stored trial."""
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+            row = conn.execute("SELECT COUNT(*) FROM trials WHERE run_id = ?", (run_id,)).fetchone()
+        return int(row[0])
+
+    def missing_trials(self, run_id: str, *, examples: int = 5) -> MissingTrials:
+        """How many of the run's (case, trial) pairs have no stored trial, naming up to
+        `examples` of them in case order.
+
+        Counting is one query over the stored keys (a few milliseconds for 100,000 trials);
+        only a run with missing trials pays for finding which.
+        """
+        with self._read() as conn:
+            missing = count_missing(conn, run_id, examples)
+        if missing is None:
+            raise self._unknown_run(run_id)
+        return missing
+
+    def iter_results(self, run_id: str) -> Iterator[TrialResult]:
+        """Every stored result of the run with its scores, by case order then trial index.
+
+        Results are read a chunk at a time, so a large run is never held in memory at once.
+        """
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+        return self._iter_results(run_id)
+
+    def _iter_results(self, run_id: str) -> Iterator[TrialResult]:
+        for stored in self._iter_stored(run_id):
+            where = f"case {stored.case.id!r} in run {run_id!r}"
+            scores = {
+                name: self._parse(Score, data, f"score {name!r} of {where}")
+                for name, data in stored.scores.items()
+            }
+            yield TrialResult(case=stored.case, trial=stored.trial, scores=scores)
+
+    def iter_stored(self, run_id: str) -> Iterator[StoredTrial]:
+        """`iter_results` for a rescore: every stored trial with its case, and its scores left
+        as their stored JSON text, by name in the order written.
+
+        A rescore replaces most scores, so it parses only those it keeps (`read_score`), and
+        `merge_scores` compares the new ones with the stored text.
+        """
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+        return self._iter_stored(run_id)
+
+    def _iter_stored(self, run_id: str) -> Iterator[StoredTrial]:
+        # Results come case by case, so one parsed case is reused by all of its trials.
+        case: EvalCase | None = None
+        after = (-1, -1)
+        while True:
+            with self._read() as conn:
+                rows = conn.execute(
+                    "SELECT c.idx, t.trial, t.case_id, c.data, t.data"
+                    " FROM cases c JOIN trials t ON t.run_id = c.run_id AND t.case_id = c.case_id"
+                    # `c.idx >= ?` lets the index start at the last chunk's case.
+                    " WHERE c.run_id = ? AND c.idx >= ?"
+                    " AND (c.idx > ? OR (c.idx = ? AND t.trial > ?))"
+                    " ORDER BY c.idx, t.trial LIMIT ?",
+                    (run_id, after[0], after[0], after[0], after[1], CHUNK),
+                ).fetchall()
+                if not rows:
+                    return
+                wanted = {(row[2], row[1]) for row in rows}
+                scores: dict[tuple[str, int], dict[str, str]] = {}
+                for case_id, trial, name, data in conn.execute(
+                    "SELECT s.case_id, s.trial, s.name, s.data FROM scores s JOIN cases c"
+                    " ON c.run_id = s.run_id AND c.case_id = s.case_id"
+                    " WHERE s.run_id = ? AND c.idx BETWEEN ? AND ? ORDER BY s.rowid",
+                    (run_id, rows[0][0], rows[-1][0]),
+                ):
+                    if (case_id, trial) in wanted:
+                        # Interned: a summary keeps the names of every case's scores.
+                        scores.setdefault((case_id, trial), {})[sys.intern(name)] = data
+            for _idx, trial, case_id, case_data, trial_data in rows:
+                if case is None or case.id != case_id:
+                    case = self._parse(EvalCase, case_data, f"case {case_id!r} of run {run_id!r}")
+                where = f"trial {trial} of case {case_id!r} in run {run_id!r}"
+                yield StoredTrial(
+                    key=(case_id, trial),
+                    case=case,
+                    trial=self._parse(Trial, trial_data, where),
+                    scores=scores.get((case_id, trial), {}),
+                )
+            after = (rows[-1][0], rows[-1][1])
+
+    def _add_missing_cases(
+        self, conn: sqlite3.Connection, run_id: str, cases: Mapping[str, EvalCase]
+    ) -> None:
+        known = self._known_cases.get(run_id)
+        if known is None or not known.issuperset(cases):
+            known = self._known_cases[run_id] = {
+                str(row[0])
+                for row in conn.execute("SELECT case_id FROM cases WHERE run_id = ?", (run_id,))
+            }
+        for case_id, case in cases.items():
+            if case_id in known:
+                continue
+            conn.execute(
+                "INSERT INTO cases (run_id, idx, case_id, data) SELECT ?, COALESCE(MAX(idx), -1)"
+                " + 1, ?, ? FROM cases WHERE run_id = ?",
+                (run_id, case_id, self._json(case), run_id),
+            )
+            known.add(case_id)
