@@ -438,36 +438,7 @@ class EvalConfig(BaseModel):
     def load(cls, path: str | Path) -> EvalConfig:
         """Read ADK's `test_config.json` (or any file of that shape)."""
         source = Path(path)
-        try:
-            text = source.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read the eval config: {exc.strerror or exc}",
-                file=str(source),
-                hint="check the path",
-            ) from exc
-        except UnicodeDecodeError as exc:
-            raise ConfigError(
-                "the eval config is not UTF-8 text",
-                file=str(source),
-                line=_text_line(source, exc.start),
-                hint="save the file as UTF-8",
-            ) from exc
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(
-                f"invalid JSON: {exc.msg} (column {exc.colno})",
-                file=str(source),
-                line=exc.lineno,
-                hint="check the quotes, commas and brackets near this point",
-            ) from exc
-        except RecursionError as exc:  # past what Python's parser reads (about 1,000 levels)
-            raise ConfigError(
-                "invalid JSON: nested too deeply to read",
-                file=str(source),
-                hint="an eval config holds criteria and their settings, a few levels deep",
-            ) from exc
+        text, data = _read_json(source)
         try:
             return cls.from_adk(data, source=source)
         except ConfigError as exc:
@@ -541,6 +512,36 @@ def _key_line(text: str, path: list[str]) -> int | None:
             break
         offset = found.start()
     return text.count("\n", 0, offset) + 1 if offset >= 0 else None
+
+
+def _read_json(source: Path) -> tuple[str, Any]:
+    """The text of an eval config file and the JSON it holds; raises `ConfigError`."""
+
+    def error(message: str, hint: str, line: int | None = None) -> ConfigError:
+        return ConfigError(message, file=str(source), line=line, hint=hint)
+
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(
+            f"cannot read the eval config: {exc.strerror or exc}", "check the path"
+        ) from exc
+    except UnicodeDecodeError as exc:
+        line = _text_line(source, exc.start)
+        raise error("the eval config is not UTF-8 text", "save the file as UTF-8", line) from exc
+    try:
+        return text, json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(
+            f"invalid JSON: {exc.msg} (column {exc.colno})",
+            "check the quotes, commas and brackets near this point",
+            exc.lineno,
+        ) from exc
+    except RecursionError as exc:  # past what Python's parser reads (about 1,000 levels)
+        raise error(
+            "invalid JSON: nested too deeply to read",
+            "an eval config holds criteria and their settings, a few levels deep",
+        ) from exc
 
 
 def _text_line(path: Path, offset: int) -> int | None:

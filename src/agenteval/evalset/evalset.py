@@ -9,9 +9,14 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from agenteval.case import EvalCase
+from agenteval.casefiles.adk_walk import AdkEvalSet
+from agenteval.casefiles.loading import read_case_file
+from agenteval.casefiles.read_adk import adk_from_data, has_adk_name, read_adk_folder, set_name
+from agenteval.casefiles.write_adk import adk_json, write_adk
+from agenteval.casefiles.writing import dump_cases
 from agenteval.errors import DatasetError
 
-__all__ = ["EvalSet"]
+__all__ = ["EvalSet", "eval_set_of"]
 
 
 class EvalSet(BaseModel):
@@ -82,24 +87,19 @@ class EvalSet(BaseModel):
 
         Raises `DatasetError` naming the file, case and field of the first mistake.
         """
-        from agenteval.evalset.adk import is_adk_file, read_adk_file, read_adk_folder
-
         source = Path(path)
         if source.is_dir():
-            return read_adk_folder(source, initial_session=initial_session)
-        if is_adk_file(source):
-            return read_adk_file(source, initial_session=initial_session)
-        from agenteval.datasets import load_cases
-
-        return cls(id=_stem(source), cases=load_cases(source))
+            return eval_set_of(read_adk_folder(source, initial_session=initial_session))
+        found = read_case_file(source, initial_session=initial_session)
+        if isinstance(found, AdkEvalSet):
+            return eval_set_of(found)
+        return cls(id=set_name(source), cases=found)
 
     @classmethod
     def from_adk(cls, data: Any, *, source: str = "<eval set>") -> EvalSet:
         """An eval set from ADK data already parsed from JSON (an `EvalSet` mapping, or a legacy
         list of turns); `source` names it in error messages."""
-        from agenteval.evalset.adk import eval_set_from_adk
-
-        return eval_set_from_adk(data, source=source)
+        return eval_set_of(adk_from_data(data, source=source))
 
     def to_adk(self) -> dict[str, Any]:
         """This set as ADK's `EvalSet` JSON (snake_case keys, as ADK writes them).
@@ -107,20 +107,14 @@ class EvalSet(BaseModel):
         Reading the result back (`EvalSet.from_adk`) gives this set again for sets read from
         ADK files; cases written with a single `input` come back as one-turn conversations.
         """
-        from agenteval.evalset.adk import eval_set_to_adk
-
-        return eval_set_to_adk(self)
+        return adk_json(self)
 
     def save(self, path: str | Path) -> Path:
         """Write the set to `path` and return it: ADK's format for `*.evalset.json` and
         `*.test.json`, else an agenteval case file (`agenteval.dump_cases`)."""
-        from agenteval.evalset.adk import has_adk_name, write_adk_file
-
         target = Path(path)
         if has_adk_name(target):
-            return write_adk_file(self, target)
-        from agenteval.datasets import dump_cases
-
+            return write_adk(self, target)
         if not self.cases:
             raise DatasetError(
                 "the eval set has no cases to write", file=str(target), hint="add cases first"
@@ -128,9 +122,6 @@ class EvalSet(BaseModel):
         return dump_cases(self.cases, target)
 
 
-def _stem(path: Path) -> str:
-    name = path.name
-    for suffix in (".evalset.json", ".test.json"):
-        if name.lower().endswith(suffix):
-            return name[: -len(suffix)]
-    return path.stem
+def eval_set_of(found: AdkEvalSet) -> EvalSet:
+    """The eval set an ADK file held, as an `EvalSet`."""
+    return EvalSet(id=found.id, name=found.name, description=found.description, cases=found.cases)

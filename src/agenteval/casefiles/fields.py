@@ -1,0 +1,192 @@
+"""A case's fields as a case file names them: every name a field is given by (its name and
+aliases), the model a mapping at a path inside a case is, what other tools call the fields
+(`MEANINGS`, for suggestions), and how a message shows a value."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import date, datetime
+from typing import Any, get_args
+
+from pydantic import AliasChoices, BaseModel
+
+from agenteval.case import EvalCase
+from agenteval.casefiles.positions import Loc
+from agenteval.suggestions import normalised
+
+__all__ = [
+    "INPUT_FIELDS",
+    "MEANINGS",
+    "accepted_names",
+    "describe",
+    "meanings_of",
+    "model_at",
+    "models_under",
+    "noun",
+    "other_names",
+]
+
+
+# The fields that name what the agent is given; a case needs one of them.
+INPUT_FIELDS = ("input", "conversation", "agent_trace")
+
+
+def other_names(name: str, alias: Any) -> list[str]:
+    """The other names (aliases) a field called `name` is given by."""
+    if isinstance(alias, AliasChoices):
+        return [choice for choice in alias.choices if isinstance(choice, str) and choice != name]
+    if isinstance(alias, str) and alias != name:
+        return [alias]
+    return []
+
+
+def accepted_names(model: type[BaseModel]) -> dict[str, str]:
+    """Every name a field of `model` may be given by (its name and aliases), to the field."""
+    names: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        names[name] = name
+        for other in other_names(name, info.validation_alias):
+            names[other] = name
+    return names
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    return next(_walk_annotation(annotation), None)
+
+
+def model_at(path: Loc) -> type[BaseModel] | None:
+    """The model that describes the mapping at `path` inside a case."""
+    model: type[BaseModel] | None = EvalCase
+    for step in path:
+        if isinstance(step, int):
+            continue
+        if model is None:
+            return None
+        name = accepted_names(model).get(step)
+        if name is None:
+            return None
+        model = _model_in(model.model_fields[name].annotation)
+    return model
+
+
+def models_under(model: type[BaseModel]) -> list[type[BaseModel]]:
+    """`model` and every model its fields hold, each once."""
+    found: list[type[BaseModel]] = [model]
+    for current in found:
+        for info in current.model_fields.values():
+            for argument in _walk_annotation(info.annotation):
+                if argument not in found:
+                    found.append(argument)
+    return found
+
+
+def _walk_annotation(annotation: Any) -> Iterator[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+    for argument in get_args(annotation):
+        yield from _walk_annotation(argument)
+
+
+def noun(model: type[BaseModel] | None) -> str:
+    """What messages call a mapping described by `model` ("case", "expected call")."""
+    if model is None:
+        return "mapping"
+    if model is EvalCase:
+        return "case"
+    return re.sub(r"(?<!^)(?=[A-Z])", " ", model.__name__).lower()
+
+
+# What other tools (and people) call a case's fields: a suggestion by meaning comes before one
+# by spelling (`question` is not `conversation`). A tuple where a name means different fields in
+# different places (a case's answer, a conversation turn's answer); only a field of the mapping
+# the key is in, that would accept the value, is suggested.
+MEANINGS: dict[str, str | tuple[str, ...]] = {
+    **dict.fromkeys(
+        (
+            "question",
+            "prompt",
+            "query",
+            "user_input",
+            "user_query",
+            "user_message",
+            "user_prompt",
+            "instruction",
+            "request",
+            "task",
+            "messages",
+            "user_content",
+        ),
+        "input",
+    ),
+    "text": ("input", "content"),
+    **dict.fromkeys(
+        (
+            "expected",
+            "answer",
+            "expected_answer",
+            "ground_truth",
+            "groundtruth",
+            "reference",
+            "reference_answer",
+            "expected_response",
+            "expected_result",
+            "golden_answer",
+            "gold",
+            "ideal",
+            "ideal_answer",
+            "target",
+            "output",
+            "response",
+            "final_response",
+        ),
+        ("expected_output", "expected_final_response"),
+    ),
+    **dict.fromkeys(
+        ("tools", "expected_tool", "tool_calls", "expected_calls", "required_tools"),
+        ("expected_tools", "expected_tool_trajectory"),
+    ),
+    "tool": ("expected_tools", "expected_tool_trajectory", "name"),  # `name` in a call
+    **dict.fromkeys(
+        ("trajectory", "expected_tool_sequence", "tool_sequence"), "expected_trajectory"
+    ),
+    **dict.fromkeys(("name", "case_id", "case_name", "key", "uid", "identifier"), "id"),
+    **dict.fromkeys(("documents", "docs", "relevant_documents"), "relevant_docs"),
+    **dict.fromkeys(
+        ("forbidden", "must_not_include", "banned", "forbidden_text"), "must_not_contain"
+    ),
+    **dict.fromkeys(("must_contain", "required_keywords", "must_include"), "keywords"),
+    **dict.fromkeys(("max_calls", "tool_call_budget", "max_tools"), "max_tool_calls"),
+    **dict.fromkeys(("turns", "dialogue", "dialog"), "conversation"),
+    **dict.fromkeys(("rubric", "criteria"), "rubrics"),
+    **dict.fromkeys(("meta", "info", "extra"), "metadata"),
+    **dict.fromkeys(("tool_name", "function", "function_name"), "name"),
+    **dict.fromkeys(("params", "parameters", "input_args", "kwargs"), "arguments"),
+    **dict.fromkeys(("criterion", "description"), "content"),
+}
+
+
+def meanings_of(key: str) -> tuple[str, ...]:
+    """The fields `key` means, by `MEANINGS` (none when it is no known synonym)."""
+    meaning = MEANINGS.get(normalised(key), ())
+    return (meaning,) if isinstance(meaning, str) else meaning
+
+
+def describe(value: Any) -> str:
+    """A value as a message shows it: its kind and, when short, itself."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"text {shown!r}"
+    if isinstance(value, datetime | date):
+        return f"the date {value.isoformat()}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"
