@@ -1,0 +1,320 @@
+"""Making a run: `agenteval run` (an agent over a dataset, new or resumed) and `agenteval score`
+(recorded traces, with no agent). Each calls the engine in one place: `evaluate_async` in
+`run`'s `evaluate_with`, `score_traces_async` in `score`."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from agenteval.catalog import ScorerRef
+from agenteval.cli.common import errors, warn
+from agenteval.cli.live import LiveProgress, run_async, stoppable
+from agenteval.cli.options import Flags, names, with_options
+from agenteval.cli.output import check_writable, finish, junit_target
+from agenteval.cli.settings import (
+    absolute_ref,
+    config_beside,
+    judged_settings,
+    require_judge,
+    require_stored_judge,
+    store_flag,
+    target_config,
+)
+from agenteval.config import (
+    Target,
+    check_scorer_flags,
+    check_scorers,
+    find_target,
+    load_infrastructure_errors,
+    resolve_agent,
+    resolve_settings,
+)
+from agenteval.engine.evaluate import evaluate_async
+from agenteval.engine.ownership import RunInUse, refuse_pytest_resume, running_elsewhere
+from agenteval.engine.relocation import find_relocated, rehome, relocated
+from agenteval.errors import ConfigError
+from agenteval.records import how_to_complete
+from agenteval.run import Run
+from agenteval.store import RunStore
+
+__all__ = ["run", "score"]
+
+
+@with_options(
+    "scorer no_builtins store json_path junit_path resume judge rubric no_cache verbose "
+    "html_path passing config_path"
+)
+def run(
+    target: Annotated[
+        str,
+        typer.Argument(
+            metavar="TARGET", help="agenteval.yaml, a folder holding one, or a dataset file."
+        ),
+    ],
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            metavar="REF",
+            help="The agent: module:function, path/to/file.py:function, or an HTTP agent's URL.",
+        ),
+    ] = None,
+    trials: Annotated[
+        int | None, typer.Option(metavar="N", help="Trials per case (default: 1).")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(metavar="N", help="Trials in flight at once (default: 16).")
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(metavar="SECONDS", help="Seconds per trial attempt (default: no limit)."),
+    ] = None,
+    retries: Annotated[
+        int | None,
+        typer.Option(metavar="N", help="Retries of infrastructure failures (default: 2)."),
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            metavar="[RUN_ID]",
+            help="Resume the latest unfinished run of TARGET, or the run given.",
+        ),
+    ] = None,
+    config_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="The agenteval.yaml whose settings a case-file TARGET runs with (default: the "
+            "one beside the case file, else the current directory's).",
+        ),
+    ] = None,
+    *,
+    flags: Flags,
+) -> None:
+    """Run an agent over a dataset, score every trial, and store the run."""
+    junit_target(flags.junit_path)
+    found, config_file = target_config(find_target(target), config_path)
+    config = found.config
+    settings = resolve_settings(
+        config,
+        found.base_dir,
+        trials=trials,
+        concurrency=concurrency,
+        timeout=timeout,
+        retries=retries,
+        store=str(flags.store) if flags.store else None,
+        judge=flags.judge,
+        use_cache=not flags.no_cache,
+        config_file=config_file,
+    )
+    require_judge(settings.judge, flags.judge, config_file)
+    agent_spec = (
+        {"url": agent} if agent and agent.startswith(("http://", "https://")) else agent
+    ) or config.agent
+    if found.dataset is None:
+        raise ConfigError(
+            "no dataset given",
+            file=found.path,
+            field="dataset",
+            hint="add `dataset: cases.yaml` to the config",
+        )
+    if agent_spec is None:
+        raise ConfigError(
+            "no agent given",
+            file=config_file,
+            hint="pass --agent module:function (or path/to/file.py:function), or set `agent:` in agenteval.yaml",
+        )
+    agent_base = found.base_dir if agent is None else Path.cwd()
+    agent_fn, agent_ref = resolve_agent(
+        agent_spec, base_dir=agent_base, given_in="--agent" if agent else config_file
+    )
+    in_config = found if config_file is None else dataclasses.replace(found, path=config_file)
+    infrastructure = load_infrastructure_errors(in_config)
+    check_scorers(in_config, flags.scorer or [])
+    scorer_refs: list[ScorerRef] = [
+        absolute_ref(ref, found.base_dir) if isinstance(ref, str) else ref for ref in config.scorers
+    ]
+    scorer_refs += [absolute_ref(ref, Path.cwd()) for ref in flags.scorer or []]
+    resume_id: str | None = None
+    if resume is not None:
+        with RunStore(settings.store) as run_store:
+            if resume == "latest":
+                resume_id = _latest_resumable(run_store, found, agent_ref, target)
+            else:
+                resume_id = run_store.resolve_run_id(resume)
+            stored = run_store.get_info(resume_id)
+            refuse_pytest_resume(stored)
+            moved = relocated(run_store, stored, found, agent_ref)
+            if moved is not None:  # its folder moved here: say so, and re-home it
+                errors.print(f"[dim]{escape(moved.describe())}[/]")
+                stored = rehome(run_store, moved, found)
+        if stored.target != found.key:
+            raise ConfigError(
+                f"run {resume_id} was started on {stored.target}, not on {target}",
+                hint=how_to_complete(stored.target, resume_id),
+            )
+        if settings.judge is None:  # resumed with the run's own judge, if it has one
+            require_stored_judge(stored)
+        ignored = [
+            flag
+            for flag, value in (
+                ("--trials", trials),
+                ("--timeout", timeout),
+                ("--scorer", flags.scorer),
+                ("--no-builtins", flags.no_builtins or None),
+                ("--rubric", flags.rubric),
+                ("--passing", flags.passing),
+            )
+            if value
+        ]
+        if ignored:
+            warn(f"a resumed run keeps its own settings; ignoring {', '.join(ignored)}")
+    check_writable(flags.json_path)
+    check_writable(flags.html_path, "--html")
+    progress = LiveProgress()
+
+    def evaluate_run() -> Run:
+        nonlocal resume_id
+        while True:
+            try:
+                chosen: Run = run_async(functools.partial(evaluate_with, resume_id))
+                return chosen
+            except RunInUse:
+                if resume != "latest":
+                    raise
+                # Another process claimed the newest stopped run between the pick and the
+                # claim: `--resume` alone takes the next one, never refusing for it.
+                with RunStore(settings.store) as run_store:
+                    resume_id = _latest_resumable(run_store, found, agent_ref, target)
+
+    def evaluate_with(resume_id: str | None) -> Coroutine[Any, Any, Run]:
+        return evaluate_async(
+            agent_fn,
+            found.dataset or found.path,
+            scorer_refs if resume_id is None else [],
+            trials=settings.trials,
+            concurrency=settings.concurrency,
+            timeout=settings.timeout,
+            retries=settings.retries,
+            builtins=config.builtins and not flags.no_builtins,
+            store=settings.store,
+            judge=settings.judge,
+            rubrics=names(flags.rubric) or config.rubrics,
+            use_cache=not flags.no_cache,
+            prices=settings.prices,
+            passing=names(flags.passing),
+            resume=resume_id,
+            target=found.key,
+            agent_ref=agent_ref,
+            base_dir=found.base_dir,
+            on_start=progress.start,
+            on_result=progress.advance,
+            on_warning=warn,
+            infrastructure_errors=infrastructure,
+        )
+
+    resume_store = store_flag(settings.store)
+    result = stoppable(
+        evaluate_run,
+        progress,
+        interrupted=(
+            f"`agenteval run {escape(target)}{escape(resume_store)} --resume` goes on from here"
+        ),
+        stopped=f"`agenteval run {target}{resume_store} --resume` goes on from here",
+    )
+    finish(
+        result,
+        flags,
+        f"`agenteval run {target}{resume_store} --resume {result.run_id}` runs the missing ones",
+        prices=settings.prices,
+        store=settings.store,
+        flag=resume_store,
+    )
+
+
+def _latest_resumable(
+    run_store: RunStore, found: Target, agent_ref: str | None, target: str
+) -> str:
+    """The newest unfinished run of the target that no live process is running; else one
+    whose folder moved here (`relocation`)."""
+    resume_id = run_store.latest_unfinished(found.key, skip=running_elsewhere)
+    if resume_id is None:
+        moved = find_relocated(run_store, found, agent_ref, skip=running_elsewhere)
+        resume_id = None if moved is None else moved.run_id
+    if resume_id is None:
+        raise ConfigError(
+            f"no unfinished run of {target} to resume",
+            hint="`agenteval runs` lists the stored runs (a run another live process is "
+            "running is left to it); run without --resume to start one",
+        )
+    return resume_id
+
+
+@with_options("scorer no_builtins store json_path judge rubric no_cache verbose")
+def score(
+    traces: Annotated[
+        Path,
+        typer.Argument(
+            metavar="TRACES",
+            help="Recorded traces: OTLP JSON (as the OpenTelemetry Collector's file exporter "
+            "writes it), agenteval trial JSONL, or a folder of them.",
+        ),
+    ],
+    cases: Annotated[
+        Path, typer.Option("--cases", metavar="FILE", help="The case file the traces answer.")
+    ],
+    match_attribute: Annotated[
+        str,
+        typer.Option(
+            "--match-attribute",
+            metavar="NAME",
+            show_default=False,
+            help="The root-span attribute naming each trace's case; when no trace carries it, "
+            "traces are matched to cases by order (default: agenteval.case.id).",
+        ),
+    ] = "agenteval.case.id",
+    *,
+    flags: Flags,
+) -> None:
+    """Score recorded traces with no agent, and store them as a run."""
+    from agenteval.otel.scoring import score_traces_async
+
+    check_scorer_flags(flags.scorer or [])
+    refs = [absolute_ref(ref, Path.cwd()) for ref in flags.scorer or []]
+    check_writable(flags.json_path)
+    # The case file's settings, as `agenteval run CASES` reads them.
+    settings = judged_settings(flags, config_beside(cases))
+    progress = LiveProgress()
+    again = "score the traces again for a whole run (a new run)"
+    result: Run = stoppable(
+        lambda: run_async(
+            lambda: score_traces_async(
+                traces,
+                cases,
+                refs,
+                match_attribute=match_attribute,
+                builtins=not flags.no_builtins,
+                store=settings.store,
+                judge=settings.judge,
+                rubrics=names(flags.rubric),
+                use_cache=not flags.no_cache,
+                prices=settings.prices,
+                base_dir=Path.cwd(),
+                on_start=progress.start,
+                on_result=progress.advance,
+                on_warning=warn,
+            )
+        ),
+        progress,
+        interrupted=again,
+        stopped=again,
+    )
+    finish(result, flags, again, store=settings.store)
