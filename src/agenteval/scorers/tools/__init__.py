@@ -21,7 +21,7 @@ made.
 
 The package, by job: `rungs` (the three rungs and `call_error`), `schemas` (checking a call's
 arguments against its tool's JSON schema), `habits` (order, efficiency and repeats, with
-`canonical_arguments`) and `verdicts` (the binary score and the wording they share).
+`canonical_arguments`) and `verdicts` (the verdict of the per-call rungs, `call_error`, and the wording they share).
 """
 
 from agenteval.scorers.tools.habits import (

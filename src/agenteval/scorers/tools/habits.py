@@ -13,8 +13,9 @@ from agenteval.jsonsafe import plain_copy
 from agenteval.score import Score
 from agenteval.scorers.answer import not_judged
 from agenteval.scorers.redacted import holds_redacted, undecided
+from agenteval.scorers.scores import binary_score, threshold_score
 from agenteval.scorers.text import EXCERPT_CHARS, EXCERPT_ITEMS, excerpt
-from agenteval.scorers.tools.verdicts import binary, call_error
+from agenteval.scorers.tools.verdicts import call_error, calls_or_skip
 from agenteval.trace import ToolCall, Trial
 
 # --- trajectory_order ----------------------------------------------------------------------------
@@ -97,7 +98,7 @@ class TrajectoryOrder:
                 if not expected
                 else f"all {len(expected)} expected calls made in order"
             )
-            return binary(self.name, True, reason, details)
+            return binary_score(self.name, True, reason, details)
         missing = expected[len(matched_at)]
         details["first_unmatched"] = {
             "position": len(matched_at),
@@ -112,7 +113,7 @@ class TrajectoryOrder:
         else:
             why = f"{missing.name} was never called"
         reason = f"matched {len(matched_at)} of {len(expected)} expected calls; {why}"
-        return binary(self.name, False, reason, details)
+        return binary_score(self.name, False, reason, details)
 
 
 # --- step_efficiency -----------------------------------------------------------------------------
@@ -164,13 +165,8 @@ class StepEfficiency:
                 details=details,
             )
         value = min(1.0, needed / made)
-        return Score(
-            name=self.name,
-            value=value,
-            passed=value >= self.threshold,
-            reason=f"{made} calls made, {needed} needed ({source})",
-            details=details,
-        )
+        reason = f"{made} calls made, {needed} needed ({source})"
+        return threshold_score(self.name, value, self.threshold, reason, details)
 
 
 # --- redundant_calls -----------------------------------------------------------------------------
@@ -221,11 +217,9 @@ class RedundantCalls:
     exempt_tools: tuple[str, ...] = ()
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
-        skipped = not_judged(self.name, trial)
+        skipped = calls_or_skip(self.name, trial)
         if skipped is not None:
             return skipped
-        if not trial.tool_calls:
-            return Score(name=self.name, reason="no tool calls to check")
         worked: dict[tuple[str, str], int] = {}
         redundant: list[dict[str, Any]] = []
         for index, call in enumerate(trial.tool_calls):
@@ -255,11 +249,11 @@ class RedundantCalls:
             "redundant": redundant[:EXCERPT_ITEMS],
         }
         if not redundant:
-            return binary(self.name, True, "no call repeated one that had worked", details)
+            return binary_score(self.name, True, "no call repeated one that had worked", details)
         first = redundant[0]
         reason = (
             f"{len(redundant)} redundant {'call' if len(redundant) == 1 else 'calls'}; "
             f"call {first['index'] + 1} ({first['name']}) repeats call {first['earlier_index'] + 1}, "
             "which had already worked"
         )
-        return binary(self.name, False, reason, details)
+        return binary_score(self.name, False, reason, details)

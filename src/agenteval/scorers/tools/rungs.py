@@ -13,10 +13,11 @@ from agenteval.case import EvalCase
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.redacted import from_store, holds_redacted, undecided
+from agenteval.scorers.scores import binary_score
 from agenteval.scorers.text import EXCERPT_ITEMS, excerpt
 from agenteval.scorers.tools.habits import canonical_arguments
 from agenteval.scorers.tools.schemas import Validators, argument_problem
-from agenteval.scorers.tools.verdicts import binary, call_error, calls, per_call, times
+from agenteval.scorers.tools.verdicts import call_error, calls, calls_or_skip, per_call, times
 from agenteval.trace import ToolSpec, Trial
 
 # --- 1. tool_selection ---------------------------------------------------------------------------
@@ -62,24 +63,24 @@ class ToolSelection:
             reason = "no tools needed"
             if made:
                 reason += f"; the {calls(made)} made are step_efficiency's question, not this one"
-            return binary(self.name, True, reason, details)
+            return binary_score(self.name, True, reason, details)
         if not missing:
             listed = ", ".join(f"{tool} ({times(count)})" for tool, count in needed.items())
-            return binary(self.name, True, f"called every needed tool: {listed}", details)
+            return binary_score(self.name, True, f"called every needed tool: {listed}", details)
         if not trial.tool_calls:
             listed = ", ".join(f"{tool} ({times(count)})" for tool, count in needed.items())
             if (trial.output or "").strip():
                 reason = f"answered without calling any tool; needed {listed}"
             else:
                 reason = f"called no tool; needed {listed}; {no_answer_reason(trial)}"
-            return binary(self.name, False, reason, details)
+            return binary_score(self.name, False, reason, details)
         shortfalls = [
             f"{tool} never called"
             if called[tool] == 0
             else f"{tool} called {times(called[tool])}, needed {needed[tool]}"
             for tool in missing
         ]
-        return binary(self.name, False, "; ".join(shortfalls), details)
+        return binary_score(self.name, False, "; ".join(shortfalls), details)
 
 
 @dataclass(frozen=True)
@@ -104,11 +105,9 @@ class ToolArgumentsValid:
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         if not self.tools:
             return Score(name=self.name, reason="no tool schemas known for this run")
-        skipped = not_judged(self.name, trial)
+        skipped = calls_or_skip(self.name, trial)
         if skipped is not None:
             return skipped
-        if not trial.tool_calls:
-            return Score(name=self.name, reason="no tool calls to check")
         invalid: list[dict[str, Any]] = []
         for index, call in enumerate(trial.tool_calls):
             problem = argument_problem(call, self.tools, self._validators)
@@ -150,11 +149,9 @@ class ToolExecution:
     _validators: Validators = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
-        skipped = not_judged(self.name, trial)
+        skipped = calls_or_skip(self.name, trial)
         if skipped is not None:
             return skipped
-        if not trial.tool_calls:
-            return Score(name=self.name, reason="no tool calls to check")
         checked = [
             (index, call)
             for index, call in enumerate(trial.tool_calls)

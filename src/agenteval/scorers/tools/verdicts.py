@@ -1,4 +1,4 @@
-"""What the tool scorers share: a binary score, a call's failure as a result reports it
+"""What the tool scorers share: the verdict of a rung that checks each call, a call's failure as a result reports it
 (`call_error`), and the counts in their reasons."""
 
 from __future__ import annotations
@@ -7,15 +7,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from agenteval.score import Score
+from agenteval.scorers.answer import not_judged
+from agenteval.scorers.scores import binary_score
 from agenteval.scorers.text import json_value
-from agenteval.trace import ToolCall
+from agenteval.trace import ToolCall, Trial
 
 
-def binary(name: str, passed: bool, reason: str, details: dict[str, Any]) -> Score:
-    """A pass (1.0) or a fail (0.0)."""
-    return Score(
-        name=name, value=1.0 if passed else 0.0, passed=passed, reason=reason, details=details
-    )
+def calls_or_skip(name: str, trial: Trial) -> Score | None:
+    """The score to give instead of checking the trial's calls: not judged (`not_judged`), or
+    no score when it made none; None when there are calls to check."""
+    skipped = not_judged(name, trial)
+    if skipped is None and not trial.tool_calls:
+        return Score(name=name, reason="no tool calls to check")
+    return skipped
 
 
 def per_call(
@@ -32,13 +36,13 @@ def per_call(
     is `bad`, else a fail naming how many of `total` calls are `said` and the first one's
     `what` (each bad call is a dict with its `index`, `name` and `what`)."""
     if not bad:
-        return binary(name, True, passed, details)
+        return binary_score(name, True, passed, details)
     first = bad[0]
     reason = (
         f"{len(bad)} of {total} calls {said}; "
         f"call {first['index'] + 1} ({first['name']}): {first[what]}"
     )
-    return binary(name, False, reason, details)
+    return binary_score(name, False, reason, details)
 
 
 def times(count: int) -> str:
