@@ -14,25 +14,15 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined, to_jsonable_python
 
-from agenteval.jsonsafe.limits import (
-    CIRCULAR,
-    CUT_HEAD,
-    CUT_NOTE,
-    DEEP,
-    MAX_DEPTH,
-    MAX_VALUES,
-    TOO_MANY,
-    Hide,
-    safe_repr,
-    valid_text,
-)
+from agenteval.jsonsafe import limits
+from agenteval.jsonsafe.limits import Hide, safe_repr, valid_text
 from agenteval.jsonsafe.look import model_plan
 
 _SHOWN_PATH: Final = 5  # segments of a cut's path a note shows
 _MAX_NOTES: Final = 20
-_DEEP_REASON: Final = f"nested deeper than {MAX_DEPTH}"
+_DEEP_REASON: Final = f"nested deeper than {limits.MAX_DEPTH}"
 _CIRCULAR_REASON: Final = "circular reference"
-_TOO_MANY_REASON: Final = f"more than {MAX_VALUES:,} values"
+_TOO_MANY_REASON: Final = f"more than {limits.MAX_VALUES:,} values"
 
 
 class CarefulCopy:
@@ -44,7 +34,7 @@ class CarefulCopy:
         self.count = 0
         self.masked = 0
         self.active: set[int] = set()
-        self.left = MAX_VALUES
+        self.left = limits.MAX_VALUES
         """Values still to be copied before the rest is cut (`MAX_VALUES`)."""
 
     def cut(self, path: list[str | int], reason: str) -> None:
@@ -64,7 +54,10 @@ class CarefulCopy:
         when anything was cut."""
         if self.cuts and field is not None and isinstance(data, dict):
             notes = data.get(field)
-            data[field] = {**(notes if isinstance(notes, dict) else {}), CUT_NOTE: self.noted()}
+            data[field] = {
+                **(notes if isinstance(notes, dict) else {}),
+                limits.CUT_NOTE: self.noted(),
+            }
         return data
 
     def value(self, value: Any, depth: int, free: bool, path: list[str | int]) -> Any:
@@ -74,13 +67,13 @@ class CarefulCopy:
         except Exception as exc:
             reason = f"could not be encoded ({type(exc).__name__})"
             self.cut(path, reason)
-            return f"{CUT_HEAD}{reason}>"
+            return f"{limits.CUT_HEAD}{reason}>"
 
     def _value(self, value: Any, depth: int, free: bool, path: list[str | int]) -> Any:
         kind = type(value)
         if kind is str:
-            if free and value.startswith(CUT_HEAD) and value.endswith(">"):
-                self.cut(path, value[len(CUT_HEAD) : -1])  # cut before it got here
+            if free and value.startswith(limits.CUT_HEAD) and value.endswith(">"):
+                self.cut(path, value[len(limits.CUT_HEAD) : -1])  # cut before it got here
             return valid_text(value)
         if kind is int or kind is bool or value is None:
             return value
@@ -91,12 +84,12 @@ class CarefulCopy:
         record = dataclasses.is_dataclass(value) and not isinstance(value, type)
         if not (record or isinstance(value, dict | list | tuple | set | frozenset | BaseModel)):
             return self._scalar(value, depth, free, path)
-        if depth > MAX_DEPTH:
+        if depth > limits.MAX_DEPTH:
             self.cut(path, _DEEP_REASON)
-            return DEEP
+            return limits.DEEP
         if id(value) in self.active:
             self.cut(path, _CIRCULAR_REASON)
-            return CIRCULAR
+            return limits.CIRCULAR
         # Counted as the look counts (`look.free_fits`): the items of each container met, so a
         # record the look passed is never cut here, and one it refused is cut where it refused.
         if isinstance(value, BaseModel):
@@ -108,7 +101,7 @@ class CarefulCopy:
             if self.left >= 0:  # noted once, where the budget ran out: the rest is cut too
                 self.cut(path, _TOO_MANY_REASON)
                 self.left = -1
-            return TOO_MANY
+            return limits.TOO_MANY
         self.left -= size
         self.active.add(id(value))
         try:
@@ -187,7 +180,7 @@ def _is_default(field: FieldInfo, value: Any) -> bool:
 
 
 def _is_marker(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(CUT_HEAD)
+    return isinstance(value, str) and value.startswith(limits.CUT_HEAD)
 
 
 def _key_text(key: Any) -> str:
