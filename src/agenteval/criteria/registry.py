@@ -18,6 +18,7 @@ from agenteval.criteria import hallucination, response, safety, text, trajectory
 from agenteval.criteria.base import BaseCriterion
 from agenteval.criteria.config import CriterionConfig
 from agenteval.errors import ScorerError
+from agenteval.validation import first_problem
 
 __all__ = [
     "BUILTIN_CRITERIA",
@@ -59,10 +60,9 @@ def criterion_from_settings(name: str, settings: Mapping[str, Any]) -> BaseCrite
     try:
         config = CriterionConfig.model_validate(dict(settings))
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"]) or "settings"
+        message, where = first_problem(exc)
         raise ScorerError(
-            f"{name} has a bad setting {where!r}: {error['msg']}",
+            f"{name} has a bad setting {(where or 'settings')!r}: {message}",
             field="scorers",
             hint="its settings are CriterionConfig fields: "
             + ", ".join(CriterionConfig.model_fields),
