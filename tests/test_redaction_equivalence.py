@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from agenteval import redaction
 from agenteval.redaction import REDACTED, Redactor
+from agenteval.redaction.rules import RULES
 
 # --- the old construction, kept here only as the reference ------------------------------------
 
@@ -67,7 +68,7 @@ def _old_node_regex(node: _OldNode) -> str:
 def _old_pattern(literal_heads: tuple[str, ...]) -> re.Pattern[str]:
     """The old combined regex: every head followed by its own boundary and its rule's body."""
     entries = [(head, "") for head in literal_heads]
-    for rule in redaction._RULES:
+    for rule in RULES:
         entries.extend((head, boundary.after(head) + rule.body) for head, boundary in rule.heads)
     return re.compile(_old_trie_regex(entries))
 
@@ -75,9 +76,7 @@ def _old_pattern(literal_heads: tuple[str, ...]) -> re.Pattern[str]:
 @functools.cache
 def _old_grouped_rules() -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple(
-        (head, rule.grouped(head, boundary))
-        for rule in redaction._RULES
-        for head, boundary in rule.heads
+        (head, rule.grouped(head, boundary)) for rule in RULES for head, boundary in rule.heads
     )
 
 
@@ -267,7 +266,7 @@ def _near_misses(head: str) -> Iterator[str]:
 
 
 def _rule_heads() -> list[str]:
-    return list(dict.fromkeys(head for rule in redaction._RULES for head, _ in rule.heads))
+    return list(dict.fromkeys(head for rule in RULES for head, _ in rule.heads))
 
 
 def corpus() -> list[str]:
@@ -389,7 +388,7 @@ def test_each_kind_of_boundary_means_what_it_meant(text: str, expected: str) -> 
 
 def test_each_shared_body_is_written_once() -> None:
     source = Redactor(REDACTORS["environment"])._pattern.pattern
-    credential = next(r for r in redaction._RULES if r.name == "credential-assignment")
+    credential = next(r for r in RULES if r.name == "credential-assignment")
     assert len(credential.heads) > 100
     assert source.count(credential.body) == 1
     assert len(source) < len(_old_pattern(()).pattern) // 5

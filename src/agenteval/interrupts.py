@@ -26,10 +26,12 @@ import enum
 import signal
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from types import FrameType
 from typing import Any
+
+from agenteval.scoped import scoped
 
 __all__ = [
     "Interruption",
@@ -101,15 +103,9 @@ class RunStop:
 _run: ContextVar[RunStop | None] = ContextVar("agenteval_run_stop", default=None)
 
 
-@contextmanager
-def running() -> Iterator[RunStop]:
+def running() -> AbstractContextManager[RunStop]:
     """The block runs a run: the tasks it starts tell its stop from their own cancellations."""
-    stop = RunStop()
-    token = _run.set(stop)
-    try:
-        yield stop
-    finally:
-        _run.reset(token)
+    return scoped(_run, RunStop())
 
 
 def stop_requested() -> bool:

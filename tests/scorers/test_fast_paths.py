@@ -18,7 +18,7 @@ from agenteval.scorers import default_scorers, run_scorer
 from agenteval.scorers.base import prepare_scorer, prepare_scorers
 from agenteval.scorers.grounding import ToolFaithfulness, _Sources
 from agenteval.scorers.text import find_numbers, fold, number_values, words
-from agenteval.scorers.tools import _quick_check
+from agenteval.scorers.tools.schemas import quick_check as _quick_check
 
 # --- fold ----------------------------------------------------------------------------------------
 

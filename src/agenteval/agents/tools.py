@@ -10,14 +10,22 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable, Mapping
-from types import MappingProxyType
+from types import MappingProxyType, TracebackType
 from typing import Any, TypeVar, cast, overload
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 
-from agenteval.agents.recorder import current_recorder, monotonic, note_unrecorded_call
+from agenteval.agents.recorder import (
+    TrialRecorder,
+    current_recorder,
+    monotonic,
+    note_unrecorded_call,
+)
 from agenteval.jsonsafe import CUT_HEAD, plain_copy
-from agenteval.trace import ToolSpec  # the model's; re-exported here, where tools are made
+from agenteval.trace import (
+    ToolCall,
+    ToolSpec,
+)  # the model's; re-exported here, where tools are made
 
 __all__ = ["ToolSpec", "known_tools", "registered_tools", "tool"]
 
@@ -114,6 +122,32 @@ def _bind(
     return arguments
 
 
+class _Recording:
+    """One call of a tool recorded in the trial: its arguments when it starts, its error when it
+    raises (a CancelledError or KeyboardInterrupt too: the call failed, whatever ended it), and
+    its duration. The caller records the result."""
+
+    __slots__ = ("_call", "_start")
+
+    def __init__(self, recorder: TrialRecorder, tool_name: str, arguments: dict[str, Any]) -> None:
+        self._call = recorder.start_tool_call(tool_name, _snapshot(arguments))
+        self._start = 0.0
+
+    def __enter__(self) -> ToolCall:
+        self._start = monotonic()
+        return self._call
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if exc is not None:
+            self._call.error = _error_text(exc)
+        self._call.duration_s = monotonic() - self._start
+
+
 @overload
 def tool(fn: F, /) -> F: ...
 
@@ -149,20 +183,10 @@ def tool(
                 if recorder is None:
                     note_unrecorded_call()
                     return await func(*args, **kwargs)
-                call = recorder.start_tool_call(
-                    tool_name, _snapshot(_bind(signature, args, kwargs))
-                )
-                start = monotonic()
-                try:
+                with _Recording(recorder, tool_name, _bind(signature, args, kwargs)) as call:
                     result = await func(*args, **kwargs)
-                except BaseException as exc:  # a CancelledError or KeyboardInterrupt too:
-                    call.error = _error_text(exc)  # the call failed, whatever ended it
-                    raise
-                else:
                     call.result = _snapshot(result)
                     return result
-                finally:
-                    call.duration_s = monotonic() - start
 
             wrapper: Any = async_wrapper
         else:
@@ -173,20 +197,10 @@ def tool(
                 if recorder is None:
                     note_unrecorded_call()
                     return func(*args, **kwargs)
-                call = recorder.start_tool_call(
-                    tool_name, _snapshot(_bind(signature, args, kwargs))
-                )
-                start = monotonic()
-                try:
+                with _Recording(recorder, tool_name, _bind(signature, args, kwargs)) as call:
                     result = func(*args, **kwargs)
-                except BaseException as exc:  # a CancelledError or KeyboardInterrupt too:
-                    call.error = _error_text(exc)  # the call failed, whatever ended it
-                    raise
-                else:
                     call.result = _snapshot(result)
                     return result
-                finally:
-                    call.duration_s = monotonic() - start
 
             wrapper = sync_wrapper
         wrapper.tool_spec = spec

@@ -14,27 +14,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agenteval.criteria import hallucination, response, safety, text, trajectory
 from agenteval.criteria.base import BaseCriterion
 from agenteval.criteria.config import CriterionConfig
-from agenteval.criteria.hallucination import HallucinationCriterion
-from agenteval.criteria.response import (
-    FactualAccuracyCriterion,
-    LLMJudgeCriterion,
-    ResponseMatchCriterion,
-    RubricBasedCriterion,
-)
-from agenteval.criteria.safety import SafetyCriterion
-from agenteval.criteria.text import (
-    ContainsKeywordsCriterion,
-    ExactMatchCriterion,
-    RougeMatchCriterion,
-)
-from agenteval.criteria.trajectory import (
-    NodeOrderMatchCriterion,
-    ToolNameMatchCriterion,
-    TrajectoryMatchCriterion,
-)
 from agenteval.errors import ScorerError
+from agenteval.validation import first_problem
 
 __all__ = [
     "BUILTIN_CRITERIA",
@@ -46,18 +30,18 @@ __all__ = [
 BUILTIN_CRITERIA: dict[str, type[BaseCriterion]] = {
     cls.name: cls
     for cls in (
-        ExactMatchCriterion,
-        ContainsKeywordsCriterion,
-        RougeMatchCriterion,
-        ResponseMatchCriterion,
-        LLMJudgeCriterion,
-        RubricBasedCriterion,
-        FactualAccuracyCriterion,
-        HallucinationCriterion,
-        SafetyCriterion,
-        TrajectoryMatchCriterion,
-        NodeOrderMatchCriterion,
-        ToolNameMatchCriterion,
+        text.ExactMatchCriterion,
+        text.ContainsKeywordsCriterion,
+        text.RougeMatchCriterion,
+        response.ResponseMatchCriterion,
+        response.LLMJudgeCriterion,
+        response.RubricBasedCriterion,
+        response.FactualAccuracyCriterion,
+        hallucination.HallucinationCriterion,
+        safety.SafetyCriterion,
+        trajectory.TrajectoryMatchCriterion,
+        trajectory.NodeOrderMatchCriterion,
+        trajectory.ToolNameMatchCriterion,
     )
 }
 """agenteval's own criteria by name."""
@@ -76,10 +60,9 @@ def criterion_from_settings(name: str, settings: Mapping[str, Any]) -> BaseCrite
     try:
         config = CriterionConfig.model_validate(dict(settings))
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"]) or "settings"
+        message, where = first_problem(exc)
         raise ScorerError(
-            f"{name} has a bad setting {where!r}: {error['msg']}",
+            f"{name} has a bad setting {(where or 'settings')!r}: {message}",
             field="scorers",
             hint="its settings are CriterionConfig fields: "
             + ", ".join(CriterionConfig.model_fields),
@@ -96,6 +79,6 @@ def criterion_reference(criterion: BaseCriterion) -> dict[str, Any] | str | None
     # Fields set explicitly are kept even at their default: an explicit judge_model is not
     # the same as the default one (the run's judge replaces only the latter).
     settings = criterion.config.model_dump(mode="json", exclude_unset=True)
-    if isinstance(criterion, ContainsKeywordsCriterion) and not criterion.config.keywords:
+    if isinstance(criterion, text.ContainsKeywordsCriterion) and not criterion.config.keywords:
         settings.update({"keywords": list(criterion.keywords)} if criterion.keywords else {})
     return {"name": criterion.name, **settings} if settings else criterion.name

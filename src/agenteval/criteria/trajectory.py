@@ -127,6 +127,28 @@ def _reason(
     return text
 
 
+def _verdict(
+    alignment: Alignment,
+    match_type: MatchType,
+    what: str,
+    missing: list[str],
+    extra: list[str],
+    shown: dict[str, Any],
+) -> tuple[float, dict[str, Any], str]:
+    """The score, details and reason of an alignment of `what`s; `shown` are the details
+    particular to the criterion (what was expected and done)."""
+    details: dict[str, Any] = {
+        "match_type": match_type.value,
+        **shown,
+        "matched": alignment.matched,
+        "pairs": [list(pair) for pair in alignment.pairs],
+        "missing": missing,
+        "extra": extra,
+    }
+    reason = _reason(alignment, match_type, what, missing, extra)
+    return alignment_score(alignment, match_type), details, reason
+
+
 class TrajectoryMatchCriterion(SyncCriterion):
     """The tools the agent called against every turn's `expected_tool_trajectory`.
 
@@ -149,21 +171,13 @@ class TrajectoryMatchCriterion(SyncCriterion):
         alignment = align(want, got, call_fits(check_args), match_type)
         missing = [_call_text(want[i], check_args) for i in alignment.missing]
         extra = [_call_text(got[j], check_args) for j in alignment.extra]
-        details: dict[str, Any] = {
-            "match_type": match_type.value,
+        shown = {
             "check_args": check_args,
             "expected": [_call_record(call) for call in want],
             "actual": [_call_record(call) for call in got],
-            "matched": alignment.matched,
-            "pairs": [list(pair) for pair in alignment.pairs],
-            "missing": missing,
-            "extra": extra,
         }
-        return self._result(
-            alignment_score(alignment, match_type),
-            details,
-            reason=_reason(alignment, match_type, "tool call", missing, extra),
-        )
+        score, details, reason = _verdict(alignment, match_type, "tool call", missing, extra, shown)
+        return self._result(score, details, reason=reason)
 
 
 class NodeOrderMatchCriterion(SyncCriterion):
@@ -182,20 +196,9 @@ class NodeOrderMatchCriterion(SyncCriterion):
         alignment = align(want, got, str.__eq__, match_type)
         missing = [want[i] for i in alignment.missing]
         extra = [got[j] for j in alignment.extra]
-        details: dict[str, Any] = {
-            "match_type": match_type.value,
-            "expected": want,
-            "actual": got,
-            "matched": alignment.matched,
-            "pairs": [list(pair) for pair in alignment.pairs],
-            "missing": missing,
-            "extra": extra,
-        }
-        return self._result(
-            alignment_score(alignment, match_type),
-            details,
-            reason=_reason(alignment, match_type, "node", missing, extra),
-        )
+        shown = {"expected": want, "actual": got}
+        score, details, reason = _verdict(alignment, match_type, "node", missing, extra, shown)
+        return self._result(score, details, reason=reason)
 
 
 class ToolNameMatchCriterion(SyncCriterion):

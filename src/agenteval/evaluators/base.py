@@ -16,10 +16,19 @@ from typing import TYPE_CHECKING, Any, Self
 
 from agenteval.case import EvalCase
 from agenteval.evaluators.agent_trace import MAX_JUDGED, AgentTrace, read_trace
-from agenteval.evaluators.judging import Question, ask_all, combined, lease_judge, verdicts
+from agenteval.evaluators.judging import (
+    Question,
+    ask_all,
+    combined,
+    lease_judge,
+    lowest,
+    mean_value,
+    verdicts,
+)
 from agenteval.evaluators.naming import settings_name, snake_case
 from agenteval.score import Score
 from agenteval.scorers.answer import not_judged
+from agenteval.scorers.scores import threshold_score
 from agenteval.trace import Trial
 
 if TYPE_CHECKING:
@@ -84,13 +93,7 @@ class Evaluator(ABC):
 
     def scored(self, value: float, reason: str, **details: Any) -> Score:
         """A score passing at `threshold`."""
-        return Score(
-            name=self.name,
-            value=value,
-            passed=value >= self.threshold,
-            reason=reason,
-            details=details,
-        )
+        return threshold_score(self.name, value, self.threshold, reason, details)
 
     def trace_or_skip(self, case: EvalCase, trial: Trial) -> AgentTrace | Score:
         """The trial's trace, or the score to give without one: no score for a trial that
@@ -172,6 +175,27 @@ class JudgedEvaluator(Evaluator):
             threshold=self.threshold,
             reason=reason,
             details=details,
+        )
+
+    def mean_per_item(
+        self, trace: AgentTrace, asked: tuple[list[Question], list[Score]], unit: str, label: str
+    ) -> Score:
+        """`per_item` over `asked` (the questions and their verdicts, one per call or step,
+        `unit` being the trace's `"calls"` or `"steps"`) scored as the mean verdict, the reason
+        naming the lowest one (`label` formatted with its question's `about`)."""
+        questions, verdicts_ = asked
+        worst = lowest(questions, verdicts_)
+        note = None if worst is None else f"{label.format(**worst[0].about)}: {worst[1].reason}"
+        total = len(trace.calls) if unit == "calls" else len(trace.steps)
+        return self.per_item(
+            trace,
+            questions,
+            verdicts_,
+            unit=unit,
+            total=total,
+            value=mean_value(verdicts_),
+            summary=f"mean over {len(questions)} judged {unit}",
+            note=note,
         )
 
     def per_item(

@@ -20,7 +20,7 @@ from agenteval.evaluators.agent_trace import (
     task_text,
 )
 from agenteval.evaluators.base import Evaluator, JudgedEvaluator
-from agenteval.evaluators.judging import Question, is_yes, lowest, mean_value
+from agenteval.evaluators.judging import Question, is_yes
 from agenteval.score import Score
 from agenteval.trace import Trial
 
@@ -136,11 +136,22 @@ class ToolCallAccuracy(Evaluator):
         return [tool for tool in wanted if tool not in made], len(wanted)
 
 
-def _prior_calls(trace: AgentTrace, index: int) -> str:
+def _call_question(
+    template_id: str, task: str, trace: AgentTrace, index: int, **more: str
+) -> Question:
+    """The question about the trace's call `index`, with the task and the calls before it in
+    view (and `more` blocks)."""
+    call = trace.calls[index]
     prior = trace.calls[:index]
-    if not prior:
-        return "(none: this is the agent's first tool call)"
-    return calls_text(prior)
+    blocks = {
+        "task": task,
+        "prior_calls": calls_text(prior)
+        if prior
+        else "(none: this is the agent's first tool call)",
+        "call": call_text(call, index + 1),
+        **more,
+    }
+    return Question(template_id, blocks, {"call": index + 1, "tool": call.name})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,40 +180,20 @@ class ToolArgumentAccuracy(JudgedEvaluator):
         tools = self._run.tools if self._run is not None else {}
         asked: list[Question] = []
         for index, call in enumerate(judged):
-            blocks = {
-                "task": task,
-                "prior_calls": _prior_calls(trace, index),
-                "call": call_text(call, index + 1),
-            }
             spec = tools.get(call.name)
-            if spec is not None:
-                blocks["tool_schema"] = json.dumps(spec.parameters, ensure_ascii=False)
-            asked.append(
-                Question("tool_argument_accuracy", blocks, {"call": index + 1, "tool": call.name})
+            schema = (
+                {}
+                if spec is None
+                else {"tool_schema": json.dumps(spec.parameters, ensure_ascii=False)}
             )
+            asked.append(_call_question("tool_argument_accuracy", task, trace, index, **schema))
         return asked
 
     def score_verdicts(
         self, case: EvalCase, trace: AgentTrace, questions: list[Question], verdicts_: list[Score]
     ) -> Score:
-        worst = lowest(questions, verdicts_)
-        note = None
-        if worst is not None:
-            question, verdict = worst
-            note = (
-                f"lowest, call {question.about['call']} ({question.about['tool']}): "
-                f"{verdict.reason}"
-            )
-        return self.per_item(
-            trace,
-            questions,
-            verdicts_,
-            unit="calls",
-            total=len(trace.calls),
-            value=mean_value(verdicts_),
-            summary=f"mean over {len(questions)} judged calls",
-            note=note,
-        )
+        label = "lowest, call {call} ({tool})"
+        return self.mean_per_item(trace, (questions, verdicts_), "calls", label)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,16 +218,8 @@ class ToolCallNecessity(JudgedEvaluator):
             return self.no_score(NO_TASK)
         judged = judged_part(trace.calls)
         return [
-            Question(
-                "tool_call_necessity",
-                {
-                    "task": task,
-                    "prior_calls": _prior_calls(trace, index),
-                    "call": call_text(call, index + 1),
-                },
-                {"call": index + 1, "tool": call.name},
-            )
-            for index, call in enumerate(judged)
+            _call_question("tool_call_necessity", task, trace, index)
+            for index in range(len(judged))
         ]
 
     def score_verdicts(

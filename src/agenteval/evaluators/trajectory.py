@@ -17,7 +17,7 @@ from agenteval.evaluators.agent_trace import (
     task_text,
 )
 from agenteval.evaluators.base import JudgedEvaluator
-from agenteval.evaluators.judging import Question, is_yes, lowest, mean_value, verdicts
+from agenteval.evaluators.judging import Question, is_yes, verdicts
 from agenteval.score import Score
 
 __all__ = ["RECOVERY_PENALTY", "PlanQuality", "StepFaithfulness", "TrajectoryEfficiency"]
@@ -55,8 +55,8 @@ class PlanQuality(JudgedEvaluator):
         found = _trace_blocks(case, trace)
         if isinstance(found, str):
             return self.no_score(found)
-        blocks, left_out = found
-        return [Question("plan_quality", blocks, {"steps": len(trace.steps), "cut": left_out})]
+        about = {"steps": len(trace.steps), "cut": found[1]}
+        return [Question("plan_quality", found[0], about)]
 
     def score_verdicts(
         self, case: EvalCase, trace: AgentTrace, questions: list[Question], verdicts_: list[Score]
@@ -113,21 +113,8 @@ class StepFaithfulness(JudgedEvaluator):
     def score_verdicts(
         self, case: EvalCase, trace: AgentTrace, questions: list[Question], verdicts_: list[Score]
     ) -> Score:
-        worst = lowest(questions, verdicts_)
-        note = None
-        if worst is not None:
-            question, verdict = worst
-            note = f"weakest, step {question.about['step']}: {verdict.reason}"
-        return self.per_item(
-            trace,
-            questions,
-            verdicts_,
-            unit="steps",
-            total=len(trace.steps),
-            value=mean_value(verdicts_),
-            summary=f"mean over {len(questions)} judged steps",
-            note=note,
-        )
+        label = "weakest, step {step}"
+        return self.mean_per_item(trace, (questions, verdicts_), "steps", label)
 
 
 _EFFICIENCY_QUESTIONS = (

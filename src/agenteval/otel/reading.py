@@ -8,7 +8,6 @@ it, in name order). Each file's format is told from its content: OTLP JSON
 
 from __future__ import annotations
 
-import codecs
 import gzip
 import json
 from collections.abc import Iterator, Mapping
@@ -19,7 +18,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from agenteval.errors import DatasetError
+from agenteval.textfiles import decode_text
 from agenteval.trace import ToolSpec, Trial
+from agenteval.validation import first_problem
 
 from .convert import CASE_ID_ATTRIBUTE, read_spans
 from .otlp import SpanTrace, is_otlp, parse_json, too_deep, traces_from_exports
@@ -83,10 +84,8 @@ def _text(path: Path) -> str:
             file=file,
             hint="check that the path names a readable trace file",
         ) from exc
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return data.decode("utf-16")
     try:
-        return data.decode("utf-8-sig")
+        return decode_text(data)
     except UnicodeDecodeError as exc:
         raise DatasetError(
             "not UTF-8 text", file=file, line=data.count(b"\n", 0, exc.start) + 1, hint=_FORMAT_HINT
@@ -119,25 +118,24 @@ def _values(text: str, file: str) -> Iterator[tuple[Any, int | None]]:
 
 
 def _trial(data: Any, file: str, line: int | None) -> Trial:
-    if not isinstance(data, dict) or is_otlp(data):
-        raise DatasetError(
-            "expected a trial object here, as on the lines before",
-            file=file,
-            line=line,
-            hint="keep one format per file",
-        )
-    try:
-        return Trial.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"]) or None
-        raise DatasetError(
-            f"not a valid trial: {error['msg']}",
-            file=file,
-            line=line,
-            field=where,
-            hint=_FORMAT_HINT,
-        ) from exc
+    if isinstance(data, dict) and not is_otlp(data):
+        try:
+            return Trial.model_validate(data)
+        except ValidationError as exc:
+            message, where = first_problem(exc)
+            raise DatasetError(
+                f"not a valid trial: {message}",
+                file=file,
+                line=line,
+                field=where or None,
+                hint=_FORMAT_HINT,
+            ) from exc
+    raise DatasetError(
+        "expected a trial object here, as on the lines before",
+        file=file,
+        line=line,
+        hint="keep one format per file",
+    )
 
 
 def _trial_key(trial: Trial, attribute: str) -> str | None:

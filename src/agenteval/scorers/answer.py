@@ -18,6 +18,7 @@ from typing import Any
 from agenteval.case import EvalCase
 from agenteval.score import Score
 from agenteval.scorers.redacted import undecidable
+from agenteval.scorers.scores import binary_score
 from agenteval.scorers.text import (
     NumberMention,
     excerpt,
@@ -63,13 +64,7 @@ class ExactMatch:
             "answer_chars": len(answer),
         }
         if not answer.strip():
-            return Score(
-                name=self.name,
-                value=0.0,
-                passed=False,
-                reason=no_answer_reason(trial),
-                details=details,
-            )
+            return binary_score(self.name, False, no_answer_reason(trial), details)
         # A rescore reads masked secrets: `sk-proj-[REDACTED]` matches whatever key it was.
         unsure = undecidable(self.name, answer, expected)
         if unsure is not None:
@@ -77,19 +72,14 @@ class ExactMatch:
         how = answers_match(answer, expected)
         details["compared"] = how or "text"
         if how is None:
-            return Score(
-                name=self.name,
-                value=0.0,
-                passed=False,
-                reason=f"expected {_quote(expected)}, got {_quote(answer)}",
-                details=details,
-            )
+            reason = f"expected {_quote(expected)}, got {_quote(answer)}"
+            return binary_score(self.name, False, reason, details)
         reason = (
             f"matches the expected {_quote(expected)}"
             if how == "text"
             else f"{_quote(answer)} equals the expected {_quote(expected)} by value"
         )
-        return Score(name=self.name, value=1.0, passed=True, reason=reason, details=details)
+        return binary_score(self.name, True, reason, details)
 
 
 def answers_match(answer: str, expected: str) -> str | None:

@@ -8,47 +8,38 @@ from collections.abc import Mapping
 from typing import TypeAlias
 
 from agenteval.errors import ScorerError
-from agenteval.scorers.answer import ExactMatch
+from agenteval.scorers import answer, grounding, safety
+from agenteval.scorers import tools as tool_scorers
 from agenteval.scorers.base import Scorer
-from agenteval.scorers.grounding import RetrievalRecall, ToolFaithfulness
-from agenteval.scorers.safety import AvoidsForbiddenText
-from agenteval.scorers.tools import (
-    RedundantCalls,
-    StepEfficiency,
-    ToolArgumentsValid,
-    ToolExecution,
-    ToolSelection,
-    TrajectoryOrder,
-)
 from agenteval.trace import ToolSpec
 
 __all__ = ["BUILTIN_SCORERS", "BuiltinScorer", "builtin_scorer", "default_scorers"]
 
 BuiltinScorer: TypeAlias = (
-    ExactMatch
-    | ToolSelection
-    | ToolArgumentsValid
-    | ToolExecution
-    | TrajectoryOrder
-    | StepEfficiency
-    | RedundantCalls
-    | ToolFaithfulness
-    | RetrievalRecall
-    | AvoidsForbiddenText
+    answer.ExactMatch
+    | tool_scorers.ToolSelection
+    | tool_scorers.ToolArgumentsValid
+    | tool_scorers.ToolExecution
+    | tool_scorers.TrajectoryOrder
+    | tool_scorers.StepEfficiency
+    | tool_scorers.RedundantCalls
+    | grounding.ToolFaithfulness
+    | grounding.RetrievalRecall
+    | safety.AvoidsForbiddenText
 )
 """Any one of the built-in scorer classes' instances."""
 
 BUILTIN_SCORERS: dict[str, type[BuiltinScorer]] = {
-    "exact_match": ExactMatch,
-    "tool_selection": ToolSelection,
-    "tool_arguments_valid": ToolArgumentsValid,
-    "tool_execution": ToolExecution,
-    "trajectory_order": TrajectoryOrder,
-    "step_efficiency": StepEfficiency,
-    "redundant_calls": RedundantCalls,
-    "tool_faithfulness": ToolFaithfulness,
-    "retrieval_recall": RetrievalRecall,
-    "avoids_forbidden_text": AvoidsForbiddenText,
+    "exact_match": answer.ExactMatch,
+    "tool_selection": tool_scorers.ToolSelection,
+    "tool_arguments_valid": tool_scorers.ToolArgumentsValid,
+    "tool_execution": tool_scorers.ToolExecution,
+    "trajectory_order": tool_scorers.TrajectoryOrder,
+    "step_efficiency": tool_scorers.StepEfficiency,
+    "redundant_calls": tool_scorers.RedundantCalls,
+    "tool_faithfulness": grounding.ToolFaithfulness,
+    "retrieval_recall": grounding.RetrievalRecall,
+    "avoids_forbidden_text": safety.AvoidsForbiddenText,
 }
 """Every built-in scorer class by the name its scores carry, in the order reports list them."""
 
@@ -69,7 +60,9 @@ def builtin_scorer(name: str, tools: Mapping[str, ToolSpec] | None = None) -> Sc
         )
         raise ScorerError(f"no built-in scorer named {name!r}", hint=hint)
     scorer: BuiltinScorer = (
-        cls(tools=tools) if issubclass(cls, ToolArgumentsValid | ToolExecution) else cls()
+        cls(tools=tools)
+        if issubclass(cls, tool_scorers.ToolArgumentsValid | tool_scorers.ToolExecution)
+        else cls()
     )
     return scorer
 

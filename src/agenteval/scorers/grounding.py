@@ -17,6 +17,7 @@ from agenteval.case import EvalCase
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.redacted import holds_redacted, undecidable, undecided
+from agenteval.scorers.scores import threshold_score
 from agenteval.scorers.text import (
     NumberMention,
     content_words,
@@ -206,13 +207,7 @@ class ToolFaithfulness:
                 f"result: {listed}"
             )
         reason += _echo_note(echoed)
-        return Score(
-            name=self.name,
-            value=value,
-            passed=value >= self.threshold,
-            reason=reason,
-            details=details,
-        )
+        return threshold_score(self.name, value, self.threshold, reason, details)
 
     def _words(self, answer: str, echoed: list[str], sources: _Sources, results: int) -> Score:
         checked = list(dict.fromkeys(content_words(answer)))
@@ -241,13 +236,7 @@ class ToolFaithfulness:
             listed = ", ".join(unsupported[:8]) + (", …" if len(unsupported) > 8 else "")
             reason += f"; not found: {listed}"
         reason += _echo_note(echoed)
-        return Score(
-            name=self.name,
-            value=value,
-            passed=value >= self.text_threshold,
-            reason=reason,
-            details=details,
-        )
+        return threshold_score(self.name, value, self.text_threshold, reason, details)
 
 
 def _echo_note(echoed: list[str]) -> str:
@@ -359,10 +348,4 @@ class RetrievalRecall:
         else:
             listed = ", ".join(missed[:5]) + (", …" if len(missed) > 5 else "")
             reason = f"{len(found)} of {len(relevant)} relevant documents returned; missed {listed}"
-        return Score(
-            name=self.name,
-            value=value,
-            passed=value >= self.threshold,
-            reason=reason,
-            details=details,
-        )
+        return threshold_score(self.name, value, self.threshold, reason, details)

@@ -18,12 +18,12 @@ substring search only while rescoring.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
 from agenteval.redaction import REDACTED
+from agenteval.scoped import scoped
 from agenteval.score import Score
 
 __all__ = [
@@ -61,16 +61,10 @@ class StoreScoring:
 _FROM_STORE: ContextVar[StoreScoring | None] = ContextVar("agenteval_from_store", default=None)
 
 
-@contextmanager
-def scoring_from_store() -> Iterator[StoreScoring]:
+def scoring_from_store() -> AbstractContextManager[StoreScoring]:
     """Within it (and in tasks and threads started from it), scorers are scoring stored,
     redacted values: `undecidable` applies."""
-    state = StoreScoring()
-    token = _FROM_STORE.set(state)
-    try:
-        yield state
-    finally:
-        _FROM_STORE.reset(token)
+    return scoped(_FROM_STORE, StoreScoring())
 
 
 def from_store() -> bool:

@@ -11,6 +11,7 @@ from agenteval.case import EvalCase
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.redacted import undecidable
+from agenteval.scorers.scores import binary_score
 from agenteval.scorers.text import fold, normalise
 from agenteval.trace import Trial
 
@@ -69,17 +70,7 @@ class AvoidsForbiddenText:
         details: dict[str, Any] = {"checked": len(phrases), "found": found}
         if found:
             listed = ", ".join(repr(phrase) for phrase in found)
-            return Score(
-                name=self.name,
-                value=0.0,
-                passed=False,
-                reason=f"the answer contains forbidden text: {listed}",
-                details=details,
-            )
-        return Score(
-            name=self.name,
-            value=1.0,
-            passed=True,
-            reason=f"none of the {len(phrases)} forbidden phrases appear in the answer",
-            details=details,
-        )
+            reason = f"the answer contains forbidden text: {listed}"
+            return binary_score(self.name, False, reason, details)
+        reason = f"none of the {len(phrases)} forbidden phrases appear in the answer"
+        return binary_score(self.name, True, reason, details)

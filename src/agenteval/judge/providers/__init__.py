@@ -16,17 +16,8 @@ Errors are the SDK's exceptions, left for `agenteval.failures.classify`.
 from __future__ import annotations
 
 from agenteval.judge.provider import Provider
-from agenteval.providers import (
-    BASE_URL_VARS,
-    KEY_VARS,
-    PLACEHOLDER_API_KEY,
-    PROVIDERS,
-    SDK_PACKAGES,
-    ProviderUnavailable,
-    env_value,
-    first_env_value,
-    import_sdk,
-)
+from agenteval.providers import access
+from agenteval.providers.access import PLACEHOLDER_API_KEY, PROVIDERS, ProviderUnavailable
 
 __all__ = ["PLACEHOLDER_API_KEY", "PROVIDERS", "make_provider", "provider_problem"]
 
@@ -42,8 +33,8 @@ def make_provider(
     """
     key = _known(name)
     _require_sdk(key)
-    url = base_url or env_value(BASE_URL_VARS[key])
-    secret = api_key or first_env_value(KEY_VARS[key])
+    url = base_url or access.env_value(access.BASE_URL_VARS[key])
+    secret = api_key or access.first_env_value(access.KEY_VARS[key])
     if not secret:
         if not url:
             raise ProviderUnavailable(_missing_key_message(key))
@@ -73,7 +64,12 @@ def provider_problem(
         _require_sdk(key)
     except ProviderUnavailable as exc:
         return str(exc)
-    if api_key or first_env_value(KEY_VARS[key]) or base_url or env_value(BASE_URL_VARS[key]):
+    if (
+        api_key
+        or access.first_env_value(access.KEY_VARS[key])
+        or base_url
+        or access.env_value(access.BASE_URL_VARS[key])
+    ):
         return None
     return _missing_key_message(key)
 
@@ -89,16 +85,16 @@ def _known(name: str) -> str:
 
 def _require_sdk(provider: str) -> None:
     try:
-        import_sdk(provider)
+        access.import_sdk(provider)
     except ImportError as exc:
         raise ProviderUnavailable(
-            f"the {provider} judge needs the {SDK_PACKAGES[provider]} package, which is not "
+            f"the {provider} judge needs the {access.SDK_PACKAGES[provider]} package, which is not "
             f"installed: pip install 'agenteval[{provider}]'"
         ) from exc
 
 
 def _missing_key_message(provider: str) -> str:
-    names = " or ".join(KEY_VARS[provider])
+    names = " or ".join(access.KEY_VARS[provider])
     message = f"the {provider} judge needs an API key: set {names}"
     if provider == "openai":
         message += (
