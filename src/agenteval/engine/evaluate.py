@@ -24,6 +24,8 @@ from agenteval.engine.options import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, RunOp
 from agenteval.engine.planning import (
     RunPlan,
     Warn,
+    load_agent,
+    open_store,
     plan_judging,
     plan_new,
     plan_rescore,
@@ -34,7 +36,6 @@ from agenteval.engine.rescoring import score_stored
 from agenteval.engine.scheduler import execute as run_jobs
 from agenteval.engine.sync import sync_form
 from agenteval.judge.rubrics import RUBRICS
-from agenteval.loading import load_object
 from agenteval.pricing import PriceTable
 from agenteval.records import RunInfo, RunStatus, TrialResult
 from agenteval.retry import RetryPolicy
@@ -222,9 +223,6 @@ async def evaluate_async(
     """
     if recorded is not None and agent is not None:
         raise ValueError("recorded trials are scored with no agent: pass agent=None")
-    run_agent: Agent | None = (
-        load_object(agent, base_dir=base_dir) if isinstance(agent, str) else agent
-    )
     options = RunOptions(
         trials=trials,
         concurrency=concurrency,
@@ -242,9 +240,8 @@ async def evaluate_async(
         retry_policy=retry_policy,
         base_dir=base_dir,
     )
-    with RunStore(options.store) as run_store:
-        # A damaged store is refused before anything starts (the first write would refuse it).
-        run_store.check_undamaged()
+    run_agent = load_agent(agent, options)
+    with open_store(options) as run_store:
         if resume is not None:
             # One transaction: of several processes resuming the run at once, one claims it.
             plan = await plan_resume(

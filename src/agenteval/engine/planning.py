@@ -36,7 +36,9 @@ from agenteval.engine.options import RunOptions
 from agenteval.engine.ownership import claim_run, current_owner
 from agenteval.engine.scheduler import EngineSettings
 from agenteval.errors import ConfigError
+from agenteval.exception_refs import exception_classes
 from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
+from agenteval.loading import load_object
 from agenteval.records import PYTHON_TARGET, RunInfo
 from agenteval.report.statistics import check_passing
 from agenteval.report.summary import SummaryBuilder
@@ -52,6 +54,8 @@ __all__ = [
     "PlanKind",
     "RunPlan",
     "Warn",
+    "load_agent",
+    "open_store",
     "plan_judging",
     "plan_new",
     "plan_recorded",
@@ -95,6 +99,25 @@ class RunPlan:
     """Trials recorded elsewhere, by (case id, trial index), scored as they are."""
     tools: Mapping[str, ToolSpec] | None = None
     """The tools the run records when it ends; None: every tool known by then."""
+
+
+def load_agent(agent: Agent | str | None, options: RunOptions) -> Agent | None:
+    """The agent to call: a `module:function` / `path/to/file.py:function` reference loaded
+    (relative to `options.base_dir`), else as given."""
+    return load_object(agent, base_dir=options.base_dir) if isinstance(agent, str) else agent
+
+
+def open_store(options: RunOptions) -> RunStore:
+    """The run store a new or resumed run is planned and executed in, open (use it in a
+    `with`); a damaged store is refused before anything starts (the first write would refuse
+    it)."""
+    store = RunStore(options.store)
+    try:
+        store.check_undamaged()
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 async def _planned(choice: JudgeChoice, make: Callable[[], T]) -> T:
@@ -208,9 +231,6 @@ def _run_tools(agent: Agent | None, options: RunOptions) -> Mapping[str, ToolSpe
 def _declared(options: RunOptions) -> tuple[type[BaseException], ...]:
     if not options.infrastructure_errors:
         return ()
-    # Only when asked: config.py (and the agents it knows) stays out of `import agenteval`.
-    from agenteval.config import exception_classes
-
     return exception_classes(options.infrastructure_errors, base_dir=options.base_dir)
 
 
@@ -511,4 +531,3 @@ async def plan_judging(
         )
 
     return await _planned(choice, make)
-
