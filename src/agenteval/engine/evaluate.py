@@ -70,7 +70,8 @@ async def execute(
 ) -> Run:
     """Run any plan on the open `store` it was made with, close its judge, and return the run.
 
-    A new, recorded or resumed run runs its jobs not done (`on_start` gets the run, its job
+    A new, recorded or resumed run, or one case of a shared run (`plan_case`), runs its jobs
+    not done (`on_start` gets the run, its job
     count and how many are done; `on_result` each result as it is stored) and ends finished
     only when the store holds every (case, trial): whatever ended a job without a stored
     result, the run stays resumable and says what it lacks (`on_warning`). A rescore or a
@@ -94,6 +95,8 @@ async def execute(
             await _run_jobs(store, plan, on_start, on_result, on_warning)
     finally:
         await plan.judge.aclose()
+    if plan.kind == "case":
+        return _finish_shared(store, plan)
     # A run is as complete as its stored trials: one with holes says so.
     missing = store.missing_trials(plan.info.run_id)
     info = plan.info
@@ -109,6 +112,24 @@ async def execute(
     store.update_info(info)
     if not rescoring and missing.count:
         on_warning(f"run {info.run_id} did not finish: {missing.describe()}")
+    return Run(info, plan.summary.build(), plan.store, missing)
+
+
+def _finish_shared(store: RunStore, plan: RunPlan) -> Run:
+    """A run several processes write (a pytest session's) is marked finished once its every
+    (case, trial) is stored, by the one that sees it so; else left as it is, for the others
+    (and the end of the session) to finish."""
+    missing = store.missing_trials(plan.info.run_id, examples=0)
+    info = store.get_info(plan.info.run_id)
+    if not missing.count and info.status is not RunStatus.FINISHED:
+        info = info.model_copy(
+            update={
+                "status": RunStatus.FINISHED,
+                "finished_at": utc_now(),
+                "tools": {**info.tools, **known_tools()},
+            }
+        )
+        store.update_info(info)
     return Run(info, plan.summary.build(), plan.store, missing)
 
 

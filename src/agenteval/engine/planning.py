@@ -56,6 +56,7 @@ __all__ = [
     "Warn",
     "load_agent",
     "open_store",
+    "plan_case",
     "plan_judging",
     "plan_new",
     "plan_recorded",
@@ -66,7 +67,7 @@ __all__ = [
 logger = logging.getLogger("agenteval")
 
 Warn = Callable[[str], None]
-PlanKind = Literal["new", "recorded", "resume", "rescore", "judge"]
+PlanKind = Literal["new", "recorded", "resume", "rescore", "judge", "case"]
 T = TypeVar("T")
 
 
@@ -249,11 +250,16 @@ async def plan_new(
     agent_ref: str | None = None,
     recorded: Mapping[tuple[str, int], Trial] | None = None,
     on_warning: Warn = logger.warning,
+    run_id: str | None = None,
+    dataset: str | None = None,
+    settings_extra: Mapping[str, Any] | None = None,
 ) -> RunPlan:
     """A new run of `agent` (None: the cases' recorded traces, or `recorded`) over `cases`.
 
     A list of cases is stored with the run by the first write; a stream is read once, into
-    the store, here, and read back from there as it runs."""
+    the store, here, and read back from there as it runs. `target` is what `agenteval runs`
+    lists; `run_id` (else a new one), `dataset` (else the case file, if `cases` names one)
+    and `settings_extra` are recorded with the run."""
     settings = options.engine_settings(_declared(options))
     given = given_cases(cases)
     choice = _choose_judge(options)
@@ -270,9 +276,16 @@ async def plan_new(
         judge_record = choice.record()
         base_dir = options.base_dir
         info = RunInfo(
+            **({"run_id": run_id} if run_id is not None else {}),
             target=target,
             agent=agent_ref,
-            dataset=str(cases) if isinstance(cases, str | Path) else None,
+            dataset=(
+                dataset
+                if dataset is not None
+                else str(cases)
+                if isinstance(cases, str | Path)
+                else None
+            ),
             trials=settings.trials,
             concurrency=settings.concurrency,
             timeout_s=settings.timeout_s,
@@ -292,6 +305,7 @@ async def plan_new(
                     if settings.infrastructure
                     else {}
                 ),
+                **(settings_extra or {}),
             },
         )
         plan = RunPlan(
@@ -346,6 +360,44 @@ async def plan_recorded(
         recorded=recorded,
         on_warning=on_warning,
     )
+
+
+async def plan_case(
+    store: RunStore,
+    agent: Agent,
+    cases: Sequence[EvalCase],
+    case: EvalCase,
+    scorers: Sequence[Any],
+    options: RunOptions,
+    *,
+    run_id: str,
+    target: str,
+    agent_ref: str,
+    dataset: str | None,
+    settings_extra: Mapping[str, Any],
+) -> RunPlan:
+    """One case of a run whose cases several processes run at once (a pytest session's test,
+    under xdist too): `info` is the run as it is stored with all its `cases` by whichever
+    process stores it first (`store.create_run`, not done here), and only `case` runs. Its
+    notes are not warned about (a test reports its own failures)."""
+    plan = await plan_new(
+        store,
+        agent,
+        cases,
+        scorers,
+        options,
+        target=target,
+        agent_ref=agent_ref,
+        run_id=run_id,
+        dataset=dataset,
+        settings_extra=settings_extra,
+        on_warning=_quiet,
+    )
+    return replace(plan, kind="case", cases=[case], case_count=1, first_write=None)
+
+
+def _quiet(note: str) -> None:
+    del note
 
 
 async def plan_resume(
