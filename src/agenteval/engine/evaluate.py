@@ -11,8 +11,9 @@ run (`engine.planning`: new, recorded, resumed, rescored or judged) and runs the
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from agenteval.judge.judge import Judge, JudgeConfig
 
 __all__ = [
+    "Planner",
     "evaluate",
     "evaluate_async",
     "execute",
@@ -55,6 +57,7 @@ __all__ = [
     "judge_run_async",
     "rescore",
     "rescore_async",
+    "run_planned",
 ]
 
 logger = logging.getLogger("agenteval")
@@ -113,6 +116,31 @@ async def execute(
     if not rescoring and missing.count:
         on_warning(f"run {info.run_id} did not finish: {missing.describe()}")
     return Run(info, plan.summary.build(), plan.store, missing)
+
+
+Planner = Callable[[RunStore], Awaitable[RunPlan]]
+"""Makes a plan in the open store it is given (`plan_new` and the others, their arguments
+but the store given)."""
+
+
+async def run_planned(
+    options: RunOptions,
+    planner: Planner,
+    *,
+    stored: bool = False,
+    on_start: Callable[[RunInfo, int, int], None] | None = None,
+    on_result: Callable[[TrialResult], None] | None = None,
+    on_warning: Warn = logger.warning,
+) -> Run:
+    """The two steps, in the options' store: plan (`planner`), then `execute`.
+
+    The store is made when it does not exist and refused when damaged (`open_store`); with
+    `stored` (a rescore, a judging), it must exist already."""
+    with RunStore(options.store, create=False) if stored else open_store(options) as store:
+        plan = await planner(store)
+        return await execute(
+            store, plan, on_start=on_start, on_result=on_result, on_warning=on_warning
+        )
 
 
 def _finish_shared(store: RunStore, plan: RunPlan) -> Run:
@@ -262,27 +290,32 @@ async def evaluate_async(
         base_dir=base_dir,
     )
     run_agent = load_agent(agent, options)
-    with open_store(options) as run_store:
-        if resume is not None:
-            # One transaction: of several processes resuming the run at once, one claims it.
-            plan = await plan_resume(
-                run_store, resume, scorers, options, agent=run_agent, on_warning=on_warning
-            )
-        else:
-            plan = await plan_new(
-                run_store,
-                run_agent,
-                cases,
-                scorers,
-                options,
-                target=target if target is not None else python_target(agent),
-                agent_ref=agent_ref,
-                recorded=recorded,
-                on_warning=on_warning,
-            )
-        return await execute(
-            run_store, plan, on_start=on_start, on_result=on_result, on_warning=on_warning
+    planner: Planner = (
+        # One transaction: of several processes resuming the run at once, one claims it.
+        functools.partial(
+            plan_resume,
+            run_id=resume,
+            scorers=scorers,
+            options=options,
+            agent=run_agent,
+            on_warning=on_warning,
         )
+        if resume is not None
+        else functools.partial(
+            plan_new,
+            agent=run_agent,
+            cases=cases,
+            scorers=scorers,
+            options=options,
+            target=target if target is not None else python_target(agent),
+            agent_ref=agent_ref,
+            recorded=recorded,
+            on_warning=on_warning,
+        )
+    )
+    return await run_planned(
+        options, planner, on_start=on_start, on_result=on_result, on_warning=on_warning
+    )
 
 
 evaluate = sync_form(
@@ -320,11 +353,17 @@ async def rescore_async(
     options = RunOptions(
         store=Path(store), judge=judge, use_cache=use_cache, prices=prices, concurrency=concurrency
     )
-    with RunStore(options.store, create=False) as run_store:
-        plan = await plan_rescore(
-            run_store, run_id, scorers, options, builtins=builtins, on_warning=on_warning
-        )
-        return await execute(run_store, plan, on_result=on_result, on_warning=on_warning)
+    planner = functools.partial(
+        plan_rescore,
+        run_id=run_id,
+        scorers=scorers,
+        options=options,
+        builtins=builtins,
+        on_warning=on_warning,
+    )
+    return await run_planned(
+        options, planner, stored=True, on_result=on_result, on_warning=on_warning
+    )
 
 
 rescore = sync_form(
@@ -364,9 +403,10 @@ async def judge_run_async(
         prices=prices,
         concurrency=concurrency,
     )
-    with RunStore(options.store, create=False) as run_store:
-        plan = await plan_judging(run_store, run_id, options, on_warning=on_warning)
-        return await execute(run_store, plan, on_result=on_result, on_warning=on_warning)
+    planner = functools.partial(plan_judging, run_id=run_id, options=options, on_warning=on_warning)
+    return await run_planned(
+        options, planner, stored=True, on_result=on_result, on_warning=on_warning
+    )
 
 
 judge_run = sync_form(

@@ -32,6 +32,7 @@ __all__ = [
     "EVALUATOR_BUILTINS",
     "OptionError",
     "RunOptions",
+    "Setting",
 ]
 
 DEFAULT_RETRIES: Final = 2
@@ -131,3 +132,17 @@ class RunOptions:
 def _check_at_least(value: int, least: int, name: str) -> None:
     if value < least:
         raise OptionError(f"{name} must be at least {least}, got {value}", field=name)
+
+
+class Setting:
+    """An attribute of a face (`AgentEvaluator`, the pytest plugin's `EvalSpec`) that reads the
+    setting of the same name from the face's `options`: `evaluator.trials` is
+    `evaluator.options.trials`, kept in one place."""
+
+    name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, face: Any, owner: type | None = None) -> Any:
+        return self if face is None else getattr(face.options, self.name)

@@ -9,6 +9,7 @@ The criteria run as the run's scorers (and nothing else: no built-in scorers), s
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -21,14 +22,15 @@ from agenteval.case import EvalCase
 from agenteval.criteria.base import BaseCriterion
 from agenteval.criteria.llm import TemplatedLLMCriterion
 from agenteval.criteria.response import RubricBasedCriterion
-from agenteval.engine.evaluate import execute
+from agenteval.engine.evaluate import run_planned
 from agenteval.engine.options import (
     DEFAULT_CONCURRENCY,
     DEFAULT_RETRIES,
     EVALUATOR_BUILTINS,
     RunOptions,
+    Setting,
 )
-from agenteval.engine.planning import load_agent, open_store, plan_new
+from agenteval.engine.planning import load_agent, plan_new
 from agenteval.engine.sync import run_sync
 from agenteval.errors import ConfigError
 from agenteval.evalset.adk import FINAL_SESSION_STATE
@@ -130,50 +132,9 @@ class AgentEvaluator:
         )
         """The run's settings, built and checked once (`agenteval.engine.options.RunOptions`)."""
 
-    @property
-    def trials(self) -> int:
-        """Trials per case (ADK's `num_runs`)."""
-        return self.options.trials
-
-    @property
-    def concurrency(self) -> int:
-        """Trials in flight at once."""
-        return self.options.concurrency
-
-    @property
-    def timeout(self) -> float | None:
-        """Seconds per trial attempt (None: no limit)."""
-        return self.options.timeout
-
-    @property
-    def retries(self) -> int:
-        """Retries of an infrastructure failure."""
-        return self.options.retries
-
-    @property
-    def store(self) -> Path:
-        """The run store."""
-        return self.options.store
-
-    @property
-    def judge(self) -> Judge | JudgeConfig | str | None:
-        """The judge of the LLM criteria (else `AGENTEVAL_JUDGE`, else each one's own)."""
-        return self.options.judge
-
-    @property
-    def use_cache(self) -> bool:
-        """Whether the judge's verdicts are cached."""
-        return self.options.use_cache
-
-    @property
-    def prices(self) -> PriceTable | None:
-        """Model prices for the run's cost."""
-        return self.options.prices
-
-    @property
-    def tools(self) -> Mapping[str, ToolSpec] | None:
-        """The agent's tools (None: those registered with `@agenteval.tool`)."""
-        return self.options.tools
+    # The run settings, read as attributes (`evaluator.trials`): `options`'s.
+    trials, concurrency, timeout, retries = Setting(), Setting(), Setting(), Setting()
+    store, judge, use_cache, prices, tools = Setting(), Setting(), Setting(), Setting(), Setting()
 
     # --- what runs
 
@@ -255,17 +216,15 @@ class AgentEvaluator:
         thresholds = {getattr(s, "name", ""): getattr(s, "threshold", None) for s in scorers}
         started = utc_now()
         clock = time.monotonic()
-        agent = load_agent(self.agent, options)
-        with open_store(options) as store:
-            plan = await plan_new(
-                store,
-                agent,
-                the_set.cases,
-                scorers,
-                options,
-                target=str(eval_set) if isinstance(eval_set, str | Path) else the_set.id,
-            )
-            run = await execute(store, plan, on_result=on_result)
+        planner = functools.partial(
+            plan_new,
+            agent=load_agent(self.agent, options),
+            cases=the_set.cases,
+            scorers=scorers,
+            options=options,
+            target=str(eval_set) if isinstance(eval_set, str | Path) else the_set.id,
+        )
+        run = await run_planned(options, planner, on_result=on_result)
         return EvalReport.from_run(
             run,
             eval_set_id=the_set.id,

@@ -3,6 +3,7 @@ is `agenteval.evaluate` with those evaluators, and whose report is the same `Run
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -119,8 +120,8 @@ class EvalSuite:
 
         `run` is the same, for code that is not async.
         """
-        from agenteval.engine.evaluate import execute
-        from agenteval.engine.planning import load_agent, open_store, plan_new
+        from agenteval.engine.evaluate import run_planned
+        from agenteval.engine.planning import load_agent, plan_new
 
         if not self._cases:
             raise ConfigError(
@@ -144,12 +145,15 @@ class EvalSuite:
             use_cache=use_cache,
             prices=prices,
         )
-        agent = load_agent(run_agent, options)
-        with open_store(options) as run_store:
-            plan = await plan_new(
-                run_store, agent, self._cases, self._evaluators, options, target=self.name
-            )
-            return await execute(run_store, plan)
+        planner = functools.partial(
+            plan_new,
+            agent=load_agent(run_agent, options),
+            cases=self._cases,
+            scorers=self._evaluators,
+            options=options,
+            target=self.name,
+        )
+        return await run_planned(options, planner)
 
     run = sync_form(
         run_async,

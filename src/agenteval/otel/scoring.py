@@ -3,6 +3,7 @@ cases, and score them as a stored run like any other."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -11,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from agenteval.case import EvalCase
 from agenteval.datasets import load_cases
-from agenteval.engine.evaluate import execute
+from agenteval.engine.evaluate import run_planned
 from agenteval.engine.options import DEFAULT_CONCURRENCY, RunOptions
-from agenteval.engine.planning import open_store, plan_recorded
+from agenteval.engine.planning import plan_recorded
 from agenteval.engine.sync import sync_form
 from agenteval.errors import ConfigError
 from agenteval.records import RunInfo, TrialResult
@@ -90,19 +91,18 @@ async def score_traces_async(
             f"no trace names its case ({match_attribute}): traces are matched to cases by order"
         )
     options = replace(options, trials=matched.trials_per_case, tools=matched.tools)
-    with open_store(options) as run_store:
-        plan = await plan_recorded(
-            run_store,
-            matched.trials,
-            matched.cases,
-            scorers,
-            options,
-            target=str(traces),
-            on_warning=on_warning,
-        )
-        return await execute(
-            run_store, plan, on_start=on_start, on_result=on_result, on_warning=on_warning
-        )
+    planner = functools.partial(
+        plan_recorded,
+        recorded=matched.trials,
+        cases=matched.cases,
+        scorers=scorers,
+        options=options,
+        target=str(traces),
+        on_warning=on_warning,
+    )
+    return await run_planned(
+        options, planner, on_start=on_start, on_result=on_result, on_warning=on_warning
+    )
 
 
 score_traces = sync_form(

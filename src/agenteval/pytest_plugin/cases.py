@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 
 import pytest
 
+from agenteval.engine.options import Setting
+
 if TYPE_CHECKING:
     from agenteval.case import EvalCase
     from agenteval.engine.options import RunOptions
@@ -92,40 +94,9 @@ class EvalSpec:
         self._loaded: dict[Path, list[EvalCase]] = {}
         self._agent: tuple[Any, str] | None = None
 
-    @property
-    def trials(self) -> int:
-        """Trials per case."""
-        return self.options.trials
-
-    @property
-    def builtins(self) -> bool:
-        """Whether the built-in scorers run besides `scorers`."""
-        return self.options.builtins
-
-    @property
-    def timeout(self) -> float | None:
-        """Seconds per trial attempt (None: no limit)."""
-        return self.options.timeout
-
-    @property
-    def retries(self) -> int:
-        """Retries of an infrastructure failure."""
-        return self.options.retries
-
-    @property
-    def concurrency(self) -> int:
-        """The trials of one case in flight at once."""
-        return self.options.concurrency
-
-    @property
-    def judge(self) -> Any:
-        """The judge of the test's judge rubrics and LLM scorers."""
-        return self.options.judge
-
-    @property
-    def rubrics(self) -> list[Any] | None:
-        """The judge rubrics (None: all four with a judge)."""
-        return None if self.options.rubrics is None else list(self.options.rubrics)
+    # The run settings, read as attributes (`spec.trials`): `options`'s.
+    trials, builtins, timeout, retries = Setting(), Setting(), Setting(), Setting()
+    concurrency, judge, rubrics = Setting(), Setting(), Setting()
 
     def load_cases(self, base_dir: Path) -> list[EvalCase]:
         """The cases, read once per process (files relative to `base_dir`)."""
