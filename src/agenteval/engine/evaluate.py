@@ -318,12 +318,7 @@ async def evaluate_async(
     )
 
 
-evaluate = sync_form(
-    evaluate_async,
-    name="evaluate",
-    doc=evaluate_async.__doc__ or "",
-    instead="the `*_async` form with await",
-)
+evaluate = sync_form(evaluate_async)
 
 
 async def rescore_async(
@@ -367,10 +362,7 @@ async def rescore_async(
 
 
 rescore = sync_form(
-    rescore_async,
-    name="rescore",
-    doc="Score a stored run again without running the agent (see `rescore_async`).",
-    instead="the `*_async` form with await",
+    rescore_async, doc="Score a stored run again without running the agent (see `rescore_async`)."
 )
 
 
@@ -410,8 +402,5 @@ async def judge_run_async(
 
 
 judge_run = sync_form(
-    judge_run_async,
-    name="judge_run",
-    doc="Add the judge's rubric scores to a stored run (see `judge_run_async`).",
-    instead="the `*_async` form with await",
+    judge_run_async, doc="Add the judge's rubric scores to a stored run (see `judge_run_async`)."
 )

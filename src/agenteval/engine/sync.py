@@ -27,17 +27,22 @@ def run_sync(coro: Coroutine[Any, Any, T], *, instead: str) -> T:
 
 
 def sync_form(
-    fn: Callable[P, Coroutine[Any, Any, T]], *, name: str, doc: str, instead: str
+    fn: Callable[P, Coroutine[Any, Any, T]],
+    *,
+    name: str | None = None,
+    doc: str | None = None,
+    instead: str = "the `*_async` form with await",
 ) -> Callable[P, T]:
-    """`fn`'s sync form, called `name`, documented by `doc`: the same signature (typed and
-    shown by `help`) and arguments, passed through as they are."""
+    """`fn`'s sync form: the same signature (typed, and shown by `help`) and arguments, passed
+    through as they are; called `name` (by default `fn`'s without `_async`) and documented by
+    `doc` (by default `fn`'s docstring)."""
 
     @functools.wraps(fn)
     def sync(*args: P.args, **kwargs: P.kwargs) -> T:
         return run_sync(fn(*args, **kwargs), instead=instead)
 
-    sync.__name__ = name
+    sync.__name__ = name or fn.__name__.removesuffix("_async")
     owner, dot, _ = fn.__qualname__.rpartition(".")
-    sync.__qualname__ = f"{owner}{dot}{name}"
-    sync.__doc__ = doc
+    sync.__qualname__ = f"{owner}{dot}{sync.__name__}"
+    sync.__doc__ = fn.__doc__ if doc is None else doc
     return sync

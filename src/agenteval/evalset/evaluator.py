@@ -78,7 +78,10 @@ class AgentEvaluator:
     objects by hand (`ExactMatchCriterion()`, a criterion of your own). The other arguments
     are those of `agenteval.evaluate`: `trials` per case (ADK's `num_runs`), `concurrency`,
     `timeout`, `retries`, the run `store`, the `judge` of the LLM criteria (else
-    `AGENTEVAL_JUDGE`, else each criterion's `judge_model`).
+    `AGENTEVAL_JUDGE`, else each criterion's `judge_model`), `use_cache` (the judge cache),
+    `prices` (for the run's cost) and the agent's `tools`. They are kept as one checked value,
+    `evaluator.options` (and read as attributes: `evaluator.trials`); the run has no built-in
+    scorer and no default judge rubric (`EVALUATOR_BUILTINS`): the criteria are its scores.
 
     Each LLM criterion's judge tie counts as neither a pass nor a fail (see
     `agenteval.evalset.ties`); `rubric_based_final_response_quality_v1` grades each turn's

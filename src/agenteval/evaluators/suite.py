@@ -157,7 +157,6 @@ class EvalSuite:
 
     run = sync_form(
         run_async,
-        name="run",
         doc=(run_async.__doc__ or "").replace(
             "`run` is the same, for code that is not async.",
             "`run_async` is the same, to await.",

@@ -107,7 +107,6 @@ async def score_traces_async(
 
 score_traces = sync_form(
     score_traces_async,
-    name="score_traces",
     doc="""Score recorded traces with no agent: OTLP JSON (as the OpenTelemetry Collector's
     file exporter writes it) or agenteval trial JSONL, a file or a folder of them.
 

@@ -5,6 +5,7 @@ docs. Nothing of agenteval is imported until a decorated test is collected."""
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from agenteval.case import EvalCase
     from agenteval.engine.options import RunOptions
     from agenteval.records import TrialResult
+    from agenteval.scorers.base import ScorerLike
     from agenteval.trace import Trial
 
 __all__ = ["CONCURRENCY", "CaseResult", "CasesDecorator", "EvalSpec", "agenteval_cases", "count"]
@@ -46,7 +48,7 @@ class EvalSpec:
         *,
         agent: Any,
         trials: int = 1,
-        scorers: Sequence[Any] = (),
+        scorers: Sequence[ScorerLike] = (),
         builtins: bool = True,
         thresholds: Mapping[str, float] | None = None,
         required: Sequence[str] | None = None,
@@ -153,6 +155,12 @@ def _decorator(make: Callable[P, EvalSpec]) -> Callable[P, CasesDecorator]:
 
 agenteval_cases = _decorator(EvalSpec)
 agenteval_cases.__name__ = agenteval_cases.__qualname__ = "agenteval_cases"
+# `help` shows EvalSpec's arguments, returning the decorator.
+setattr(  # noqa: B010
+    agenteval_cases,
+    "__signature__",
+    inspect.signature(EvalSpec).replace(return_annotation="CasesDecorator"),
+)
 agenteval_cases.__doc__ = """Make the decorated test one test per case of `cases` (see the
     package docs).
 
