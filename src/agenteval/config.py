@@ -16,8 +16,9 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 from agenteval.agents.builtin import BuiltinAgentConfig
 from agenteval.agents.calling import Agent
 from agenteval.agents.http import HttpAgentConfig
-from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
+from agenteval.engine.options import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, RunOptions
 from agenteval.errors import AgentEvalError, ConfigError
+from agenteval.exception_refs import exception_class, exception_classes
 from agenteval.expansion import too_many_values
 from agenteval.jsonsafe import MAX_VALUES
 from agenteval.judge.judge import JudgeConfig
@@ -32,6 +33,7 @@ __all__ = [
     "AgentSpec",
     "JudgeSection",
     "ProjectConfig",
+    "RunOptions",
     "RunSettings",
     "Target",
     "check_scorer_flags",
@@ -355,59 +357,6 @@ def _item_line(text: str, key: str, index: int) -> int | None:
     return _line_of(text, key)
 
 
-def _exception_class(
-    ref: str | type[BaseException], base_dir: Path | None, where: str
-) -> type[BaseException]:
-    from agenteval.loading import load_object
-
-    value: Any = ref
-    if isinstance(ref, str):
-        module, dot, name = ref.rpartition(".")
-        spec = ref if ":" in ref else f"{module}:{name}" if dot and module else ""
-        if not spec:
-            raise ConfigError(
-                f"{ref!r} is not a reference to an exception class",
-                field=where,
-                hint="write module:Class, module.Class or path/to/file.py:Class",
-            )
-        try:
-            value = load_object(spec, base_dir=base_dir, kind=ConfigError)
-        except ConfigError as exc:
-            raise ConfigError(exc.message, field=where, hint=exc.hint) from exc
-    if not (isinstance(value, type) and issubclass(value, BaseException)):
-        raise ConfigError(
-            f"{ref!r} is not an exception class",
-            field=where,
-            hint="name a class that an agent raises, e.g. mypackage.errors:ServiceBusy",
-        )
-    if value in _CATCH_ALL:
-        # Every bug an agent has would be retried and never scored: its pass rate could only
-        # go up, and a gate would pass it.
-        raise ConfigError(
-            f"{ref!r} would make every error an agent raises infrastructure (retried, never "
-            "scored)",
-            field=where,
-            hint="name the exception classes of the service that fails, e.g. "
-            "mypackage.errors:ServiceBusy, or raise agenteval.InfrastructureError for it",
-        )
-    return value
-
-
-_CATCH_ALL = (BaseException, Exception)
-
-
-def exception_classes(
-    refs: Sequence[str | type[BaseException]], *, base_dir: Path | None = None
-) -> tuple[type[BaseException], ...]:
-    """The exception classes `refs` name (`module:Class`, `module.Class`,
-    `path/to/file.py:Class`; classes are taken as they are); a reference that does not load,
-    or names something else, is a `ConfigError` naming its place in `infrastructure_errors`."""
-    return tuple(
-        _exception_class(ref, base_dir, f"infrastructure_errors[{index}]")
-        for index, ref in enumerate(refs)
-    )
-
-
 def load_infrastructure_errors(target: Target) -> tuple[type[BaseException], ...]:
     """The classes `infrastructure_errors:` of the target's config names, imported (relative to
     the config's folder) when a run starts; one that does not load is a `ConfigError` naming the
@@ -416,7 +365,7 @@ def load_infrastructure_errors(target: Target) -> tuple[type[BaseException], ...
     for index, ref in enumerate(target.config.infrastructure_errors):
         where = f"infrastructure_errors[{index}]"
         try:
-            found.append(_exception_class(ref, target.base_dir, where))
+            found.append(exception_class(ref, target.base_dir, where))
         except ConfigError as exc:
             try:
                 text = target.path.read_text(encoding="utf-8")
@@ -531,22 +480,12 @@ def _config_target(path: Path) -> Target:
     return Target(path=path, config=config, base_dir=base, dataset=dataset)
 
 
-@dataclass(frozen=True)
-class RunSettings:
-    """Every setting of a run, resolved."""
+@dataclass(frozen=True, kw_only=True)
+class RunSettings(RunOptions):
+    """A run's `RunOptions` as `resolve_settings` resolves them from flags, the environment and
+    agenteval.yaml: the judge, when there is one, is a `JudgeConfig`."""
 
-    trials: int
-    concurrency: int
-    timeout: float | None
-    retries: int
-    store: Path
     judge: JudgeConfig | None = None
-    prices: PriceTable | None = None
-
-    @property
-    def judge_cache(self) -> Path:
-        """The judge cache lives beside the run store."""
-        return self.store.parent / "judge-cache.db"
 
 
 def _env(name: str, cast: type[int] | type[float], env: Mapping[str, str]) -> Any:
@@ -574,11 +513,18 @@ def resolve_settings(
     store: str | None = None,
     judge: str | None = None,
     use_cache: bool = True,
+    builtins: bool | None = None,
+    rubrics: Sequence[str] | None = None,
+    passing: Sequence[str] | None = None,
     config_file: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> RunSettings:
-    """Resolve each setting: flag, then `AGENTEVAL_*` environment variable, then config, then
-    default."""
+    """A run's options, each setting resolved: flag, then `AGENTEVAL_*` environment variable,
+    then config, then default. `builtins=False` (`--no-builtins`) turns off the built-ins the
+    config may have on; `rubrics` (`--rubric`) replace the config's. References in the config
+    are relative to `base_dir` (the options' `base_dir`); its `infrastructure_errors` are
+    loaded, naming their file and line when they do not load, by `load_infrastructure_errors`.
+    """
     env = os.environ if env is None else env
 
     def pick(
@@ -603,8 +549,13 @@ def resolve_settings(
             concurrency, "AGENTEVAL_CONCURRENCY", int, config.concurrency, DEFAULT_CONCURRENCY
         ),
         timeout=pick(timeout, "AGENTEVAL_TIMEOUT", float, config.timeout, None),
-        retries=pick(retries, "AGENTEVAL_RETRIES", int, config.retries, 2),
+        retries=pick(retries, "AGENTEVAL_RETRIES", int, config.retries, DEFAULT_RETRIES),
         store=store_path,
+        use_cache=use_cache,
+        builtins=config.builtins and builtins is not False,
+        rubrics=rubrics or config.rubrics,
+        passing=passing,
+        base_dir=base_dir,
     )
 
 
@@ -617,16 +568,12 @@ def _judge_config(
     if section is None and spec is None:
         return None
     section = section or JudgeSection(model=spec or "")
+    settings = section.model_dump(exclude={"model", "cache"})
+    settings["timeout_s"] = settings.pop("timeout")
+    settings["max_retries"] = settings.pop("retries")
     return JudgeConfig(
         spec=spec or section.model,
-        base_url=section.base_url,
-        params=section.params,
-        timeout_s=section.timeout,
-        max_retries=section.retries,
-        concurrency=section.concurrency,
-        requests_per_minute=section.requests_per_minute,
-        tokens_per_minute=section.tokens_per_minute,
-        adaptive=section.adaptive,
         cache_path=store.parent / "judge-cache.db",
         use_cache=use_cache and section.cache,
+        **settings,
     )

@@ -1,157 +1,213 @@
 """`evaluate`: run an agent over cases, score every trial, store it all, return the `Run`.
 
-Also `rescore` (score a stored run again, without the agent) and `judge` (add the LLM judge's
-rubric scores to a stored run).
+Also `rescore` (score a stored run again, without the agent) and `judge_run` (add the LLM
+judge's rubric scores to a stored run).
+
+Every door here, like every face above (the CLI, `EvalSuite`, `AgentEvaluator`,
+`score_traces`, the pytest plugin), builds the run's settings once (`RunOptions`), plans the
+run (`engine.planning`: new, recorded, resumed, rescored or judged) and runs the plan
+(`execute`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import itertools
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any
 
 from agenteval.agents.calling import Agent
 from agenteval.agents.recorder import watch_unrecorded_calls
-from agenteval.agents.tools import ToolSpec, known_tools, registered_tools
+from agenteval.agents.tools import known_tools
 from agenteval.case import EvalCase
-from agenteval.catalog import SCORER_REFS, resolve_run_scorers, scorer_reference
-from agenteval.datasets import load_cases
-from agenteval.engine.ownership import claim_run, current_owner
+from agenteval.engine.options import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, RunOptions
+from agenteval.engine.planning import (
+    RunPlan,
+    Warn,
+    load_agent,
+    open_store,
+    plan_judging,
+    plan_new,
+    plan_rescore,
+    plan_resume,
+    python_target,
+)
 from agenteval.engine.rescoring import score_stored
-from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings, execute
-from agenteval.errors import ConfigError
-from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
-from agenteval.loading import load_object
+from agenteval.engine.scheduler import execute as run_jobs
+from agenteval.engine.sync import sync_form
+from agenteval.judge.rubrics import RUBRICS
 from agenteval.pricing import PriceTable
-from agenteval.records import PYTHON_TARGET, RunInfo, RunStatus, TrialResult
-from agenteval.report.statistics import check_passing
-from agenteval.report.summary import SummaryBuilder
+from agenteval.records import RunInfo, RunStatus, TrialResult
 from agenteval.retry import RetryPolicy
 from agenteval.run import Run
-from agenteval.scorers.base import scorer_name, unrenamed
-from agenteval.scorers.context import ScoringContext
+from agenteval.scorers.base import ScorerLike
 from agenteval.store import DEFAULT_STORE_PATH, RunStore
-from agenteval.trace import Trial, utc_now
+from agenteval.trace import ToolSpec, Trial, utc_now
 
 if TYPE_CHECKING:
-    from agenteval.judge.choice import JudgeChoice
     from agenteval.judge.judge import Judge, JudgeConfig
 
-__all__ = ["evaluate", "evaluate_async", "judge_run", "judge_run_async", "rescore", "rescore_async"]
+__all__ = [
+    "Planner",
+    "evaluate",
+    "evaluate_async",
+    "execute",
+    "judge_run",
+    "judge_run_async",
+    "rescore",
+    "rescore_async",
+    "run_planned",
+]
 
 logger = logging.getLogger("agenteval")
 
-T = TypeVar("T")
-Warn = Callable[[str], None]
 
-
-def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise RuntimeError("called inside a running event loop; use the `*_async` form with await")
-
-
-def _settings(
-    trials: int,
-    concurrency: int,
-    timeout: float | None,
-    retries: int,
-    infrastructure: tuple[type[BaseException], ...] = (),
-) -> EngineSettings:
-    if trials < 1:
-        raise ConfigError(f"trials must be at least 1, got {trials}", field="trials")
-    if concurrency < 1:
-        raise ConfigError(f"concurrency must be at least 1, got {concurrency}", field="concurrency")
-    if timeout is not None and timeout <= 0:
-        raise ConfigError(f"timeout must be positive, got {timeout}", field="timeout")
-    if retries < 0:
-        raise ConfigError(f"retries must be 0 or more, got {retries}", field="retries")
-    return EngineSettings(
-        trials=trials,
-        concurrency=concurrency,
-        timeout_s=timeout,
-        retry=RetryPolicy(max_retries=retries),
-        infrastructure=infrastructure,
-    )
-
-
-def _choose_judge(
-    judge: Judge | JudgeConfig | str | None,
-    stored: Mapping[str, Any] | None,
+async def execute(
+    store: RunStore,
+    plan: RunPlan,
     *,
-    use_cache: bool,
-    prices: PriceTable | None,
-) -> JudgeChoice:
-    from agenteval.judge.choice import choose_judge, config_from_record
+    on_start: Callable[[RunInfo, int, int], None] | None = None,
+    on_result: Callable[[TrialResult], None] | None = None,
+    on_warning: Warn = logger.warning,
+) -> Run:
+    """Run any plan on the open `store` it was made with, close its judge, and return the run.
 
-    if judge is None and stored is not None:
-        judge = config_from_record(stored)
-    return choose_judge(judge, use_cache=use_cache, prices=prices)
-
-
-def _warn_without_judge(scorers: Sequence[Any], choice: JudgeChoice, warn: Warn) -> None:
-    """One warning up front when judge scorers will give no score."""
-    rubrics = [s.name for s in scorers if isinstance(unrenamed(s), JudgeRubric)]
-    if not rubrics:
-        return
-    if choice.problem is not None:
-        warn(f"{choice.problem}; {', '.join(rubrics)} will give no score")
-    elif choice.judge is None:
-        warn(f"{NO_JUDGE}; {', '.join(rubrics)} will give no score")
-
-
-def _rubric_refs(rubrics: Sequence[str] | None, choice: JudgeChoice) -> list[str]:
-    if rubrics is None:
-        return list(RUBRICS) if choice.config is not None else []
-    return list(rubrics)
-
-
-def _given_cases(cases: Iterable[EvalCase] | str | Path) -> Iterable[EvalCase]:
-    """The cases to run: a list as given or read from a case file, or a stream (an iterator
-    or generator), which is read once, as it comes."""
-    found: Iterable[EvalCase]
-    if isinstance(cases, str | Path):
-        found = load_cases(cases)
-    elif isinstance(cases, Sequence):
-        found = cast(Sequence[EvalCase], cases)
-    else:
-        stream = iter(cases)
-        first = next(stream, None)
-        found = [] if first is None else itertools.chain([first], stream)
-    if isinstance(found, Sequence) and not found:
-        raise ConfigError("no cases to run", field="cases", hint="give at least one case")
-    return found
-
-
-def _check_unique(cases: Sequence[EvalCase]) -> None:
-    seen: set[str] = set()
-    for case in cases:
-        if case.id in seen:
-            raise ConfigError(
-                f"two cases have the id {case.id!r}",
-                field="cases",
-                hint="give every case a unique `id`",
+    A new, recorded or resumed run, or one case of a shared run (`plan_case`), runs its jobs
+    not done (`on_start` gets the run, its job
+    count and how many are done; `on_result` each result as it is stored) and ends finished
+    only when the store holds every (case, trial): whatever ended a job without a stored
+    result, the run stays resumable and says what it lacks (`on_warning`). A rescore or a
+    judging scores the stored trials and stores the run's updated settings.
+    """
+    rescoring = plan.kind in ("rescore", "judge")
+    try:
+        if rescoring:
+            await score_stored(
+                store,
+                plan.info.run_id,
+                plan.scorers,
+                concurrency=plan.settings.concurrency,
+                # Scores whose scorer cannot be loaded again (a lambda, a function defined in
+                # a script) are kept as they were, never dropped.
+                merge=True,
+                on_result=on_result,
+                summary=plan.summary,
             )
-        seen.add(case.id)
+        else:
+            await _run_jobs(store, plan, on_start, on_result, on_warning)
+    finally:
+        await plan.judge.aclose()
+    if plan.kind == "case":
+        return _finish_shared(store, plan)
+    # A run is as complete as its stored trials: one with holes says so.
+    missing = store.missing_trials(plan.info.run_id)
+    info = plan.info
+    if not rescoring:
+        complete = missing.count == 0
+        info = info.model_copy(
+            update={
+                "status": RunStatus.FINISHED if complete else RunStatus.RUNNING,
+                "finished_at": utc_now() if complete else None,
+                "tools": dict(plan.tools) if plan.tools is not None else known_tools(),
+            }
+        )
+    store.update_info(info)
+    if not rescoring and missing.count:
+        on_warning(f"run {info.run_id} did not finish: {missing.describe()}")
+    return Run(info, plan.summary.build(), plan.store, missing)
+
+
+Planner = Callable[[RunStore], Awaitable[RunPlan]]
+"""Makes a plan in the open store it is given (`plan_new` and the others, their arguments
+but the store given)."""
+
+
+async def run_planned(
+    options: RunOptions,
+    planner: Planner,
+    *,
+    stored: bool = False,
+    on_start: Callable[[RunInfo, int, int], None] | None = None,
+    on_result: Callable[[TrialResult], None] | None = None,
+    on_warning: Warn = logger.warning,
+) -> Run:
+    """The two steps, in the options' store: plan (`planner`), then `execute`.
+
+    The store is made when it does not exist and refused when damaged (`open_store`); with
+    `stored` (a rescore, a judging), it must exist already."""
+    with RunStore(options.store, create=False) if stored else open_store(options) as store:
+        plan = await planner(store)
+        return await execute(
+            store, plan, on_start=on_start, on_result=on_result, on_warning=on_warning
+        )
+
+
+def _finish_shared(store: RunStore, plan: RunPlan) -> Run:
+    """A run several processes write (a pytest session's) is marked finished once its every
+    (case, trial) is stored, by the one that sees it so; else left as it is, for the others
+    (and the end of the session) to finish."""
+    missing = store.missing_trials(plan.info.run_id, examples=0)
+    info = store.get_info(plan.info.run_id)
+    if not missing.count and info.status is not RunStatus.FINISHED:
+        info = info.model_copy(
+            update={
+                "status": RunStatus.FINISHED,
+                "finished_at": utc_now(),
+                "tools": {**info.tools, **known_tools()},
+            }
+        )
+        store.update_info(info)
+    return Run(info, plan.summary.build(), plan.store, missing)
+
+
+async def _run_jobs(
+    store: RunStore,
+    plan: RunPlan,
+    on_start: Callable[[RunInfo, int, int], None] | None,
+    on_result: Callable[[TrialResult], None] | None,
+    on_warning: Warn,
+) -> None:
+    if on_start is not None:
+        on_start(plan.info, plan.case_count * plan.settings.trials, len(plan.done))
+
+    def collect(result: TrialResult) -> None:
+        plan.summary.add(result)
+        if on_result is not None:
+            on_result(result)
+
+    with watch_unrecorded_calls() as unrecorded:
+        await run_jobs(
+            plan.agent,
+            plan.cases if plan.cases is not None else store.iter_cases(plan.info.run_id),
+            plan.scorers,
+            plan.settings,
+            store,
+            plan.info.run_id,
+            case_count=plan.case_count,
+            done=plan.done,
+            first_write=plan.first_write,
+            on_result=collect,
+            recorded=plan.recorded,
+        )
+    if unrecorded():
+        on_warning(
+            f"{unrecorded()} tool calls ran outside any trial and were not recorded: "
+            "the agent ran them in threads it started itself, which do not carry the "
+            "trial's context; use asyncio.to_thread, or submit "
+            "contextvars.copy_context().run to the executor"
+        )
 
 
 async def evaluate_async(
     agent: Agent | str | None,
     cases: Iterable[EvalCase] | str | Path,
-    scorers: Sequence[Any] = (),
+    scorers: Sequence[ScorerLike] = (),
     *,
     trials: int = 1,
     concurrency: int = DEFAULT_CONCURRENCY,
     timeout: float | None = None,
-    retries: int = 2,
+    retries: int = DEFAULT_RETRIES,
     builtins: bool = True,
     store: str | Path = DEFAULT_STORE_PATH,
     tools: Mapping[str, ToolSpec] | None = None,
@@ -160,6 +216,7 @@ async def evaluate_async(
     use_cache: bool = True,
     prices: PriceTable | None = None,
     passing: Sequence[str] | None = None,
+    infrastructure_errors: Sequence[type[BaseException] | str] = (),
     resume: str | None = None,
     target: str | None = None,
     agent_ref: str | None = None,
@@ -169,196 +226,6 @@ async def evaluate_async(
     on_result: Callable[[TrialResult], None] | None = None,
     on_warning: Warn = logger.warning,
     recorded: Mapping[tuple[str, int], Trial] | None = None,
-    infrastructure_errors: Sequence[type[BaseException] | str] = (),
-) -> Run:
-    """The async form of `evaluate`; the keyword arguments past `prices` serve the CLI.
-
-    `recorded` (with `agent=None`): trials recorded elsewhere, by (case id, trial index), to
-    score as they are (`agenteval score`).
-    """
-    if recorded is not None and agent is not None:
-        raise ValueError("recorded trials are scored with no agent: pass agent=None")
-    run_agent: Agent | None = (
-        load_object(agent, base_dir=base_dir) if isinstance(agent, str) else agent
-    )
-    settings = _settings(
-        trials, concurrency, timeout, retries, _declared(infrastructure_errors, base_dir)
-    )
-    if retry_policy is not None:
-        settings = replace(settings, retry=retry_policy)
-    store_path = Path(store)
-    with RunStore(store_path) as run_store:
-        # A damaged store is refused before anything starts (the first write would refuse it).
-        run_store.check_undamaged()
-        if resume is not None:
-            # One transaction: of several processes resuming the run at once, one claims it.
-            info = claim_run(run_store, run_store.resolve_run_id(resume))
-            case_source: Iterable[EvalCase] | None = None  # read back from the store
-            # A resumed run keeps its trials and time limit; concurrency may change.
-            settings = replace(settings, trials=info.trials, timeout_s=info.timeout_s)
-            scorer_refs: list[Any] = [*info.scorers, *scorers]
-            builtins = info.builtins
-            stored_judge = info.settings.get("judge")
-            passing = info.settings.get("passing")
-        else:
-            given = _given_cases(cases)
-            case_source = given if isinstance(given, Sequence) else None
-            scorer_refs = list(scorers)
-            stored_judge = None
-        new_run: tuple[RunInfo, Sequence[EvalCase]] | None = None
-        choice = _choose_judge(judge, stored_judge, use_cache=use_cache, prices=prices)
-        try:
-            if resume is None:
-                scorer_refs += _rubric_refs(rubrics, choice)
-            # The agent's tools, live: a tool imported mid-run is known by the time it is scored.
-            run_tools: Mapping[str, ToolSpec] = (
-                tools if tools is not None else registered_tools() if agent is not None else {}
-            )
-            if resume is not None and info.settings.get("base_dir"):
-                base_dir = Path(info.settings["base_dir"])
-            context = ScoringContext(
-                tools=run_tools,
-                judge=choice.judge,
-                judge_problem=choice.problem,
-                base_dir=base_dir,
-            )
-            resolution = resolve_run_scorers(
-                scorer_refs,
-                builtins=builtins,
-                context=context,
-                stored=info.settings.get(SCORER_REFS) if resume is not None else None,
-            )
-            resolved = resolution.scorers
-            if resume is None:  # a resumed run keeps the `passing` it was checked with
-                check_passing(passing, [scorer_name(s) for s in resolved], field="passing")
-            for note in resolution.renamed:
-                on_warning(note)
-            _warn_without_judge(resolved, choice, on_warning)
-            builder = SummaryBuilder(
-                (scorer_name(s) for s in resolved),
-                prices,
-                passing,
-                trials_per_case=settings.trials,
-            )
-            if resume is not None:
-                done = run_store.finished_keys(info.run_id)
-                for result in run_store.iter_results(info.run_id):
-                    builder.add(result)
-            else:
-                done = set()
-                judge_record = choice.record()
-                info = RunInfo(
-                    target=target if target is not None else _python_target(agent),
-                    agent=agent_ref,
-                    dataset=str(cases) if isinstance(cases, str | Path) else None,
-                    trials=settings.trials,
-                    concurrency=settings.concurrency,
-                    timeout_s=settings.timeout_s,
-                    max_retries=settings.retry.max_retries,
-                    scorers=[r for r in map(scorer_reference, scorer_refs) if r is not None],
-                    builtins=builtins,
-                    tools=dict(run_tools) if agent is None else known_tools(),
-                    settings={
-                        "owner": current_owner(),
-                        SCORER_REFS: resolution.references,
-                        **({"expected_trials": len(recorded)} if recorded is not None else {}),
-                        **({"passing": list(passing)} if passing is not None else {}),
-                        **({"judge": judge_record} if judge_record else {}),
-                        **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
-                        **(
-                            {
-                                "infrastructure_errors": list(
-                                    map(_class_ref, settings.infrastructure)
-                                )
-                            }
-                            if settings.infrastructure
-                            else {}
-                        ),
-                    },
-                )
-                if isinstance(given, Sequence):
-                    _check_unique(given)
-                    case_count = len(given)
-                    new_run = (info, given)
-                else:
-                    # A stream is read once, into the store, and read back from there.
-                    case_count = run_store.create_run(info, given)
-            if case_source is None:
-                case_count = run_store.count_cases(info.run_id)
-                case_source = run_store.iter_cases(info.run_id)
-            if on_start is not None:
-                on_start(info, case_count * settings.trials, len(done))
-
-            def collect(result: TrialResult) -> None:
-                builder.add(result)
-                if on_result is not None:
-                    on_result(result)
-
-            with watch_unrecorded_calls() as unrecorded:
-                await execute(
-                    run_agent,
-                    case_source,
-                    resolved,
-                    settings,
-                    run_store,
-                    info.run_id,
-                    case_count=case_count,
-                    done=done,
-                    # Stored by the writer while the first trials run; no trial is stored
-                    # before its run and cases are.
-                    first_write=(
-                        None
-                        if new_run is None
-                        else functools.partial(run_store.create_run, *new_run)
-                    ),
-                    on_result=collect,
-                    recorded=recorded,
-                )
-            if unrecorded():
-                on_warning(
-                    f"{unrecorded()} tool calls ran outside any trial and were not recorded: "
-                    "the agent ran them in threads it started itself, which do not carry the "
-                    "trial's context; use asyncio.to_thread, or submit "
-                    "contextvars.copy_context().run to the executor"
-                )
-        finally:
-            await choice.aclose()
-        # Finished only when the store holds every (case, trial): whatever ended a job without
-        # a stored result, the run stays resumable and says what it lacks.
-        missing = run_store.missing_trials(info.run_id)
-        complete = missing.count == 0
-        info = info.model_copy(
-            update={
-                "status": RunStatus.FINISHED if complete else RunStatus.RUNNING,
-                "finished_at": utc_now() if complete else None,
-                "tools": dict(run_tools) if agent is None else known_tools(),
-            }
-        )
-        run_store.update_info(info)
-        if not complete:
-            on_warning(f"run {info.run_id} did not finish: {missing.describe()}")
-    return Run(info, builder.build(), store_path, missing)
-
-
-def evaluate(
-    agent: Agent | str | None,
-    cases: Iterable[EvalCase] | str | Path,
-    scorers: Sequence[Any] = (),
-    *,
-    trials: int = 1,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    timeout: float | None = None,
-    retries: int = 2,
-    builtins: bool = True,
-    store: str | Path = DEFAULT_STORE_PATH,
-    tools: Mapping[str, ToolSpec] | None = None,
-    judge: Judge | JudgeConfig | str | None = None,
-    rubrics: Sequence[str] | None = None,
-    use_cache: bool = True,
-    prices: PriceTable | None = None,
-    passing: Sequence[str] | None = None,
-    infrastructure_errors: Sequence[type[BaseException] | str] = (),
-    resume: str | None = None,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -386,63 +253,77 @@ def evaluate(
     `resume` (a run id, or a unique prefix of one) goes on with a stored run that did not
     finish: only its (case, trial) pairs not yet stored run, with its cases, trials and time
     limit as stored. A pytest session's run is refused (the test runs again, as a new run).
+
+    `tools` names the agent's tools (their schemas) for the scorers that check tool calls; by
+    default, the tools registered with `@agenteval.tool`. `use_cache=False` judges every
+    trial afresh instead of reading the judge cache. `prices` (a `PriceTable`) prices the
+    run's tokens; by default, the shipped table.
+
+    The rest serve the CLI and the other doors: `target` is what `agenteval runs` lists as
+    the run's target (by default `python:` and the agent's name), `agent_ref` the reference
+    the run records for its agent, `retry_policy` a whole retry policy (waits included) in
+    place of `retries`, `base_dir` the folder references (the agent, scorers, exception
+    classes) are relative to. `on_start(run, jobs, done)` is called once the run is planned,
+    `on_result` with each trial's result as it is stored, `on_warning` with each warning
+    (by default the `agenteval` logger). `recorded` (with `agent=None`) holds trials recorded
+    elsewhere, by (case id, trial index), to score as they are (`agenteval score`).
+
+    `evaluate_async` is the same, to await; `evaluate` refuses to run inside an event loop.
     """
-    return _run_sync(
-        evaluate_async(
-            agent,
-            cases,
-            scorers,
-            trials=trials,
-            concurrency=concurrency,
-            timeout=timeout,
-            retries=retries,
-            builtins=builtins,
-            store=store,
-            tools=tools,
-            judge=judge,
-            rubrics=rubrics,
-            use_cache=use_cache,
-            prices=prices,
-            passing=passing,
-            infrastructure_errors=infrastructure_errors,
-            resume=resume,
+    if recorded is not None and agent is not None:
+        raise ValueError("recorded trials are scored with no agent: pass agent=None")
+    options = RunOptions(
+        trials=trials,
+        concurrency=concurrency,
+        timeout=timeout,
+        retries=retries,
+        builtins=builtins,
+        store=Path(store),
+        judge=judge,
+        rubrics=rubrics,
+        use_cache=use_cache,
+        prices=prices,
+        passing=passing,
+        tools=tools,
+        infrastructure_errors=infrastructure_errors,
+        retry_policy=retry_policy,
+        base_dir=base_dir,
+    )
+    run_agent = load_agent(agent, options)
+    planner: Planner = (
+        # One transaction: of several processes resuming the run at once, one claims it.
+        functools.partial(
+            plan_resume,
+            run_id=resume,
+            scorers=scorers,
+            options=options,
+            agent=run_agent,
+            on_warning=on_warning,
         )
+        if resume is not None
+        else functools.partial(
+            plan_new,
+            agent=run_agent,
+            cases=cases,
+            scorers=scorers,
+            options=options,
+            target=target if target is not None else python_target(agent),
+            agent_ref=agent_ref,
+            recorded=recorded,
+            on_warning=on_warning,
+        )
+    )
+    return await run_planned(
+        options, planner, on_start=on_start, on_result=on_result, on_warning=on_warning
     )
 
 
-def _python_target(agent: Agent | str | None) -> str:
-    """What `agenteval runs` lists as the target of a run made from Python: `python:` and the
-    agent's name (`python:answer`; a reference as it was given; `python:agent_trace` when the
-    cases' recorded traces are scored with no agent)."""
-    if agent is None:
-        return f"{PYTHON_TARGET}agent_trace"
-    if isinstance(agent, str):
-        return f"{PYTHON_TARGET}{agent}"
-    inner: Any = agent
-    while isinstance(inner, functools.partial):
-        inner = inner.func
-    name = getattr(inner, "__qualname__", None) or type(inner).__qualname__
-    return f"{PYTHON_TARGET}{name}"
-
-
-def _declared(
-    refs: Sequence[type[BaseException] | str], base_dir: Path | None
-) -> tuple[type[BaseException], ...]:
-    if not refs:
-        return ()
-    # Only when asked: config.py (and the agents it knows) stays out of `import agenteval`.
-    from agenteval.config import exception_classes
-
-    return exception_classes(refs, base_dir=base_dir)
-
-
-def _class_ref(cls: type[BaseException]) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
+evaluate = sync_form(evaluate_async)
 
 
 async def rescore_async(
     run_id: str,
-    scorers: Sequence[Any] = (),
+    scorers: Sequence[ScorerLike] = (),
     *,
     builtins: bool | None = None,
     store: str | Path = DEFAULT_STORE_PATH,
@@ -456,95 +337,33 @@ async def rescore_async(
     """Score a stored run's trials again, without the agent; each new score replaces the one of
     the same name, and scores no scorer gives again are kept.
 
-    The run's own scorers run again (the built-ins, stored references and the judge rubrics,
-    with the run's judge unless `judge` names another); `scorers` adds to them. `builtins`
-    defaults to what the run used. The judge cache makes judging the same trials again free.
+    `run_id` is a run id or a unique prefix of one. The run's own scorers run again (the
+    built-ins, stored references and the judge rubrics, with the run's judge unless `judge`
+    names another); `scorers` adds to them. `builtins` defaults to what the run used. The
+    judge cache makes judging the same trials again free (`use_cache=False` judges afresh);
+    `prices` prices the run's tokens in the summary. `concurrency` bounds the trials scored
+    at once by async scorers (the judge); `on_result` gets each trial with its new scores,
+    `on_warning` each warning. `rescore` is the same, for code that is not async.
     """
-    store_path = Path(store)
-    with RunStore(store_path, create=False) as run_store:
-        info = run_store.get_info(run_store.resolve_run_id(run_id))
-        use_builtins = info.builtins if builtins is None else builtins
-        choice = _choose_judge(
-            judge, info.settings.get("judge"), use_cache=use_cache, prices=prices
-        )
-        try:
-            stored_dir = info.settings.get("base_dir")
-            context = ScoringContext(
-                tools=info.tools,
-                judge=choice.judge,
-                judge_problem=choice.problem,
-                base_dir=Path(stored_dir) if stored_dir else None,
-            )
-            resolution = resolve_run_scorers(
-                [*info.scorers, *scorers],
-                builtins=use_builtins,
-                context=context,
-                stored=info.settings.get(SCORER_REFS),
-            )
-            resolved = resolution.scorers
-            for note in resolution.renamed:
-                on_warning(note)
-            _warn_without_judge(resolved, choice, on_warning)
-            # Built as the trials are scored: the stored run is read once.
-            builder = SummaryBuilder(
-                map(scorer_name, resolved),
-                prices,
-                info.settings.get("passing"),
-                trials_per_case=info.trials,
-            )
-            await score_stored(
-                run_store,
-                info.run_id,
-                resolved,
-                concurrency=concurrency,
-                # Scores whose scorer cannot be loaded again (a lambda, a function defined in
-                # a script) are kept as they were, never dropped.
-                merge=True,
-                on_result=on_result,
-                summary=builder,
-            )
-        finally:
-            await choice.aclose()
-        added = [r for r in map(scorer_reference, scorers) if r is not None]
-        settings = dict(info.settings)
-        settings[SCORER_REFS] = {**settings.get(SCORER_REFS, {}), **resolution.references}
-        if choice.record() is not None:
-            settings["judge"] = choice.record()
-        info = info.model_copy(
-            update={
-                "scorers": [*info.scorers, *(r for r in added if r not in info.scorers)],
-                "builtins": use_builtins,
-                "settings": settings,
-            }
-        )
-        run_store.update_info(info)
-        # A run scored again is as complete as its stored trials: one with holes says so.
-        missing = run_store.missing_trials(info.run_id)
-    return Run(info, builder.build(), store_path, missing)
-
-
-def rescore(
-    run_id: str,
-    scorers: Sequence[Any] = (),
-    *,
-    builtins: bool | None = None,
-    store: str | Path = DEFAULT_STORE_PATH,
-    judge: Judge | JudgeConfig | str | None = None,
-    use_cache: bool = True,
-    prices: PriceTable | None = None,
-) -> Run:
-    """Score a stored run again without running the agent (see `rescore_async`)."""
-    return _run_sync(
-        rescore_async(
-            run_id,
-            scorers,
-            builtins=builtins,
-            store=store,
-            judge=judge,
-            use_cache=use_cache,
-            prices=prices,
-        )
+    options = RunOptions(
+        store=Path(store), judge=judge, use_cache=use_cache, prices=prices, concurrency=concurrency
     )
+    planner = functools.partial(
+        plan_rescore,
+        run_id=run_id,
+        scorers=scorers,
+        options=options,
+        builtins=builtins,
+        on_warning=on_warning,
+    )
+    return await run_planned(
+        options, planner, stored=True, on_result=on_result, on_warning=on_warning
+    )
+
+
+rescore = sync_form(
+    rescore_async, doc="Score a stored run again without running the agent (see `rescore_async`)."
+)
 
 
 async def judge_run_async(
@@ -561,83 +380,27 @@ async def judge_run_async(
 ) -> Run:
     """Score a stored run with the judge's rubrics, without the agent; the rubric scores are
     added to the run's scores (replacing earlier ones of the same name), each marked with the
-    judge that gave it."""
-    store_path = Path(store)
-    with RunStore(store_path, create=False) as run_store:
-        info = run_store.get_info(run_store.resolve_run_id(run_id))
-        choice = _choose_judge(judge, None, use_cache=use_cache, prices=prices)
-        if choice.config is None:
-            raise ConfigError(
-                "no judge given",
-                field="judge",
-                hint="pass --judge PROVIDER:MODEL (e.g. openai:gpt-4o-mini) or set AGENTEVAL_JUDGE",
-            )
-        try:
-            context = ScoringContext(
-                tools=info.tools, judge=choice.judge, judge_problem=choice.problem
-            )
-            resolution = resolve_run_scorers(
-                list(rubrics),
-                builtins=False,
-                context=context,
-                stored=info.settings.get(SCORER_REFS),
-            )
-            resolved = resolution.scorers
-            for note in resolution.renamed:
-                on_warning(note)
-            if not all(isinstance(unrenamed(s), JudgeRubric) for s in resolved):
-                raise ConfigError(
-                    "only judge rubrics can be judged",
-                    field="rubric",
-                    hint="rubrics: " + ", ".join(RUBRICS),
-                )
-            _warn_without_judge(resolved, choice, on_warning)
-            builder = SummaryBuilder(
-                prices=prices, passing=info.settings.get("passing"), trials_per_case=info.trials
-            )
-            await score_stored(
-                run_store,
-                info.run_id,
-                resolved,
-                concurrency=concurrency,
-                merge=True,
-                on_result=on_result,
-                summary=builder,
-            )
-        finally:
-            await choice.aclose()
-        refs = [r for r in map(scorer_reference, resolved) if r is not None]
-        info = info.model_copy(
-            update={
-                "scorers": [*info.scorers, *(r for r in refs if r not in info.scorers)],
-                "settings": {
-                    **info.settings,
-                    "judge": choice.record(),
-                    SCORER_REFS: {
-                        **info.settings.get(SCORER_REFS, {}),
-                        **resolution.references,
-                    },
-                },
-            }
-        )
-        run_store.update_info(info)
-        # A run scored again is as complete as its stored trials: one with holes says so.
-        missing = run_store.missing_trials(info.run_id)
-    return Run(info, builder.build(), store_path, missing)
+    judge that gave it.
 
-
-def judge_run(
-    run_id: str,
-    judge: Judge | JudgeConfig | str | None,
-    *,
-    rubrics: Sequence[str | Mapping[str, Any]] = RUBRICS,
-    store: str | Path = DEFAULT_STORE_PATH,
-    use_cache: bool = True,
-    prices: PriceTable | None = None,
-) -> Run:
-    """Add the judge's rubric scores to a stored run (see `judge_run_async`)."""
-    return _run_sync(
-        judge_run_async(
-            run_id, judge, rubrics=rubrics, store=store, use_cache=use_cache, prices=prices
-        )
+    `run_id` is a run id or a unique prefix of one; `judge` is `"provider:model"`, a
+    `JudgeConfig` or a `Judge` (else `AGENTEVAL_JUDGE`; with neither, a `ConfigError`);
+    `rubrics` names the rubrics (all four by default) or gives them as mappings. The other
+    arguments are `rescore_async`'s. `judge_run` is the same, for code that is not async.
+    """
+    options = RunOptions(
+        store=Path(store),
+        judge=judge,
+        rubrics=rubrics,
+        use_cache=use_cache,
+        prices=prices,
+        concurrency=concurrency,
     )
+    planner = functools.partial(plan_judging, run_id=run_id, options=options, on_warning=on_warning)
+    return await run_planned(
+        options, planner, stored=True, on_result=on_result, on_warning=on_warning
+    )
+
+
+judge_run = sync_form(
+    judge_run_async, doc="Add the judge's rubric scores to a stored run (see `judge_run_async`)."
+)

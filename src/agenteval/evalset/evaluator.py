@@ -9,11 +9,12 @@ The criteria run as the run's scorers (and nothing else: no built-in scorers), s
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from agenteval.agents.calling import Agent
 from agenteval.agents.tools import ToolSpec
@@ -21,8 +22,16 @@ from agenteval.case import EvalCase
 from agenteval.criteria.base import BaseCriterion
 from agenteval.criteria.llm import TemplatedLLMCriterion
 from agenteval.criteria.response import RubricBasedCriterion
-from agenteval.engine.evaluate import evaluate_async
-from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
+from agenteval.engine.evaluate import run_planned
+from agenteval.engine.options import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_RETRIES,
+    EVALUATOR_BUILTINS,
+    RunOptions,
+    Setting,
+)
+from agenteval.engine.planning import load_agent, plan_new
+from agenteval.engine.sync import run_sync
 from agenteval.errors import ConfigError
 from agenteval.evalset.adk import FINAL_SESSION_STATE
 from agenteval.evalset.config import EvalConfig
@@ -38,8 +47,6 @@ from agenteval.store import DEFAULT_STORE_PATH
 from agenteval.trace import utc_now
 
 __all__ = ["AgentEvaluator"]
-
-T = TypeVar("T")
 
 
 def _prepared(criterion: BaseCriterion) -> BaseCriterion:
@@ -71,7 +78,10 @@ class AgentEvaluator:
     objects by hand (`ExactMatchCriterion()`, a criterion of your own). The other arguments
     are those of `agenteval.evaluate`: `trials` per case (ADK's `num_runs`), `concurrency`,
     `timeout`, `retries`, the run `store`, the `judge` of the LLM criteria (else
-    `AGENTEVAL_JUDGE`, else each criterion's `judge_model`).
+    `AGENTEVAL_JUDGE`, else each criterion's `judge_model`), `use_cache` (the judge cache),
+    `prices` (for the run's cost) and the agent's `tools`. They are kept as one checked value,
+    `evaluator.options` (and read as attributes: `evaluator.trials`); the run has no built-in
+    scorer and no default judge rubric (`EVALUATOR_BUILTINS`): the criteria are its scores.
 
     Each LLM criterion's judge tie counts as neither a pass nor a fail (see
     `agenteval.evalset.ties`); `rubric_based_final_response_quality_v1` grades each turn's
@@ -89,7 +99,7 @@ class AgentEvaluator:
         trials: int = 1,
         concurrency: int = DEFAULT_CONCURRENCY,
         timeout: float | None = None,
-        retries: int = 2,
+        retries: int = DEFAULT_RETRIES,
         store: str | Path = DEFAULT_STORE_PATH,
         judge: Judge | JudgeConfig | str | None = None,
         use_cache: bool = True,
@@ -109,15 +119,25 @@ class AgentEvaluator:
         self.agent = agent
         self.config = config
         self.extra_criteria = list(criteria)
-        self.trials = trials
-        self.concurrency = concurrency
-        self.timeout = timeout
-        self.retries = retries
-        self.store = Path(store)
-        self.judge = judge
-        self.use_cache = use_cache
-        self.prices = prices
-        self.tools = tools
+        self.options = RunOptions(
+            trials=trials,
+            concurrency=concurrency,
+            timeout=timeout,
+            retries=retries,
+            store=Path(store),
+            judge=judge,
+            use_cache=use_cache,
+            prices=prices,
+            tools=tools,
+            # The criteria are the run's scorers: no built-in scorer, no default judge rubric.
+            builtins=EVALUATOR_BUILTINS,
+            rubrics=(),
+        )
+        """The run's settings, built and checked once (`agenteval.engine.options.RunOptions`)."""
+
+    # The run settings, read as attributes (`evaluator.trials`): `options`'s.
+    trials, concurrency, timeout, retries = Setting(), Setting(), Setting(), Setting()
+    store, judge, use_cache, prices, tools = Setting(), Setting(), Setting(), Setting(), Setting()
 
     # --- what runs
 
@@ -175,30 +195,39 @@ class AgentEvaluator:
 
         A trial with no stored result when the run ends (the store lost it) is an `error`
         result saying so, and the report does not pass (`report.complete` is False)."""
+        return await self._evaluate(eval_set, self.options, on_result)
+
+    async def evaluate_case(self, case: EvalCase) -> EvalCaseResult:
+        """Run one case once and return its result (a run of its own in the store); a trial
+        whose result was not stored is an `error` result, never a pass."""
+        report = await self._evaluate([case], replace(self.options, trials=1, concurrency=1))
+        return report.results[0]
+
+    def evaluate_sync(self, eval_set: EvalSet | str | Path | Sequence[EvalCase]) -> EvalReport:
+        """`evaluate`, for code that is not async (raises inside a running event loop)."""
+        return run_sync(self.evaluate(eval_set), instead="`await evaluator.evaluate(...)`")
+
+    async def _evaluate(
+        self,
+        eval_set: EvalSet | str | Path | Sequence[EvalCase],
+        options: RunOptions,
+        on_result: Callable[[TrialResult], None] | None = None,
+    ) -> EvalReport:
         config = self.config_for(eval_set)
         the_set = self._eval_set(eval_set)
         scorers = self.criteria_for(config, the_set.cases)
         thresholds = {getattr(s, "name", ""): getattr(s, "threshold", None) for s in scorers}
         started = utc_now()
         clock = time.monotonic()
-        run = await evaluate_async(
-            self.agent,
-            the_set.cases,
-            scorers,
-            trials=self.trials,
-            concurrency=self.concurrency,
-            timeout=self.timeout,
-            retries=self.retries,
-            builtins=False,
-            store=self.store,
-            tools=self.tools,
-            judge=self.judge,
-            rubrics=(),  # the criteria are the judged scores; no default judge rubrics
-            use_cache=self.use_cache,
-            prices=self.prices,
+        planner = functools.partial(
+            plan_new,
+            agent=load_agent(self.agent, options),
+            cases=the_set.cases,
+            scorers=scorers,
+            options=options,
             target=str(eval_set) if isinstance(eval_set, str | Path) else the_set.id,
-            on_result=on_result,
         )
+        run = await run_planned(options, planner, on_result=on_result)
         return EvalReport.from_run(
             run,
             eval_set_id=the_set.id,
@@ -208,29 +237,6 @@ class AgentEvaluator:
             created_at=started,
             duration_s=time.monotonic() - clock,
         )
-
-    async def evaluate_case(self, case: EvalCase) -> EvalCaseResult:
-        """Run one case once and return its result (a run of its own in the store); a trial
-        whose result was not stored is an `error` result, never a pass."""
-        report = await AgentEvaluator(
-            self.agent,
-            self.config_for([case]),
-            criteria=self.extra_criteria,
-            trials=1,
-            concurrency=1,
-            timeout=self.timeout,
-            retries=self.retries,
-            store=self.store,
-            judge=self.judge,
-            use_cache=self.use_cache,
-            prices=self.prices,
-            tools=self.tools,
-        ).evaluate([case])
-        return report.results[0]
-
-    def evaluate_sync(self, eval_set: EvalSet | str | Path | Sequence[EvalCase]) -> EvalReport:
-        """`evaluate`, for code that is not async (raises inside a running event loop)."""
-        return _run_sync(self.evaluate(eval_set))
 
     @staticmethod
     def _eval_set(source: EvalSet | str | Path | Sequence[EvalCase]) -> EvalSet:
@@ -250,12 +256,3 @@ class AgentEvaluator:
 
     def __repr__(self) -> str:
         return f"AgentEvaluator({self.agent!r}, config={self.config!r})"
-
-
-def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise RuntimeError("called inside a running event loop; use `await evaluator.evaluate(...)`")

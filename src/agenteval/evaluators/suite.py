@@ -3,14 +3,20 @@ is `agenteval.evaluate` with those evaluators, and whose report is the same `Run
 
 from __future__ import annotations
 
-import asyncio
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from agenteval.case import EvalCase
 from agenteval.datasets import load_cases
-from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
+from agenteval.engine.options import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_RETRIES,
+    EVALUATOR_BUILTINS,
+    RunOptions,
+)
+from agenteval.engine.sync import sync_form
 from agenteval.errors import ConfigError
 from agenteval.store import DEFAULT_STORE_PATH
 
@@ -28,7 +34,7 @@ class EvalSuite:
     """A named suite: cases (`add_cases`), evaluators (`add_evaluators`), and `run(run_agent)`.
 
     `run` is `agenteval.evaluate` over the suite's cases with its evaluators as the scorers
-    (and no built-in scorer or judge rubric unless asked for), so the report it returns is the
+    (and no built-in scorer or judge rubric unless asked for: `EVALUATOR_BUILTINS`), so the report it returns is the
     same `Run`: `report.results` holds, for each (case, trial), every evaluator's `Score` with
     its reason, `report.summary` the means and pass rates, and `report.to_json()` the JSON
     document. The run is stored like any other (`agenteval show`), under the suite's name.
@@ -85,60 +91,14 @@ class EvalSuite:
 
     async def run_async(
         self,
-        run_agent: Agent | None = None,
+        run_agent: Agent | str | None = None,
         *,
         trials: int = 1,
         concurrency: int = DEFAULT_CONCURRENCY,
         timeout: float | None = None,
-        retries: int = 2,
+        retries: int = DEFAULT_RETRIES,
         judge: Judge | JudgeConfig | str | None = None,
-        builtins: bool = False,
-        rubrics: Iterable[str] = (),
-        store: str | Path | None = None,
-        tools: Mapping[str, ToolSpec] | None = None,
-        use_cache: bool = True,
-        prices: PriceTable | None = None,
-    ) -> Run:
-        """The async form of `run`."""
-        from agenteval.engine.evaluate import evaluate_async
-
-        if not self._cases:
-            raise ConfigError(
-                f"suite {self.name!r} has no cases", hint="add some with suite.add_cases(...)"
-            )
-        if not self._evaluators and not builtins:
-            raise ConfigError(
-                f"suite {self.name!r} has no evaluators",
-                hint="add some with suite.add_evaluators(...)",
-            )
-        return await evaluate_async(
-            run_agent,
-            self._cases,
-            self._evaluators,
-            trials=trials,
-            concurrency=concurrency,
-            timeout=timeout,
-            retries=retries,
-            builtins=builtins,
-            store=self.store if store is None else store,
-            tools=tools,
-            judge=self.judge if judge is None else judge,
-            rubrics=list(rubrics),
-            use_cache=use_cache,
-            prices=prices,
-            target=self.name,
-        )
-
-    def run(
-        self,
-        run_agent: Agent | None = None,
-        *,
-        trials: int = 1,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        timeout: float | None = None,
-        retries: int = 2,
-        judge: Judge | JudgeConfig | str | None = None,
-        builtins: bool = False,
+        builtins: bool = EVALUATOR_BUILTINS,
         rubrics: Iterable[str] = (),
         store: str | Path | None = None,
         tools: Mapping[str, ToolSpec] | None = None,
@@ -152,31 +112,57 @@ class EvalSuite:
         read what the agent recorded, else the case's `agent_trace`. `None` runs no agent and
         scores each case's `agent_trace`. The LLM-judged evaluators use `judge`
         (`"openai:gpt-4o-mini"`, a `JudgeConfig` or a `Judge`; else the suite's, else
-        `AGENTEVAL_JUDGE`) unless they were given their own. `builtins=True` adds agenteval's
-        built-in scorers, `rubrics` judge rubrics by name; the other settings are `evaluate`'s.
+        `AGENTEVAL_JUDGE`) unless they were given their own. The run scores with the suite's
+        evaluators only: `builtins=True` adds agenteval's built-in scorers (the default is
+        `agenteval.engine.options.EVALUATOR_BUILTINS`), `rubrics` judge rubrics by name;
+        `store` defaults to the suite's; `trials`, `concurrency`, `timeout`, `retries`,
+        `tools`, `use_cache` and `prices` are `evaluate`'s.
+
+        `run` is the same, for code that is not async.
         """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            raise RuntimeError("called inside a running event loop; use `await suite.run_async()`")
-        return asyncio.run(
-            self.run_async(
-                run_agent,
-                trials=trials,
-                concurrency=concurrency,
-                timeout=timeout,
-                retries=retries,
-                judge=judge,
-                builtins=builtins,
-                rubrics=rubrics,
-                store=store,
-                tools=tools,
-                use_cache=use_cache,
-                prices=prices,
+        from agenteval.engine.evaluate import run_planned
+        from agenteval.engine.planning import load_agent, plan_new
+
+        if not self._cases:
+            raise ConfigError(
+                f"suite {self.name!r} has no cases", hint="add some with suite.add_cases(...)"
             )
+        if not self._evaluators and not builtins:
+            raise ConfigError(
+                f"suite {self.name!r} has no evaluators",
+                hint="add some with suite.add_evaluators(...)",
+            )
+        options = RunOptions(
+            trials=trials,
+            concurrency=concurrency,
+            timeout=timeout,
+            retries=retries,
+            builtins=builtins,
+            store=Path(self.store if store is None else store),
+            tools=tools,
+            judge=self.judge if judge is None else judge,
+            rubrics=list(rubrics),
+            use_cache=use_cache,
+            prices=prices,
         )
+        planner = functools.partial(
+            plan_new,
+            agent=load_agent(run_agent, options),
+            cases=self._cases,
+            scorers=self._evaluators,
+            options=options,
+            target=self.name,
+        )
+        return await run_planned(options, planner)
+
+    run = sync_form(
+        run_async,
+        doc=(run_async.__doc__ or "").replace(
+            "`run` is the same, for code that is not async.",
+            "`run_async` is the same, to await.",
+        ),
+        instead="`await suite.run_async()`",
+    )
 
     def __repr__(self) -> str:
         return (

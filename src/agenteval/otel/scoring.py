@@ -3,18 +3,23 @@ cases, and score them as a stored run like any other."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agenteval.case import EvalCase
 from agenteval.datasets import load_cases
-from agenteval.engine.evaluate import evaluate_async
-from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
+from agenteval.engine.evaluate import run_planned
+from agenteval.engine.options import DEFAULT_CONCURRENCY, RunOptions
+from agenteval.engine.planning import plan_recorded
+from agenteval.engine.sync import sync_form
 from agenteval.errors import ConfigError
 from agenteval.records import RunInfo, TrialResult
 from agenteval.run import Run
+from agenteval.scorers.base import ScorerLike
 from agenteval.store import DEFAULT_STORE_PATH
 
 from .convert import CASE_ID_ATTRIBUTE
@@ -38,7 +43,7 @@ def _sample(values: Sequence[str], limit: int = 3) -> str:
 async def score_traces_async(
     traces: str | Path,
     cases: Sequence[EvalCase] | str | Path,
-    scorers: Sequence[Any] = (),
+    scorers: Sequence[ScorerLike] = (),
     *,
     match_attribute: str = CASE_ID_ATTRIBUTE,
     builtins: bool = True,
@@ -53,8 +58,17 @@ async def score_traces_async(
     on_result: Callable[[TrialResult], None] | None = None,
     on_warning: Callable[[str], None] = logger.warning,
 ) -> Run:
-    """The async form of `score_traces`; the keyword arguments past `concurrency` serve the
-    CLI."""
+    """The async form of `score_traces` (see there)."""
+    options = RunOptions(
+        concurrency=concurrency,
+        builtins=builtins,
+        store=Path(store),
+        judge=judge,
+        rubrics=rubrics,
+        use_cache=use_cache,
+        prices=prices,
+        base_dir=base_dir,
+    )
     if not match_attribute.strip():
         raise ConfigError("the match attribute is empty", field="--match-attribute")
     case_list = load_cases(cases) if isinstance(cases, str | Path) else list(cases)
@@ -76,61 +90,35 @@ async def score_traces_async(
         on_warning(
             f"no trace names its case ({match_attribute}): traces are matched to cases by order"
         )
-    return await evaluate_async(
-        None,
-        matched.cases,
-        scorers,
-        trials=matched.trials_per_case,
-        concurrency=concurrency,
-        builtins=builtins,
-        store=store,
-        tools=matched.tools,
-        judge=judge,
-        rubrics=rubrics,
-        use_cache=use_cache,
-        prices=prices,
-        target=str(traces),
-        base_dir=base_dir,
-        on_start=on_start,
-        on_result=on_result,
-        on_warning=on_warning,
+    options = replace(options, trials=matched.trials_per_case, tools=matched.tools)
+    planner = functools.partial(
+        plan_recorded,
         recorded=matched.trials,
+        cases=matched.cases,
+        scorers=scorers,
+        options=options,
+        target=str(traces),
+        on_warning=on_warning,
+    )
+    return await run_planned(
+        options, planner, on_start=on_start, on_result=on_result, on_warning=on_warning
     )
 
 
-def score_traces(
-    traces: str | Path,
-    cases: Sequence[EvalCase] | str | Path,
-    scorers: Sequence[Any] = (),
-    *,
-    match_attribute: str = CASE_ID_ATTRIBUTE,
-    builtins: bool = True,
-    store: str | Path = DEFAULT_STORE_PATH,
-    judge: Judge | JudgeConfig | str | None = None,
-    rubrics: Sequence[str] | None = None,
-    use_cache: bool = True,
-    prices: PriceTable | None = None,
-) -> Run:
-    """Score recorded traces with no agent: OTLP JSON (as the OpenTelemetry Collector's file
-    exporter writes it) or agenteval trial JSONL, a file or a folder of them.
+score_traces = sync_form(
+    score_traces_async,
+    doc="""Score recorded traces with no agent: OTLP JSON (as the OpenTelemetry Collector's
+    file exporter writes it) or agenteval trial JSONL, a file or a folder of them.
 
     Each trace is matched to its case by `match_attribute` on its root span (a trial line by
     its `case_id`), else by order; several traces of a case are its trials. The result is a
     stored run like any other: reports, compare and gate work on it.
-    """
-    import asyncio
 
-    return asyncio.run(
-        score_traces_async(
-            traces,
-            cases,
-            scorers,
-            match_attribute=match_attribute,
-            builtins=builtins,
-            store=store,
-            judge=judge,
-            rubrics=rubrics,
-            use_cache=use_cache,
-            prices=prices,
-        )
-    )
+    `cases` is a list of `EvalCase` or a case file's path; `scorers`, `builtins`, `store`,
+    `judge`, `rubrics`, `use_cache`, `prices` and `concurrency` are `agenteval.evaluate`'s
+    (the trials per case are the traces per case); `base_dir`, `on_start`, `on_result` and
+    `on_warning` serve the CLI, as `evaluate`'s do. `score_traces_async` is the same, to
+    await.
+    """,
+    instead="`await score_traces_async(...)`",
+)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import math
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
@@ -24,6 +24,7 @@ __all__ = [
     "RenamedScorer",
     "Scorer",
     "ScorerFunction",
+    "ScorerLike",
     "ScorerResult",
     "prepare_scorer",
     "prepare_scorers",
@@ -35,6 +36,11 @@ __all__ = [
 
 ScorerResult: TypeAlias = Score | float | int | bool | tuple[Any, str | None] | None
 ScorerFunction: TypeAlias = Callable[[EvalCase, Trial], "ScorerResult | Awaitable[ScorerResult]"]
+
+ScorerLike: TypeAlias = "Scorer | ScorerFunction | str | Mapping[str, Any]"
+"""What a run takes as a scorer: a scorer object (a built-in scorer, an agent evaluator, a
+criterion), a function of `(case, trial)`, a scorer's name (`"exact_match"`, `"module:function"`),
+or a name with settings (`{"name": "step_efficiency", "threshold": 0.9}`)."""
 
 DEFAULT_THRESHOLD = 0.5
 """A custom scorer's number passes at or above this, unless the scorer sets `threshold`."""

@@ -1,0 +1,148 @@
+"""`RunOptions`: a run's settings as one frozen value, checked once, here.
+
+Every face builds one (`evaluate` and `evaluate_async` from their keyword arguments, the CLI
+and `agenteval.yaml` through `config.resolve_settings`, `EvalSuite.run`, `AgentEvaluator`,
+`score_traces`, `rescore`, `judge_run`, the pytest plugin's `@agenteval_cases`) and hands it
+to the engine, which plans the run with it and executes the plan (`engine.planning`,
+`engine.evaluate`). A setting out of range is refused when the value is built, with the same
+`ConfigError` whatever face it came through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings
+from agenteval.errors import ConfigError
+from agenteval.retry import RetryPolicy
+from agenteval.store import DEFAULT_STORE_PATH
+
+if TYPE_CHECKING:
+    from agenteval.judge.judge import Judge, JudgeConfig
+    from agenteval.pricing import PriceTable
+    from agenteval.trace import ToolSpec
+
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_RETRIES",
+    "DEFAULT_STORE_PATH",
+    "EVALUATOR_BUILTINS",
+    "OptionError",
+    "RunOptions",
+    "Setting",
+]
+
+DEFAULT_RETRIES: Final = 2
+"""Retries of an infrastructure failure, unless a run says otherwise."""
+
+EVALUATOR_BUILTINS: Final = False
+"""Whether the built-in scorers join a run of `EvalSuite` and `AgentEvaluator`: no. Those two
+doors report the evaluators (the criteria) they were given and nothing else, as the agent
+evaluators' and the criterion API's documentation shows them; `EvalSuite.run(builtins=True)`
+adds the built-ins. Every other door (`evaluate`, the CLI, `score_traces`, pytest) runs the
+built-ins wherever they apply (`RunOptions.builtins`, True)."""
+
+
+class OptionError(ConfigError, ValueError):
+    """A run setting out of range (`trials=0`, a negative `timeout`): a `ConfigError` like every
+    mistake in a setting, and a `ValueError`, as Python's own checks of a value are."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    """How a run runs and is scored, resolved and checked: the one way settings travel.
+
+    Built from keyword arguments (`RunOptions(trials=3, judge="openai:gpt-4o-mini")`), from
+    `agenteval.yaml` and the environment (`agenteval.config.resolve_settings`), or from
+    another value (`dataclasses.replace(options, trials=5)`, checked again).
+    """
+
+    trials: int = 1
+    """Trials per case (each an independent run of the agent)."""
+    concurrency: int = DEFAULT_CONCURRENCY
+    """Trials in flight at once (for a rescore: trials scored at once)."""
+    timeout: float | None = None
+    """Seconds per trial attempt; None for no limit."""
+    retries: int = DEFAULT_RETRIES
+    """Retries of an infrastructure failure (rate limit, connection, provider 5xx, timeout)."""
+    builtins: bool = True
+    """Whether the built-in scorers run wherever they apply, besides the scorers given."""
+    store: Path = DEFAULT_STORE_PATH
+    """The SQLite run store (a `str` is taken as a path)."""
+    judge: Judge | JudgeConfig | str | None = None
+    """The LLM judge: `"provider:model"`, a `JudgeConfig` or a `Judge`; else
+    `AGENTEVAL_JUDGE`; None with neither set."""
+    rubrics: Sequence[str | Mapping[str, Any]] | None = None
+    """The judge rubrics to score with; None for all four when there is a judge."""
+    use_cache: bool = True
+    """Whether the judge's verdicts are cached (judging the same trial again is free)."""
+    prices: PriceTable | None = None
+    """Model prices for the run's cost; None for the shipped table."""
+    passing: Sequence[str] | None = None
+    """The scorers that decide whether a trial passes; None for every scorer that applied."""
+    tools: Mapping[str, ToolSpec] | None = None
+    """The agent's tools, by name; None for the tools registered with `@agenteval.tool`."""
+    infrastructure_errors: Sequence[type[BaseException] | str] = ()
+    """Exception classes (or `module:Class` references) that are infrastructure failures
+    when an agent raises them: retried, never scored as the agent's own failure."""
+    retry_policy: RetryPolicy | None = field(default=None, repr=False)
+    """The whole retry policy (waits included), in place of one made from `retries`."""
+    base_dir: Path | None = None
+    """The folder references (agent, scorers, exception classes) are relative to."""
+
+    def __post_init__(self) -> None:
+        _check_at_least(self.trials, 1, "trials")
+        _check_at_least(self.concurrency, 1, "concurrency")
+        if self.timeout is not None and not self.timeout > 0:
+            raise OptionError(f"timeout must be positive, got {self.timeout}", field="timeout")
+        if self.retries < 0:
+            raise OptionError(f"retries must be 0 or more, got {self.retries}", field="retries")
+        # Taken as given (a str, a list) and kept in one shape: a path, tuples.
+        set_ = object.__setattr__
+        set_(self, "store", Path(self.store))
+        if self.base_dir is not None:
+            set_(self, "base_dir", Path(self.base_dir))
+        if self.rubrics is not None:
+            set_(self, "rubrics", tuple(self.rubrics))
+        if self.passing is not None:
+            set_(self, "passing", tuple(self.passing))
+        set_(self, "infrastructure_errors", tuple(self.infrastructure_errors))
+
+    @property
+    def judge_cache(self) -> Path:
+        """The judge cache lives beside the run store."""
+        return self.store.parent / "judge-cache.db"
+
+    def engine_settings(
+        self, infrastructure: tuple[type[BaseException], ...] = ()
+    ) -> EngineSettings:
+        """How the engine runs the trials, with the `infrastructure_errors` classes loaded."""
+        return EngineSettings(
+            trials=self.trials,
+            concurrency=self.concurrency,
+            timeout_s=self.timeout,
+            retry=self.retry_policy or RetryPolicy(max_retries=self.retries),
+            infrastructure=infrastructure,
+        )
+
+
+def _check_at_least(value: int, least: int, name: str) -> None:
+    if value < least:
+        raise OptionError(f"{name} must be at least {least}, got {value}", field=name)
+
+
+class Setting:
+    """An attribute of a face (`AgentEvaluator`, the pytest plugin's `EvalSpec`) that reads the
+    setting of the same name from the face's `options`: `evaluator.trials` is
+    `evaluator.options.trials`, kept in one place."""
+
+    name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, face: Any, owner: type | None = None) -> Any:
+        return self if face is None else getattr(face.options, self.name)

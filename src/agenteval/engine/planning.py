@@ -1,0 +1,585 @@
+"""Planning a run: everything decided before a trial runs or a stored trial is scored again.
+
+A plan is made one of five ways, each returning one `RunPlan` for `engine.evaluate.execute`:
+
+- `plan_new`: a new run of an agent over cases (`evaluate`, `agenteval run`, `EvalSuite`,
+  `AgentEvaluator`, one case of a pytest test);
+- `plan_recorded`: a new run of trials recorded elsewhere, scored as they are (`score_traces`,
+  `agenteval score`);
+- `plan_resume`: a stored run that did not finish, claimed, with its cases, trials, time
+  limit, scorers and judge as stored, and the (case, trial) pairs it holds already;
+- `plan_rescore`, `plan_judging`: a stored run's trials, scored again (`rescore`) or by the
+  judge's rubrics (`judge_run`).
+
+Each resolves the run's scorers (`catalog.resolve_run_scorers`) with its judge chosen, says
+once what will give no score, and names the case source (the cases given, or the run's own,
+read back from the store) and the keys already done. A plan that cannot be made closes the
+judge it opened; a plan made leaves the judge to `execute`, which closes it.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+
+from agenteval.agents.calling import Agent
+from agenteval.agents.tools import known_tools, registered_tools
+from agenteval.case import EvalCase
+from agenteval.catalog import SCORER_REFS, ResolvedScorers, resolve_run_scorers, scorer_reference
+from agenteval.datasets import load_cases
+from agenteval.engine.options import RunOptions
+from agenteval.engine.ownership import claim_run, current_owner
+from agenteval.engine.scheduler import EngineSettings
+from agenteval.errors import ConfigError
+from agenteval.exception_refs import exception_classes
+from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
+from agenteval.loading import load_object
+from agenteval.records import PYTHON_TARGET, RunInfo
+from agenteval.report.statistics import check_passing
+from agenteval.report.summary import SummaryBuilder
+from agenteval.scorers.base import scorer_name, unrenamed
+from agenteval.scorers.context import ScoringContext
+from agenteval.store import RunStore
+from agenteval.trace import ToolSpec, Trial
+
+if TYPE_CHECKING:
+    from agenteval.judge.choice import JudgeChoice
+
+__all__ = [
+    "PlanKind",
+    "RunPlan",
+    "Warn",
+    "load_agent",
+    "open_store",
+    "plan_case",
+    "plan_judging",
+    "plan_new",
+    "plan_recorded",
+    "plan_rescore",
+    "plan_resume",
+]
+
+logger = logging.getLogger("agenteval")
+
+Warn = Callable[[str], None]
+PlanKind = Literal["new", "recorded", "resume", "rescore", "judge", "case"]
+T = TypeVar("T")
+
+
+@dataclass
+class RunPlan:
+    """A run ready to execute: what runs, what scores it, and what is done already."""
+
+    kind: PlanKind
+    info: RunInfo
+    """The run: as it will be stored (new), as stored (resumed), or as it is stored once
+    scored again (rescore, judge)."""
+    scorers: list[Any]
+    """The run's scorers, resolved, each under its name in the run."""
+    judge: JudgeChoice
+    """The run's judge (or why there is none); `execute` closes it."""
+    summary: SummaryBuilder
+    """The run's summary, holding the stored results of a resumed run already."""
+    store: Path
+    """Where the run is stored."""
+    settings: EngineSettings = field(default_factory=EngineSettings)
+    agent: Agent | None = None
+    cases: Iterable[EvalCase] | None = None
+    """The cases to run; None: the run's own, read back from the store."""
+    case_count: int = 0
+    done: set[tuple[str, int]] = field(default_factory=set)
+    """The (case id, trial) pairs the store holds already: not run again."""
+    first_write: Callable[[], Any] | None = None
+    """Stores the run and its cases with the first trials written (a list of cases given)."""
+    recorded: Mapping[tuple[str, int], Trial] | None = None
+    """Trials recorded elsewhere, by (case id, trial index), scored as they are."""
+    tools: Mapping[str, ToolSpec] | None = None
+    """The tools the run records when it ends; None: every tool known by then."""
+
+
+def load_agent(agent: Agent | str | None, options: RunOptions) -> Agent | None:
+    """The agent to call: a `module:function` / `path/to/file.py:function` reference loaded
+    (relative to `options.base_dir`), else as given."""
+    return load_object(agent, base_dir=options.base_dir) if isinstance(agent, str) else agent
+
+
+def open_store(options: RunOptions) -> RunStore:
+    """The run store a new or resumed run is planned and executed in, open (use it in a
+    `with`); a damaged store is refused before anything starts (the first write would refuse
+    it)."""
+    store = RunStore(options.store)
+    try:
+        store.check_undamaged()
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+async def _planned(choice: JudgeChoice, make: Callable[[], T]) -> T:
+    """`make()`, closing the judge when the plan cannot be made."""
+    try:
+        return make()
+    except BaseException:
+        await choice.aclose()
+        raise
+
+
+def _choose_judge(options: RunOptions, stored: Mapping[str, Any] | None = None) -> JudgeChoice:
+    from agenteval.judge.choice import choose_judge, config_from_record
+
+    judge = options.judge
+    if judge is None and stored is not None:
+        judge = config_from_record(stored)
+    return choose_judge(judge, use_cache=options.use_cache, prices=options.prices)
+
+
+def _resolve(
+    refs: Sequence[Any],
+    choice: JudgeChoice,
+    *,
+    builtins: bool,
+    tools: Mapping[str, ToolSpec],
+    base_dir: Path | None = None,
+    stored: Mapping[str, Any] | None = None,
+) -> ResolvedScorers:
+    context = ScoringContext(
+        tools=tools, judge=choice.judge, judge_problem=choice.problem, base_dir=base_dir
+    )
+    return resolve_run_scorers(refs, builtins=builtins, context=context, stored=stored)
+
+
+def _announce(
+    resolution: ResolvedScorers, choice: JudgeChoice, warn: Warn, *, renamed: bool = True
+) -> None:
+    """The scorers renamed; then one warning up front when judge scorers will give no score."""
+    for note in resolution.renamed if renamed else ():
+        warn(note)
+    rubrics = [s.name for s in resolution.scorers if isinstance(unrenamed(s), JudgeRubric)]
+    if not rubrics:
+        return
+    if choice.problem is not None:
+        warn(f"{choice.problem}; {', '.join(rubrics)} will give no score")
+    elif choice.judge is None:
+        warn(f"{NO_JUDGE}; {', '.join(rubrics)} will give no score")
+
+
+def rubric_refs(
+    rubrics: Sequence[str | Mapping[str, Any]] | None, choice: JudgeChoice
+) -> list[str | Mapping[str, Any]]:
+    """The judge rubrics a new run scores with: those named, else all four with a judge."""
+    if rubrics is None:
+        return list(RUBRICS) if choice.config is not None else []
+    return list(rubrics)
+
+
+def given_cases(cases: Iterable[EvalCase] | str | Path) -> Iterable[EvalCase]:
+    """The cases to run: a list as given or read from a case file, or a stream (an iterator
+    or generator), which is read once, as it comes."""
+    found: Iterable[EvalCase]
+    if isinstance(cases, str | Path):
+        found = load_cases(cases)
+    elif isinstance(cases, Sequence):
+        found = cast(Sequence[EvalCase], cases)
+    else:
+        stream = iter(cases)
+        first = next(stream, None)
+        found = [] if first is None else itertools.chain([first], stream)
+    if isinstance(found, Sequence) and not found:
+        raise ConfigError("no cases to run", field="cases", hint="give at least one case")
+    return found
+
+
+def _check_unique(cases: Sequence[EvalCase]) -> None:
+    seen: set[str] = set()
+    for case in cases:
+        if case.id in seen:
+            raise ConfigError(
+                f"two cases have the id {case.id!r}",
+                field="cases",
+                hint="give every case a unique `id`",
+            )
+        seen.add(case.id)
+
+
+def python_target(agent: Agent | str | None) -> str:
+    """What `agenteval runs` lists as the target of a run made from Python: `python:` and the
+    agent's name (`python:answer`; a reference as it was given; `python:agent_trace` when the
+    cases' recorded traces are scored with no agent)."""
+    if agent is None:
+        return f"{PYTHON_TARGET}agent_trace"
+    if isinstance(agent, str):
+        return f"{PYTHON_TARGET}{agent}"
+    inner: Any = agent
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    name = getattr(inner, "__qualname__", None) or type(inner).__qualname__
+    return f"{PYTHON_TARGET}{name}"
+
+
+def _run_tools(agent: Agent | None, options: RunOptions) -> Mapping[str, ToolSpec]:
+    """The agent's tools, live: a tool imported mid-run is known by the time it is scored."""
+    if options.tools is not None:
+        return options.tools
+    return registered_tools() if agent is not None else {}
+
+
+def _declared(options: RunOptions) -> tuple[type[BaseException], ...]:
+    if not options.infrastructure_errors:
+        return ()
+    return exception_classes(options.infrastructure_errors, base_dir=options.base_dir)
+
+
+def _class_ref(cls: type[BaseException]) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+async def plan_new(
+    store: RunStore,
+    agent: Agent | None,
+    cases: Iterable[EvalCase] | str | Path,
+    scorers: Sequence[Any],
+    options: RunOptions,
+    *,
+    target: str,
+    agent_ref: str | None = None,
+    recorded: Mapping[tuple[str, int], Trial] | None = None,
+    on_warning: Warn = logger.warning,
+    run_id: str | None = None,
+    dataset: str | None = None,
+    settings_extra: Mapping[str, Any] | None = None,
+) -> RunPlan:
+    """A new run of `agent` (None: the cases' recorded traces, or `recorded`) over `cases`.
+
+    A list of cases is stored with the run by the first write; a stream is read once, into
+    the store, here, and read back from there as it runs. `target` is what `agenteval runs`
+    lists; `run_id` (else a new one), `dataset` (else the case file, if `cases` names one)
+    and `settings_extra` are recorded with the run."""
+    settings = options.engine_settings(_declared(options))
+    given = given_cases(cases)
+    choice = _choose_judge(options)
+
+    def make() -> RunPlan:
+        refs = [*scorers, *rubric_refs(options.rubrics, choice)]
+        tools = _run_tools(agent, options)
+        resolution = _resolve(
+            refs, choice, builtins=options.builtins, tools=tools, base_dir=options.base_dir
+        )
+        names = [scorer_name(s) for s in resolution.scorers]
+        check_passing(options.passing, names, field="passing")
+        _announce(resolution, choice, on_warning)
+        judge_record = choice.record()
+        base_dir = options.base_dir
+        info = RunInfo(
+            **({"run_id": run_id} if run_id is not None else {}),
+            target=target,
+            agent=agent_ref,
+            dataset=(
+                dataset
+                if dataset is not None
+                else str(cases)
+                if isinstance(cases, str | Path)
+                else None
+            ),
+            trials=settings.trials,
+            concurrency=settings.concurrency,
+            timeout_s=settings.timeout_s,
+            max_retries=settings.retry.max_retries,
+            scorers=[r for r in map(scorer_reference, refs) if r is not None],
+            builtins=options.builtins,
+            tools=dict(tools) if agent is None else known_tools(),
+            settings={
+                "owner": current_owner(),
+                SCORER_REFS: resolution.references,
+                **({"expected_trials": len(recorded)} if recorded is not None else {}),
+                **({"passing": list(options.passing)} if options.passing is not None else {}),
+                **({"judge": judge_record} if judge_record else {}),
+                **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
+                **(
+                    {"infrastructure_errors": list(map(_class_ref, settings.infrastructure))}
+                    if settings.infrastructure
+                    else {}
+                ),
+                **(settings_extra or {}),
+            },
+        )
+        plan = RunPlan(
+            kind="new" if recorded is None else "recorded",
+            info=info,
+            scorers=resolution.scorers,
+            judge=choice,
+            store=options.store,
+            summary=SummaryBuilder(
+                names, options.prices, options.passing, trials_per_case=settings.trials
+            ),
+            settings=settings,
+            agent=agent,
+            recorded=recorded,
+            tools=tools if agent is None else None,
+        )
+        if isinstance(given, Sequence):
+            _check_unique(given)
+            plan.cases, plan.case_count = given, len(given)
+            # Stored by the writer while the first trials run; no trial is stored before its
+            # run and cases are.
+            plan.first_write = functools.partial(store.create_run, info, given)
+        else:
+            # A stream is read once, into the store, and read back from there.
+            store.create_run(info, given)
+            plan.case_count = store.count_cases(info.run_id)
+            plan.cases = store.iter_cases(info.run_id)
+        return plan
+
+    return await _planned(choice, make)
+
+
+async def plan_recorded(
+    store: RunStore,
+    recorded: Mapping[tuple[str, int], Trial],
+    cases: Iterable[EvalCase] | str | Path,
+    scorers: Sequence[Any],
+    options: RunOptions,
+    *,
+    target: str,
+    on_warning: Warn = logger.warning,
+) -> RunPlan:
+    """A new run of trials recorded elsewhere (by case id and trial index), scored as they
+    are, with no agent."""
+    return await plan_new(
+        store,
+        None,
+        cases,
+        scorers,
+        options,
+        target=target,
+        recorded=recorded,
+        on_warning=on_warning,
+    )
+
+
+async def plan_case(
+    store: RunStore,
+    agent: Agent,
+    cases: Sequence[EvalCase],
+    case: EvalCase,
+    scorers: Sequence[Any],
+    options: RunOptions,
+    *,
+    run_id: str,
+    target: str,
+    agent_ref: str,
+    dataset: str | None,
+    settings_extra: Mapping[str, Any],
+) -> RunPlan:
+    """One case of a run whose cases several processes run at once (a pytest session's test,
+    under xdist too): `info` is the run as it is stored with all its `cases` by whichever
+    process stores it first (`store.create_run`, not done here), and only `case` runs. Its
+    notes are not warned about (a test reports its own failures)."""
+    plan = await plan_new(
+        store,
+        agent,
+        cases,
+        scorers,
+        options,
+        target=target,
+        agent_ref=agent_ref,
+        run_id=run_id,
+        dataset=dataset,
+        settings_extra=settings_extra,
+        on_warning=_quiet,
+    )
+    return replace(plan, kind="case", cases=[case], case_count=1, first_write=None)
+
+
+def _quiet(note: str) -> None:
+    del note
+
+
+async def plan_resume(
+    store: RunStore,
+    run_id: str,
+    scorers: Sequence[Any],
+    options: RunOptions,
+    *,
+    agent: Agent | None,
+    on_warning: Warn = logger.warning,
+) -> RunPlan:
+    """Go on with a stored run that did not finish (`run_id`, or a unique prefix of one).
+
+    The run is claimed in one transaction (of several processes resuming it at once, one
+    gets it); it keeps its cases, trials, time limit, built-ins, `passing` and judge (unless
+    `options.judge` names another); concurrency and retries may change."""
+    infrastructure = _declared(options)
+    info = claim_run(store, store.resolve_run_id(run_id))
+    stored_dir = info.settings.get("base_dir")
+    options = replace(
+        options,
+        trials=info.trials,
+        timeout=info.timeout_s,
+        builtins=info.builtins,
+        passing=info.settings.get("passing"),
+        base_dir=Path(stored_dir) if stored_dir else options.base_dir,
+    )
+    settings = options.engine_settings(infrastructure)
+    choice = _choose_judge(options, info.settings.get("judge"))
+
+    def make() -> RunPlan:
+        tools = _run_tools(agent, options)
+        resolution = _resolve(
+            [*info.scorers, *scorers],
+            choice,
+            builtins=info.builtins,
+            tools=tools,
+            base_dir=options.base_dir,
+            stored=info.settings.get(SCORER_REFS),
+        )
+        _announce(resolution, choice, on_warning)
+        summary = SummaryBuilder(
+            (scorer_name(s) for s in resolution.scorers),
+            options.prices,
+            options.passing,
+            trials_per_case=settings.trials,
+        )
+        done = store.finished_keys(info.run_id)
+        for result in store.iter_results(info.run_id):
+            summary.add(result)
+        return RunPlan(
+            kind="resume",
+            info=info,
+            scorers=resolution.scorers,
+            judge=choice,
+            store=options.store,
+            summary=summary,
+            settings=settings,
+            agent=agent,
+            cases=store.iter_cases(info.run_id),
+            case_count=store.count_cases(info.run_id),
+            done=done,
+            tools=None if agent is not None else dict(tools),
+        )
+
+    return await _planned(choice, make)
+
+
+async def plan_rescore(
+    store: RunStore,
+    run_id: str,
+    scorers: Sequence[Any],
+    options: RunOptions,
+    *,
+    builtins: bool | None = None,
+    on_warning: Warn = logger.warning,
+) -> RunPlan:
+    """Score a stored run's trials again: its own scorers (the built-ins, unless `builtins`
+    says otherwise, its stored references and judge rubrics, with its judge unless
+    `options.judge` names another), and `scorers` besides."""
+    info = store.get_info(store.resolve_run_id(run_id))
+    use_builtins = info.builtins if builtins is None else builtins
+    choice = _choose_judge(options, info.settings.get("judge"))
+
+    def make() -> RunPlan:
+        stored_dir = info.settings.get("base_dir")
+        resolution = _resolve(
+            [*info.scorers, *scorers],
+            choice,
+            builtins=use_builtins,
+            tools=info.tools,
+            base_dir=Path(stored_dir) if stored_dir else None,
+            stored=info.settings.get(SCORER_REFS),
+        )
+        _announce(resolution, choice, on_warning)
+        added = [r for r in map(scorer_reference, scorers) if r is not None]
+        settings = dict(info.settings)
+        settings[SCORER_REFS] = {**settings.get(SCORER_REFS, {}), **resolution.references}
+        if choice.record() is not None:
+            settings["judge"] = choice.record()
+        return RunPlan(
+            kind="rescore",
+            info=info.model_copy(
+                update={
+                    "scorers": [*info.scorers, *(r for r in added if r not in info.scorers)],
+                    "builtins": use_builtins,
+                    "settings": settings,
+                }
+            ),
+            scorers=resolution.scorers,
+            judge=choice,
+            store=options.store,
+            # Built as the trials are scored: the stored run is read once.
+            summary=SummaryBuilder(
+                map(scorer_name, resolution.scorers),
+                options.prices,
+                info.settings.get("passing"),
+                trials_per_case=info.trials,
+            ),
+            settings=EngineSettings(concurrency=options.concurrency),
+        )
+
+    return await _planned(choice, make)
+
+
+async def plan_judging(
+    store: RunStore, run_id: str, options: RunOptions, *, on_warning: Warn = logger.warning
+) -> RunPlan:
+    """Score a stored run's trials with the judge's rubrics (`options.rubrics`, else all
+    four), added to the scores it has; the judge is `options.judge` (else
+    `AGENTEVAL_JUDGE`), never the run's own."""
+    info = store.get_info(store.resolve_run_id(run_id))
+    choice = _choose_judge(options)
+    if choice.config is None:
+        raise ConfigError(
+            "no judge given",
+            field="judge",
+            hint="pass --judge PROVIDER:MODEL (e.g. openai:gpt-4o-mini) or set AGENTEVAL_JUDGE",
+        )
+
+    def make() -> RunPlan:
+        resolution = _resolve(
+            list(RUBRICS if options.rubrics is None else options.rubrics),
+            choice,
+            builtins=False,
+            tools=info.tools,
+            stored=info.settings.get(SCORER_REFS),
+        )
+        for note in resolution.renamed:
+            on_warning(note)
+        if not all(isinstance(unrenamed(s), JudgeRubric) for s in resolution.scorers):
+            raise ConfigError(
+                "only judge rubrics can be judged",
+                field="rubric",
+                hint="rubrics: " + ", ".join(RUBRICS),
+            )
+        _announce(resolution, choice, on_warning, renamed=False)
+        refs = [r for r in map(scorer_reference, resolution.scorers) if r is not None]
+        return RunPlan(
+            kind="judge",
+            info=info.model_copy(
+                update={
+                    "scorers": [*info.scorers, *(r for r in refs if r not in info.scorers)],
+                    "settings": {
+                        **info.settings,
+                        "judge": choice.record(),
+                        SCORER_REFS: {
+                            **info.settings.get(SCORER_REFS, {}),
+                            **resolution.references,
+                        },
+                    },
+                }
+            ),
+            scorers=resolution.scorers,
+            judge=choice,
+            store=options.store,
+            summary=SummaryBuilder(
+                prices=options.prices,
+                passing=info.settings.get("passing"),
+                trials_per_case=info.trials,
+            ),
+            settings=EngineSettings(concurrency=options.concurrency),
+        )
+
+    return await _planned(choice, make)
