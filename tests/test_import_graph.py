@@ -14,11 +14,9 @@ from collections.abc import Iterator, Mapping, Set
 from functools import cache
 from pathlib import Path
 
-import pytest
+import grimp  # import-linter's graph builder (the dev extras install it)
 
 import agenteval
-
-grimp = pytest.importorskip("grimp")
 
 PACKAGE = Path(agenteval.__file__).parent
 MAX_LINES = 600
