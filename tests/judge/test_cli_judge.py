@@ -4,15 +4,14 @@ OpenAI-compatible server."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+from tests.cli_process import agenteval_cli, cli_env
 from tests.judge.fakes import FakeOpenAI, verdict
 
 from agenteval import EvalCase, evaluate
@@ -46,19 +45,7 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def agenteval(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agenteval", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        # PYTHONPATH: the code under test (a worktree's, when it names one).
-        env={
-            "PATH": os.environ["PATH"],
-            "COLUMNS": "160",
-            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-            **env,
-        },
-    )
+    return agenteval_cli(cwd, *args, env=cli_env(COLUMNS="160", **env), timeout=300)
 
 
 def test_the_quickstart_with_a_judge_gets_the_four_rubrics_with_tokens_and_cost(
