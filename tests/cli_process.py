@@ -1,5 +1,6 @@
 """`agenteval` in a child process, as the CLI tests run it: its environment, one command run to
-the end, a case file, a Ctrl-C sent twice, and the noise a clean stop must not print."""
+the end, a child that Ctrl-C reaches, a case file, a Ctrl-C sent twice, and the noise a clean
+stop must not print."""
 
 from __future__ import annotations
 
@@ -9,11 +10,19 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from agenteval import RunStore
 
-__all__ = ["assert_clean", "cli_env", "ctrl_c_twice", "write_cases"]
+__all__ = [
+    "agenteval_cli",
+    "assert_clean",
+    "cli_env",
+    "ctrl_c_twice",
+    "interruptible",
+    "write_cases",
+]
 
 
 def cli_env(**extra: str) -> dict[str, str]:
@@ -26,15 +35,37 @@ def cli_env(**extra: str) -> dict[str, str]:
     }
 
 
-def agenteval_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`agenteval ARGS` run to the end in `cwd`, its output captured."""
+def agenteval_cli(
+    cwd: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`agenteval ARGS` run to the end in `cwd`, its output captured; in `env` (`cli_env()`
+    unless given)."""
     return subprocess.run(
         [sys.executable, "-m", "agenteval", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
-        env=cli_env(),
-        timeout=120,
+        env=dict(env) if env is not None else cli_env(),
+        timeout=timeout,
+    )
+
+
+def interruptible(
+    command: Sequence[str], cwd: Path, env: Mapping[str, str], *, new_session: bool = False
+) -> subprocess.Popen[str]:
+    """`command` started in `cwd`, its output piped, as a terminal runs it: SIGINT (Ctrl-C) stops
+    it. `new_session` makes it the leader of its own process group (for `os.killpg`)."""
+    return subprocess.Popen(
+        list(command),
+        cwd=cwd,
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=new_session,
+        # A shell running the tests in the background ignores SIGINT, and children inherit
+        # that; the user at a terminal does not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
@@ -61,17 +92,7 @@ def ctrl_c_twice(
     """Run `agenteval ARGS`; once 20 trials are stored send SIGINT, and again once the task it
     cancelled has said so (touched `cancelled`), so the second lands inside that task. The exit
     code and stderr."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agenteval", *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        # A shell running the tests in the background ignores SIGINT, and children inherit
-        # that; the user at a terminal does not.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    process = interruptible([sys.executable, "-m", "agenteval", *args], cwd, env)
     try:
         deadline = time.monotonic() + 60
         stored = 0

@@ -9,12 +9,11 @@ exception unretrieved: asyncio printed both, with tracebacks, after the clean me
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from tests.cli_process import assert_clean, cli_env, ctrl_c_twice, write_cases
+from tests.cli_process import agenteval_cli, assert_clean, cli_env, ctrl_c_twice, write_cases
 
 from agenteval import RunStore
 from agenteval.run import RunStatus
@@ -75,6 +74,24 @@ def _stored(store: Path) -> tuple[str, RunStatus, dict[tuple[str, int], str]]:
         return row.run_id, row.status, trials
 
 
+def _resume_keeps_every_trial(
+    folder: Path,
+    args: list[str],
+    store: Path,
+    run_id: str,
+    before: dict[tuple[str, int], str],
+    count: int,
+) -> None:
+    """With an agent that works, `agenteval ARGS --resume RUN_ID` finishes the run's `count`
+    trials in `store`, and every trial stored `before` is kept as it was."""
+    (folder / "agent.py").write_text("def answer(q):\n    return q.upper()\n")
+    resumed = agenteval_cli(folder, *args, "--resume", run_id, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    _, status, after = _stored(store)
+    assert status is RunStatus.FINISHED and len(after) == count
+    assert all(after[key] == trial for key, trial in before.items())
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT")
 def test_a_second_ctrl_c_inside_a_task_prints_only_the_clean_message(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text(STUBBORN_AGENT)
@@ -94,19 +111,7 @@ def test_a_second_ctrl_c_inside_a_task_prints_only_the_clean_message(tmp_path: P
 
     run_id, status, before = _stored(store)
     assert status is RunStatus.RUNNING and len(before) >= 20
-    (tmp_path / "agent.py").write_text("def answer(q):\n    return q.upper()\n")
-    resumed = subprocess.run(
-        [sys.executable, "-m", "agenteval", *args, "--resume", run_id],
-        cwd=tmp_path,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    _, status, after = _stored(store)
-    assert status is RunStatus.FINISHED and len(after) == 2000
-    assert all(after[key] == trial for key, trial in before.items())
+    _resume_keeps_every_trial(tmp_path, args, store, run_id, before, 2000)
 
 
 def test_a_base_exception_escaping_the_engine_ends_in_one_message(tmp_path: Path) -> None:
@@ -123,14 +128,7 @@ def test_a_base_exception_escaping_the_engine_ends_in_one_message(tmp_path: Path
         "--concurrency",
         "4",
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "agenteval", *args],
-        cwd=tmp_path,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = agenteval_cli(tmp_path, *args, timeout=300)
     assert done.returncode == 1, done.stderr  # as before: the run did not complete
     assert_clean(done.stderr)
     message = " ".join(done.stderr.split())
@@ -138,19 +136,7 @@ def test_a_base_exception_escaping_the_engine_ends_in_one_message(tmp_path: Path
     assert "every finished trial is stored" in message and "--resume" in message
     run_id, status, before = _stored(store)
     assert status is RunStatus.RUNNING and len(before) < 200
-    (tmp_path / "agent.py").write_text("def answer(q):\n    return q.upper()\n")
-    resumed = subprocess.run(
-        [sys.executable, "-m", "agenteval", *args, "--resume", run_id],
-        cwd=tmp_path,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    _, status, after = _stored(store)
-    assert status is RunStatus.FINISHED and len(after) == 200
-    assert all(after[key] == trial for key, trial in before.items())
+    _resume_keeps_every_trial(tmp_path, args, store, run_id, before, 200)
 
 
 def test_an_engine_failure_ends_in_one_message_and_the_run_resumes(tmp_path: Path) -> None:
@@ -158,14 +144,7 @@ def test_an_engine_failure_ends_in_one_message_and_the_run_resumes(tmp_path: Pat
     write_cases(tmp_path, 200)
     store = tmp_path / "runs.db"
     args = ["run", "cases.json", "--agent", "agent.py:answer", "--store", str(store)]
-    done = subprocess.run(
-        [sys.executable, "-m", "agenteval", *args, "--concurrency", "4"],
-        cwd=tmp_path,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = agenteval_cli(tmp_path, *args, "--concurrency", "4", timeout=300)
     assert done.returncode == 1, done.stderr
     assert_clean(done.stderr)
     message = " ".join(done.stderr.split())
@@ -173,16 +152,4 @@ def test_an_engine_failure_ends_in_one_message_and_the_run_resumes(tmp_path: Pat
     assert "every finished trial is stored" in message and "--resume" in message
     run_id, status, before = _stored(store)
     assert status is not RunStatus.FINISHED and len(before) < 200
-    (tmp_path / "agent.py").write_text("def answer(q):\n    return q.upper()\n")
-    resumed = subprocess.run(
-        [sys.executable, "-m", "agenteval", *args, "--resume", run_id],
-        cwd=tmp_path,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    _, status, after = _stored(store)
-    assert status is RunStatus.FINISHED and len(after) == 200
-    assert all(after[key] == trial for key, trial in before.items())
+    _resume_keeps_every_trial(tmp_path, args, store, run_id, before, 200)

@@ -4,14 +4,12 @@ the file, the line and the case, never a RecursionError traceback."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from tests.cli_process import agenteval_cli
 
 from agenteval.datasets import load_cases
 from agenteval.errors import DatasetError
@@ -38,15 +36,7 @@ def depth(value: Any) -> int:
     return deepest
 
 
-def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agenteval", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-        timeout=120,
-    )
+cli = agenteval_cli
 
 
 def test_a_json_case_file_nested_500_deep_is_one_error_naming_file_and_line(

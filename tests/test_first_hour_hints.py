@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from tests.cli_process import assert_clean, cli_env
+from tests.cli_process import agenteval_cli, assert_clean, cli_env
 
 AGENT = """\
 def run(text):
@@ -337,14 +336,7 @@ MISTAKES = [
 
 
 def _agenteval(cwd: Path, args: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agenteval", *args, "--store", str(cwd / "runs.db")],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=cli_env(COLUMNS="400"),
-        timeout=120,
-    )
+    return agenteval_cli(cwd, *args, "--store", str(cwd / "runs.db"), env=cli_env(COLUMNS="400"))
 
 
 @dataclass(frozen=True)

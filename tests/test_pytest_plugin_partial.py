@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.cli_process import agenteval_cli, assert_clean
+from tests.cli_process import agenteval_cli, assert_clean, interruptible
 
 from agenteval.run import RunStatus
 from agenteval.store import RunStore
@@ -140,17 +140,11 @@ def _interrupted_session(
     )
     started = project.path / "started"
     env = {**os.environ, "PP_STARTED": str(started), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    process = subprocess.Popen(
+    process = interruptible(
         [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", *extra],
-        cwd=project.path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        # A shell running the tests in the background ignores SIGINT, and children inherit
-        # that; the user at a terminal does not.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        project.path,
+        env,
+        new_session=True,
     )
     try:
         deadline = time.monotonic() + 120

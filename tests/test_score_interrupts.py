@@ -7,12 +7,11 @@ every trial scored before it is stored."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from tests.cli_process import assert_clean, cli_env, ctrl_c_twice, write_cases
+from tests.cli_process import agenteval_cli, assert_clean, cli_env, ctrl_c_twice, write_cases
 
 from agenteval import RunStore
 from agenteval.run import RunStatus
@@ -93,14 +92,7 @@ def test_ctrl_c_twice_stops_score_with_one_message(tmp_path: Path) -> None:
 def test_a_base_exception_stops_score_with_one_message(tmp_path: Path) -> None:
     (tmp_path / "scorers.py").write_text(EXITING_SCORER)
     _traces(tmp_path, 200)
-    done = subprocess.run(
-        [sys.executable, "-m", "agenteval", *ARGS, "--scorer", "scorers.py:stop_at_40"],
-        cwd=tmp_path,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = agenteval_cli(tmp_path, *ARGS, "--scorer", "scorers.py:stop_at_40", timeout=300)
     assert done.returncode == 1, done.stderr
     assert_clean(done.stderr)
     message = " ".join(done.stderr.split())

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.cli_process import agenteval_cli
 
 import agenteval
 from agenteval import RunStore
@@ -98,35 +96,14 @@ def test_the_cli_refuses_a_damaged_store_with_one_message(healthy: Path, tmp_pat
     (tmp_path / "agent.py").write_text("def answer(q):\n    return q\n")
     (tmp_path / "cases.json").write_text(json.dumps([{"input": "hi"}]))
     before = _digest(path)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agenteval",
-            "run",
-            "cases.json",
-            "--agent",
-            "agent.py:answer",
-            "--store",
-            str(path),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-        timeout=120,
+    done = agenteval_cli(
+        tmp_path, "run", "cases.json", "--agent", "agent.py:answer", "--store", str(path)
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert "the run store is damaged" in done.stderr
     assert _digest(path) == before
-    listed = subprocess.run(
-        [sys.executable, "-m", "agenteval", "runs", "--store", str(path)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-        timeout=120,
-    )
+    listed = agenteval_cli(tmp_path, "runs", "--store", str(path))
     assert listed.returncode == 0 and listed.stdout.count("finished") == 3, listed.stderr
 
 

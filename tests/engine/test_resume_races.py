@@ -8,7 +8,6 @@ transactions: two processes could both see the run unowned and both run every pe
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import socket
@@ -18,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.cli_process import agenteval_cli, cli_env
 
 from agenteval import RunStore
 from agenteval.case import EvalCase
@@ -52,12 +52,7 @@ main(sys.argv[3:])
 
 
 def _env(log: Path) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-        "COLUMNS": "200",
-        "CALL_LOG": str(log),
-    }
+    return cli_env(CALL_LOG=str(log))
 
 
 def _pending_run(tmp_path: Path, store: Path) -> str:
@@ -220,24 +215,16 @@ def test_resume_without_an_id_skips_a_run_a_live_process_is_running(tmp_path: Pa
             live = runs.get_info(newer)
             live.settings["owner"] = {"pid": busy.pid, "host": socket.gethostname()}
             runs.update_info(live)
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "agenteval",
-                "run",
-                "cases.json",
-                "--agent",
-                "agent.py:answer",
-                "--store",
-                str(store),
-                "--resume",
-            ],
-            cwd=tmp_path,
+        done = agenteval_cli(
+            tmp_path,
+            "run",
+            "cases.json",
+            "--agent",
+            "agent.py:answer",
+            "--store",
+            str(store),
+            "--resume",
             env=_env(tmp_path / "calls.log"),
-            capture_output=True,
-            text=True,
-            timeout=120,
         )
     finally:
         busy.send_signal(signal.SIGKILL)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import json
 import random
 import sqlite3
@@ -312,10 +313,22 @@ def test_null_cache_never_hits() -> None:
 
 
 def test_judge_cache_satisfies_the_protocol(tmp_path: Path) -> None:
+    # Both caches offer every method the judge calls, with the protocol's parameters...
+    methods = ("get", "put", "count", "clear", "close")
+    for cls in (JudgeCache, NullCache):
+        for name in methods:
+            wanted = list(inspect.signature(getattr(VerdictCache, name)).parameters)
+            assert list(inspect.signature(getattr(cls, name)).parameters) == wanted, (cls, name)
+    # ...and, used through it, the file keeps a verdict until cleared while the null one never does.
     caches: list[VerdictCache] = [JudgeCache(tmp_path / "c.db"), NullCache()]
+    kept = []
     for cache in caches:
         cache.put(key(), verdict())
+        kept.append((cache.get(key()), cache.count()))
+        cache.clear()
+        assert cache.count() == 0 and cache.get(key()) is None
         cache.close()
+    assert kept == [(verdict(), 1), (None, 0)]
 
 
 # -- refusing what is not ours ----------------------------------------------------------------
