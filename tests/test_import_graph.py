@@ -2,16 +2,13 @@
 using another package's private (`_name`) names, no module over 600 lines.
 
 `lint-imports` (the contracts in pyproject.toml) checks the layers; these tests check what the
-contracts cannot say. Each holds a list of what is still there today, for the branches of
-issue 14 still to land; a list must be exact (an entry that no longer holds fails too, so the
-list shrinks as they land) and should end empty.
+contracts cannot say. None of them has an exception.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping, Set
-from functools import cache
 from pathlib import Path
 
 import grimp  # import-linter's graph builder (the dev extras install it)
@@ -21,46 +18,7 @@ import agenteval
 PACKAGE = Path(agenteval.__file__).parent
 MAX_LINES = 600
 
-# The one cycle left: datasets.py reads ADK eval sets through evalset/adk.py, which imports
-# datasets.py's readers back. The case-files branch of issue 14 removes it: then delete this.
-KNOWN_CYCLE_UNTIL_CASEFILES: frozenset[str] = frozenset(
-    {"agenteval.datasets", "agenteval.evalset.adk", "agenteval.evalset.evalset"}
-)
-KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset({KNOWN_CYCLE_UNTIL_CASEFILES})
 
-# (importer, module, name): private names a module takes from another package's module, still
-# there until the case-files branch of issue 14 lands.
-KNOWN_PRIVATE_IMPORTS_UNTIL_CASEFILES: frozenset[tuple[str, str, str]] = frozenset(
-    {
-        ("agenteval.evalset.adk", "agenteval.datasets", "_JsonTree"),
-        ("agenteval.evalset.adk", "agenteval.datasets", "_cached"),
-        ("agenteval.evalset.adk", "agenteval.datasets", "_json_value"),
-        ("agenteval.evalset.adk", "agenteval.datasets", "_line_in"),
-        ("agenteval.evalset.adk", "agenteval.datasets", "_read_text"),
-    }
-)
-
-# Modules over MAX_LINES today, each split by a branch of issue 14: remove each as it lands.
-KNOWN_LONG_MODULES: frozenset[str] = frozenset(
-    {
-        "agenteval/cli.py",
-        "agenteval/config.py",
-        "agenteval/datasets.py",
-        "agenteval/engine/evaluate.py",
-        "agenteval/evalset/adk.py",
-        "agenteval/jsonsafe.py",
-        "agenteval/pytest_plugin.py",
-        "agenteval/redaction.py",
-        "agenteval/report/compare.py",
-        "agenteval/report/gate.py",
-        "agenteval/report/html.py",
-        "agenteval/scorers/tools.py",
-        "agenteval/store.py",
-    }
-)
-
-
-@cache
 def _graph() -> grimp.ImportGraph:
     return grimp.build_graph("agenteval", cache_dir=None)
 
@@ -145,12 +103,9 @@ def test_the_cycle_finder_names_a_cycle() -> None:
 def test_no_import_cycle_among_the_modules() -> None:
     edges = _edges(_graph())
     groups = strongly_connected(edges)
-    new = [group for group in groups if group not in KNOWN_CYCLES]
-    assert not new, "import cycles:\n" + "\n".join(
-        " -> ".join(shortest_cycle(edges, group)) for group in new
+    assert not groups, "import cycles:\n" + "\n".join(
+        " -> ".join(shortest_cycle(edges, group)) for group in groups
     )
-    gone = KNOWN_CYCLES - set(groups)
-    assert not gone, f"no longer a cycle, remove from KNOWN_CYCLES: {sorted(map(sorted, gone))}"
 
 
 def _module_files() -> dict[str, Path]:
@@ -280,12 +235,9 @@ def test_the_private_name_finder(tmp_path: Path) -> None:
 def test_no_module_uses_another_packages_private_names() -> None:
     files = _module_files()
     found = set().union(*(private_uses(module, files) for module in files))
-    new = found - KNOWN_PRIVATE_IMPORTS_UNTIL_CASEFILES
-    assert not new, "private names used across packages (give them a public name):\n" + "\n".join(
-        f"{importer} uses {source}.{name}" for importer, source, name in sorted(new)
+    assert not found, "private names used across packages (give them a public name):\n" + (
+        "\n".join(f"{importer} uses {source}.{name}" for importer, source, name in sorted(found))
     )
-    gone = KNOWN_PRIVATE_IMPORTS_UNTIL_CASEFILES - found
-    assert not gone, f"gone, remove from KNOWN_PRIVATE_IMPORTS_UNTIL_CASEFILES: {sorted(gone)}"
 
 
 def test_no_module_is_over_600_lines() -> None:
@@ -296,9 +248,6 @@ def test_no_module_is_over_600_lines() -> None:
         for path in PACKAGE.rglob("*.py")
     }
     long = {name for name, lines in lengths.items() if lines > MAX_LINES}
-    new = sorted(long - KNOWN_LONG_MODULES)
-    assert not new, f"modules over {MAX_LINES} lines (split them by job): " + ", ".join(
-        f"{name} ({lengths[name]})" for name in new
+    assert not long, f"modules over {MAX_LINES} lines (split them by job): " + ", ".join(
+        f"{name} ({lengths[name]})" for name in sorted(long)
     )
-    gone = sorted(KNOWN_LONG_MODULES - long)
-    assert not gone, f"now {MAX_LINES} lines or fewer, remove from KNOWN_LONG_MODULES: {gone}"
