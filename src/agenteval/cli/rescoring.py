@@ -1,9 +1,12 @@
 """Scoring a stored run again without its agent: `agenteval rescore` (the scorers) and
-`agenteval judge` (the LLM judge's rubrics). Each calls the engine in one place: `rescore_async`
-in `rescore`, `judge_run_async` in `judge_command`."""
+`agenteval judge` (the LLM judge's rubrics). Each builds its options once from the flags and the
+config, then calls the engine's two steps: a plan (`plan_rescore`, `plan_judging`), executed by
+`run_planned`."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from pathlib import Path
 
 from agenteval.cli.common import warn
@@ -12,7 +15,9 @@ from agenteval.cli.options import Flags, RunIdArgument, names, with_options
 from agenteval.cli.output import check_writable, finish, junit_target
 from agenteval.cli.settings import absolute_ref, judged_settings, require_stored_judge
 from agenteval.config import check_scorer_flags
-from agenteval.engine.evaluate import judge_run_async, rescore_async
+from agenteval.engine.evaluate import run_planned
+from agenteval.engine.planning import plan_judging, plan_rescore
+from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.records import how_to_complete, pytest_test_of
 from agenteval.run import Run
@@ -33,18 +38,17 @@ def rescore(run_id: RunIdArgument, *, flags: Flags) -> None:
     if settings.judge is None:  # the run's own judge, if it has one
         with RunStore(settings.store, create=False) as run_store:
             require_stored_judge(run_store.get_info(run_store.resolve_run_id(run_id)))
-    result: Run = run_async(
-        lambda: rescore_async(
-            run_id,
-            refs,
-            builtins=False if flags.no_builtins else None,
-            store=settings.store,
-            judge=settings.judge,
-            use_cache=not flags.no_cache,
-            prices=settings.prices,
-            on_warning=warn,
-        )
+    # A rescore scores as many trials at once as the engine's default, whatever the config says.
+    options = dataclasses.replace(settings, concurrency=DEFAULT_CONCURRENCY)
+    planner = functools.partial(
+        plan_rescore,
+        run_id=run_id,
+        scorers=refs,
+        options=options,
+        builtins=False if flags.no_builtins else None,
+        on_warning=warn,
     )
+    result: Run = run_async(lambda: run_planned(options, planner, stored=True, on_warning=warn))
     finish(result, flags, _rescored_hint(result))
 
 
@@ -54,17 +58,11 @@ def judge_command(run_id: RunIdArgument, *, flags: Flags) -> None:
     junit_target(flags.junit_path)
     check_writable(flags.json_path)
     settings = judged_settings(flags)
-    result: Run = run_async(
-        lambda: judge_run_async(
-            run_id,
-            settings.judge,
-            rubrics=names(flags.rubric) or RUBRICS,
-            store=settings.store,
-            use_cache=not flags.no_cache,
-            prices=settings.prices,
-            on_warning=warn,
-        )
+    options = dataclasses.replace(
+        settings, rubrics=names(flags.rubric) or RUBRICS, concurrency=DEFAULT_CONCURRENCY
     )
+    planner = functools.partial(plan_judging, run_id=run_id, options=options, on_warning=warn)
+    result: Run = run_async(lambda: run_planned(options, planner, stored=True, on_warning=warn))
     finish(result, flags, _rescored_hint(result))
 
 

@@ -1,6 +1,7 @@
 """Making a run: `agenteval run` (an agent over a dataset, new or resumed) and `agenteval score`
-(recorded traces, with no agent). Each calls the engine in one place: `evaluate_async` in
-`run`'s `evaluate_with`, `score_traces_async` in `score`."""
+(recorded traces, with no agent). `run` builds the run's options once and calls the engine's two
+steps in one place (`evaluate_with`: a new or a resumed run's plan, then `run_planned`);
+`score` calls `score_traces_async`, which plans after matching the traces to the cases."""
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ from agenteval.config import (
     resolve_agent,
     resolve_settings,
 )
-from agenteval.engine.evaluate import evaluate_async
+from agenteval.engine.evaluate import Planner, run_planned
 from agenteval.engine.ownership import RunInUse, refuse_pytest_resume, running_elsewhere
+from agenteval.engine.planning import plan_new, plan_resume
 from agenteval.engine.relocation import find_relocated, rehome, relocated
 from agenteval.errors import ConfigError
 from agenteval.records import how_to_complete
@@ -113,6 +115,9 @@ def run(
         store=str(flags.store) if flags.store else None,
         judge=flags.judge,
         use_cache=not flags.no_cache,
+        builtins=False if flags.no_builtins else None,
+        rubrics=names(flags.rubric),
+        passing=names(flags.passing),
         config_file=config_file,
     )
     require_judge(settings.judge, flags.judge, config_file)
@@ -137,7 +142,11 @@ def run(
         agent_spec, base_dir=agent_base, given_in="--agent" if agent else config_file
     )
     in_config = found if config_file is None else dataclasses.replace(found, path=config_file)
-    infrastructure = load_infrastructure_errors(in_config)
+    # The run's options, built once: the settings resolved above and the exception classes
+    # the config declares as infrastructure.
+    options = dataclasses.replace(
+        settings, infrastructure_errors=load_infrastructure_errors(in_config)
+    )
     check_scorers(in_config, flags.scorer or [])
     scorer_refs: list[ScorerRef] = [
         absolute_ref(ref, found.base_dir) if isinstance(ref, str) else ref for ref in config.scorers
@@ -196,29 +205,29 @@ def run(
                     resume_id = _latest_resumable(run_store, found, agent_ref, target)
 
     def evaluate_with(resume_id: str | None) -> Coroutine[Any, Any, Run]:
-        return evaluate_async(
-            agent_fn,
-            found.dataset or found.path,
-            scorer_refs if resume_id is None else [],
-            trials=settings.trials,
-            concurrency=settings.concurrency,
-            timeout=settings.timeout,
-            retries=settings.retries,
-            builtins=config.builtins and not flags.no_builtins,
-            store=settings.store,
-            judge=settings.judge,
-            rubrics=names(flags.rubric) or config.rubrics,
-            use_cache=not flags.no_cache,
-            prices=settings.prices,
-            passing=names(flags.passing),
-            resume=resume_id,
-            target=found.key,
-            agent_ref=agent_ref,
-            base_dir=found.base_dir,
-            on_start=progress.start,
-            on_result=progress.advance,
-            on_warning=warn,
-            infrastructure_errors=infrastructure,
+        planner: Planner = (
+            functools.partial(
+                plan_resume,
+                run_id=resume_id,
+                scorers=[],
+                options=options,
+                agent=agent_fn,
+                on_warning=warn,
+            )
+            if resume_id is not None
+            else functools.partial(
+                plan_new,
+                agent=agent_fn,
+                cases=found.dataset or found.path,
+                scorers=scorer_refs,
+                options=options,
+                target=found.key,
+                agent_ref=agent_ref,
+                on_warning=warn,
+            )
+        )
+        return run_planned(
+            options, planner, on_start=progress.start, on_result=progress.advance, on_warning=warn
         )
 
     resume_store = store_flag(settings.store)
