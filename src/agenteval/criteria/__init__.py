@@ -1,4 +1,4 @@
-"""The criterion classes of seed 003, as front doors to agenteval's one scoring layer and one
+"""The criterion API: criterion classes as a front door to agenteval's one scoring layer and one
 judge.
 
 A criterion scores one execution (`ExecutionResult`, which is agenteval's `Trial`) against one

@@ -3,7 +3,7 @@ and `criterion_judge`, which opens it (or lends the run's) for one evaluation.
 
 The judge is, in this order: the one `config.judge_model` names when it was set explicitly;
 else the run's judge when the criterion runs inside `agenteval.evaluate(..., judge=...)`; else
-`AGENTEVAL_JUDGE`; else seed 003's default, `gemini-2.5-flash` (`google:gemini-2.5-flash`).
+`AGENTEVAL_JUDGE`; else the criterion API's default, `gemini-2.5-flash` (`google:gemini-2.5-flash`).
 When none can be opened (no SDK, no key) there is no judge, and the reason says how to fix it:
 the criterion then gives no score, never a made-up one.
 """
@@ -32,7 +32,7 @@ completions with a strict JSON-schema verdict (what OpenAI and every OpenAI-comp
 speak); the anthropic and google judges have one API each and ignore the setting."""
 
 NO_PROVIDER = "No LLM provider available"
-"""How a reason starts when no judge could be reached (seed 003's words for it)."""
+"""How a reason starts when no judge could be reached (the criterion API's words for it)."""
 
 # Bare model names, by how they start, and the provider serving them.
 _PREFIXES = (

@@ -9,8 +9,8 @@ The judge's token usage goes to `CriterionResult.token_usage`, and the judge tha
 `CriterionResult.judge`.
 
 With no judge to be had (no SDK, no API key), the result has no score (`score=None`) and a
-reason saying how to fix it; agenteval never makes a score up (seed 003's 0.5 for this case is
-deliberately not followed).
+reason saying how to fix it; agenteval never makes a score up (agentflow's criterion API scores
+0.5 in this case; that is deliberately not followed).
 """
 
 from __future__ import annotations

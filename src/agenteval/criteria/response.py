@@ -41,8 +41,8 @@ class LLMJudgeCriterion(TemplatedLLMCriterion):
     conversation, the last turn with an expected response is judged against that turn's answer.
 
     No score when no turn has an expected final response (nothing to compare with); 0.0
-    without asking the judge when the agent said nothing where an answer was expected (seed 003
-    skipped both with 1.0, which passed a silent agent). `details`: `samples`,
+    without asking the judge when the agent said nothing where an answer was expected (agentflow's
+    criterion API skips both with 1.0, which passes a silent agent). `details`: `samples`,
     `individual_scores`, `reasonings`, `judge_model`, `reason`.
     """
 

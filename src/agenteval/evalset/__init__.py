@@ -1,4 +1,4 @@
-"""Seed 003's evaluation layer over agenteval's one engine, and Google ADK compatibility.
+"""The ADK-compatible API: `AgentEvaluator` over agenteval's one engine, and Google ADK eval sets.
 
 - `EvalSet`: a named set of cases, read from ADK eval sets (`*.evalset.json`), ADK test files
   (`*.test.json`, current and legacy formats), folders of them, or any agenteval case file.

@@ -22,7 +22,7 @@ ADK's `test_config.json` (`{"criteria": {...}}`) is read by `EvalConfig.load` /
 | `safety_v1` | `safety_v1` (`SafetyCriterion`) |
 
 In agenteval's own names (`EvalConfig(criteria=...)`, `CriteriaConfig(...)`),
-`response_match_score` is seed 003's LLM-judged `ResponseMatchCriterion`.
+`response_match_score` is the criterion API's LLM-judged `ResponseMatchCriterion`.
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ __all__ = ["AgentEvaluator"]
 
 
 def _prepared(criterion: BaseCriterion) -> BaseCriterion:
-    """The criterion as the evaluator runs it: seed 003's rubric criterion grading each turn's
+    """The criterion as the evaluator runs it: the rubric criterion grading each turn's
     rubrics against that turn's answer, and every LLM criterion under the tie rule."""
     if type(criterion) is RubricBasedCriterion:
         per_turn = PerTurnRubricCriterion(config=criterion.config)

@@ -1,4 +1,4 @@
-"""Seed 004's agent evaluators over agenteval's one scoring layer and one judge.
+"""The agent evaluators, over agenteval's one scoring layer and one judge.
 
 Each evaluator is a scorer of `(case, trial)` that reads the agent's trace (the trial's own
 record, else the case's `agent_trace`): `ToolCallAccuracy` (deterministic), and, scored by the

@@ -2,9 +2,9 @@
 
 A trial's own record comes first: its `steps`, else its flattened `tool_calls` (an agent whose
 `@tool` calls were recorded, with no steps of its own). When the trial recorded neither, the
-case's `agent_trace` is the trace (seed 004's way: the trace is built beforehand and the agent,
-if any, gives the final answer). The final answer is the trial's `output`, else the last step
-output of the trace.
+case's `agent_trace` is the trace (the agent evaluators' way: the trace is built beforehand and
+the agent, if any, gives the final answer). The final answer is the trial's `output`, else the
+last step output of the trace.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ NO_TASK = "no input in the case: the judge needs the task"
 """Why a judged evaluator gives no score to a case without an input."""
 
 MAX_JUDGED = 8
-"""At most this many tool calls or steps of a trace are judged one by one (seed 004)."""
+"""At most this many tool calls or steps of a trace are judged one by one (as multivon-eval
+caps them)."""
 
 MAX_VALUE_CHARS = 2_000
 """Each result, argument list, thought or output is cut to this many characters in a prompt."""

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_THRESHOLD", "NO_TRACE", "Evaluator", "JudgedEvaluator"]
 
 DEFAULT_THRESHOLD = 0.7
-"""The pass mark of every evaluator (seed 004)."""
+"""The pass mark of every agent evaluator (multivon-eval's default)."""
 
 NO_TRACE = "no agent trace: the trial recorded no steps, tool calls or answer, and the case has no agent_trace"
 
@@ -48,7 +48,7 @@ _NOT_SETTINGS = frozenset({"name", "judge"})
 
 @dataclass(frozen=True, kw_only=True)
 class Evaluator(ABC):
-    """A seed-004 evaluator: a scorer of `(case, trial)` that reads the agent's trace.
+    """An agent evaluator: a scorer of `(case, trial)` that reads the agent's trace.
 
     Its scores are named after the class in snake_case (`tool_call_accuracy`), with the
     settings that differ from the defaults in brackets (`tool_call_accuracy[require_order]`),

@@ -1,4 +1,4 @@
-"""Every seed-004 evaluator by the name the scoring layer knows it by (`EVALUATORS`): the names
+"""Every agent evaluator by the name the scoring layer knows it by (`EVALUATORS`): the names
 `agenteval.yaml` (`scorers:`) and `--scorer` use, and the names its scores carry by default."""
 
 from __future__ import annotations

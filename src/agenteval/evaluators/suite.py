@@ -1,5 +1,5 @@
-"""`EvalSuite`: seed 004's front door to a run. A named set of cases and evaluators whose `run`
-is `agenteval.evaluate` with those evaluators, and whose report is the same `Run`."""
+"""`EvalSuite`: the agent evaluators' front door to a run. A named set of cases and evaluators
+whose `run` is `agenteval.evaluate` with those evaluators, and whose report is the same `Run`."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ def _listed(names: list[str]) -> str:
 class ToolCallAccuracy(Evaluator):
     """Whether the agent called the case's expected tools (`expected_tool_calls`).
 
-    By default a set match, as seed 004 has it: the distinct expected tools that were called
+    By default a set match, as multivon-eval has it: the distinct expected tools that were called
     (at least once), over the distinct expected tools. `[search, search]` against one `search`
     call scores 1.0. With `count_repeats=True` each listing needs a call of its own: a tool
     listed twice needs two calls (0.5 there).
