@@ -146,7 +146,7 @@ class RunInfo(BaseModel):
     against."""
     settings: dict[str, Any] = Field(default_factory=dict)
     """The run's stored settings beyond the fields above: its judge (`"judge"`, what
-    `JudgeChoice.record()` keeps), where each scorer's scores came from (`"scorer_refs"`), ...
+    `JudgeChoice.stored()` keeps), where each scorer's scores came from (`"scorer_refs"`), ...
     Not the options a run is started with, nor a scorer's own settings."""
 
 

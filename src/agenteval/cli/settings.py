@@ -22,7 +22,7 @@ from agenteval.config import (
     resolve_settings,
 )
 from agenteval.errors import AgentEvalError, ConfigError
-from agenteval.judge.choice import config_from_record, judge_problem
+from agenteval.judge.choice import config_from_stored, judge_problem
 from agenteval.judge.judge import JudgeConfig
 from agenteval.pricing import PriceTable
 from agenteval.records import RunInfo
@@ -174,10 +174,10 @@ def require_stored_judge(info: RunInfo) -> None:
     """A stored run judged by a judge that cannot run here (no key, no SDK extra) is not
     rescored or resumed with it: its rubrics would give no score, and a rescore would replace
     the verdicts it holds with nothing. Exit 2, naming what to set, or to pass `--judge`."""
-    record = info.settings.get("judge")
-    if not record:
+    stored_judge = info.settings.get("judge")
+    if not stored_judge:
         return
-    config = config_from_record(record)
+    config = config_from_stored(stored_judge)
     problem = judge_problem(config)
     if problem is not None:
         raise ConfigError(

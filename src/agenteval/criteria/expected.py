@@ -23,8 +23,8 @@ __all__ = [
     "expected_final_response",
     "expected_node_order",
     "expected_rubrics",
-    "expected_tool_calls",
     "expected_tool_names",
+    "expected_trajectory_calls",
     "expected_turn_responses",
 ]
 
@@ -58,7 +58,7 @@ def expected_turn_responses(case: EvalCase) -> list[tuple[int, str]]:
     return []
 
 
-def expected_tool_calls(case: EvalCase) -> list[ToolCall] | None:
+def expected_trajectory_calls(case: EvalCase) -> list[ToolCall] | None:
     """The expected tool calls, concatenated across turns; None when the case states none."""
     turns = _stated(case, "expected_tool_trajectory")
     if turns:
@@ -72,7 +72,7 @@ def expected_tool_calls(case: EvalCase) -> list[ToolCall] | None:
 
 def expected_tool_names(case: EvalCase) -> list[str] | None:
     """The names of the expected tool calls (a multiset); None when the case states none."""
-    calls = expected_tool_calls(case)
+    calls = expected_trajectory_calls(case)
     if calls is not None:
         return [call.name for call in calls]
     return list(case.expected_tools) if case.expected_tools is not None else None

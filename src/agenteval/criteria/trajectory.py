@@ -16,8 +16,8 @@ from agenteval.criteria.base import CriterionResult, SyncCriterion
 from agenteval.criteria.config import MatchType
 from agenteval.criteria.expected import (
     expected_node_order,
-    expected_tool_calls,
     expected_tool_names,
+    expected_trajectory_calls,
 )
 from agenteval.criteria.matching import (
     Alignment,
@@ -166,7 +166,7 @@ class TrajectoryMatchCriterion(SyncCriterion):
     def evaluate_sync(self, actual: Trial, expected: EvalCase) -> CriterionResult:
         """Align the calls made with the calls expected."""
         match_type, check_args = self.config.match_type, self.config.check_args
-        want = expected_tool_calls(expected) or []
+        want = expected_trajectory_calls(expected) or []
         got = actual.tool_calls
         alignment = align(want, got, call_fits(check_args), match_type)
         missing = [_call_text(want[i], check_args) for i in alignment.missing]

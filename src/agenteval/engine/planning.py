@@ -131,11 +131,11 @@ async def _planned(choice: JudgeChoice, make: Callable[[], T]) -> T:
 
 
 def _choose_judge(options: RunOptions, stored: Mapping[str, Any] | None = None) -> JudgeChoice:
-    from agenteval.judge.choice import choose_judge, config_from_record
+    from agenteval.judge.choice import choose_judge, config_from_stored
 
     judge = options.judge
     if judge is None and stored is not None:
-        judge = config_from_record(stored)
+        judge = config_from_stored(stored)
     return choose_judge(judge, use_cache=options.use_cache, prices=options.prices)
 
 
@@ -273,7 +273,7 @@ async def plan_new(
         names = [scorer_name(s) for s in resolution.scorers]
         check_passing(options.passing, names, field="passing")
         _announce(resolution, choice, on_warning)
-        judge_record = choice.record()
+        stored_judge = choice.stored()
         base_dir = options.base_dir
         info = RunInfo(
             **({"run_id": run_id} if run_id is not None else {}),
@@ -298,7 +298,7 @@ async def plan_new(
                 SCORER_REFS: resolution.references,
                 **({"expected_trials": len(recorded)} if recorded is not None else {}),
                 **({"passing": list(options.passing)} if options.passing is not None else {}),
-                **({"judge": judge_record} if judge_record else {}),
+                **({"judge": stored_judge} if stored_judge else {}),
                 **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
                 **(
                     {"infrastructure_errors": list(map(_class_ref, settings.infrastructure))}
@@ -496,8 +496,8 @@ async def plan_rescore(
         added = [r for r in map(scorer_reference, scorers) if r is not None]
         settings = dict(info.settings)
         settings[SCORER_REFS] = {**settings.get(SCORER_REFS, {}), **resolution.references}
-        if choice.record() is not None:
-            settings["judge"] = choice.record()
+        if choice.stored() is not None:
+            settings["judge"] = choice.stored()
         return RunPlan(
             kind="rescore",
             info=info.model_copy(
@@ -563,7 +563,7 @@ async def plan_judging(
                     "scorers": [*info.scorers, *(r for r in refs if r not in info.scorers)],
                     "settings": {
                         **info.settings,
-                        "judge": choice.record(),
+                        "judge": choice.stored(),
                         SCORER_REFS: {
                             **info.settings.get(SCORER_REFS, {}),
                             **resolution.references,

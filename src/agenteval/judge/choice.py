@@ -14,7 +14,7 @@ from agenteval.judge.providers import provider_problem
 from agenteval.pricing import PriceTable
 from agenteval.redaction import public_url
 
-__all__ = ["JudgeChoice", "choose_judge", "config_from_record", "judge_problem"]
+__all__ = ["JudgeChoice", "choose_judge", "config_from_stored", "judge_problem"]
 
 
 @dataclass
@@ -28,7 +28,7 @@ class JudgeChoice:
     owned: bool = False
     """Whether the judge was opened here (and is closed here)."""
 
-    def record(self) -> dict[str, Any] | None:
+    def stored(self) -> dict[str, Any] | None:
         """What a run stores of its judge, to judge again later (no keys, no secrets)."""
         if self.config is None:
             return None
@@ -46,9 +46,9 @@ class JudgeChoice:
             await self.judge.aclose()
 
 
-def config_from_record(stored: Mapping[str, Any]) -> JudgeConfig:
+def config_from_stored(stored: Mapping[str, Any]) -> JudgeConfig:
     """The judge config a stored run recorded (`RunInfo.settings["judge"]`, as
-    `JudgeChoice.record()` wrote it)."""
+    `JudgeChoice.stored()` wrote it)."""
     return JudgeConfig(
         spec=str(stored["spec"]),
         base_url=stored.get("base_url"),
