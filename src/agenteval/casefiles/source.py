@@ -3,11 +3,11 @@ for a missing, unreadable or wrongly encoded file), and writing it."""
 
 from __future__ import annotations
 
-import codecs
 import difflib
 from pathlib import Path
 
 from agenteval.errors import DatasetError
+from agenteval.textfiles import decode_text, encoding_name
 
 __all__ = ["READ_FORMATS", "WRITE_FORMATS", "format_of", "read_text", "write_text"]
 
@@ -52,17 +52,15 @@ def read_text(path: Path, file: str) -> str:
             file=file,
             hint="check that the path names a readable file",
         ) from exc
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        encoding = "utf-16"  # spreadsheet programs save "Unicode text" this way
-    else:
-        encoding = "utf-8-sig"
     try:
-        return data.decode(encoding)
+        return decode_text(data)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        encoding = encoding_name(data)
         raise DatasetError(
-            f"not UTF-8 text: byte 0x{data[exc.start]:02x} at column {column} is not valid UTF-8",
+            f"not {encoding} text: byte 0x{data[exc.start]:02x} at column {column} is not valid "
+            + encoding,
             file=file,
             line=line,
             hint="save the file with UTF-8 encoding",

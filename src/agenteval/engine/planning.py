@@ -1,9 +1,11 @@
 """Planning a run: everything decided before a trial runs or a stored trial is scored again.
 
-A plan is made one of five ways, each returning one `RunPlan` for `engine.evaluate.execute`:
+A plan is made one of six ways, each returning one `RunPlan` for `engine.evaluate.execute`:
 
 - `plan_new`: a new run of an agent over cases (`evaluate`, `agenteval run`, `EvalSuite`,
-  `AgentEvaluator`, one case of a pytest test);
+  `AgentEvaluator`);
+- `plan_case`: one case of a run several processes write at once (a pytest test's cases, under
+  xdist too);
 - `plan_recorded`: a new run of trials recorded elsewhere, scored as they are (`score_traces`,
   `agenteval score`);
 - `plan_resume`: a stored run that did not finish, claimed, with its cases, trials, time

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agenteval.errors import DatasetError
-from agenteval.textfiles import decode_text
+from agenteval.textfiles import decode_text, encoding_name
 from agenteval.trace import ToolSpec, Trial
 from agenteval.validation import first_problem
 
@@ -88,7 +88,10 @@ def _text(path: Path) -> str:
         return decode_text(data)
     except UnicodeDecodeError as exc:
         raise DatasetError(
-            "not UTF-8 text", file=file, line=data.count(b"\n", 0, exc.start) + 1, hint=_FORMAT_HINT
+            f"not {encoding_name(data)} text",
+            file=file,
+            line=data.count(b"\n", 0, exc.start) + 1,
+            hint=_FORMAT_HINT,
         ) from exc
 
 
