@@ -29,6 +29,32 @@ def test_a_bad_environment_value_is_named(tmp_path: Path) -> None:
         resolve_settings(ProjectConfig(), tmp_path, env={"AGENTEVAL_TRIALS": "many"})
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("AGENTEVAL_TRIALS", "0"),
+        ("AGENTEVAL_CONCURRENCY", "0"),
+        ("AGENTEVAL_TIMEOUT", "-1"),
+        ("AGENTEVAL_RETRIES", "-2"),
+    ],
+)
+def test_an_environment_value_out_of_range_names_the_variable(
+    tmp_path: Path, name: str, value: str
+) -> None:
+    # Every command reads the settings, so the variable, not a setting the user never typed,
+    # is what the message must name for them to find it.
+    with pytest.raises(ConfigError) as caught:
+        resolve_settings(ProjectConfig(), tmp_path, env={name: value})
+    assert caught.value.field == name
+    assert f"{name}={value}" in str(caught.value)
+
+
+def test_a_flag_out_of_range_is_refused_as_before(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="trials must be at least 1, got 0") as caught:
+        resolve_settings(ProjectConfig(), tmp_path, trials=0, env={"AGENTEVAL_TRIALS": "0"})
+    assert caught.value.field == "trials"
+
+
 def test_a_target_is_a_folder_a_config_or_a_dataset(tmp_path: Path) -> None:
     (tmp_path / "agenteval.yaml").write_text("dataset: data/cases.yaml\nagent: agent.py:run\n")
     (tmp_path / "cases.yaml").write_text("- input: hi\n")

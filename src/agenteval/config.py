@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 from agenteval.agents.builtin import BuiltinAgentConfig
 from agenteval.agents.calling import Agent
 from agenteval.agents.http import HttpAgentConfig
-from agenteval.engine.options import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, RunOptions
+from agenteval.engine.options import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, OptionError, RunOptions
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.exception_refs import exception_class, exception_classes
 from agenteval.expansion import too_many_values
@@ -527,36 +527,52 @@ def resolve_settings(
     """
     env = os.environ if env is None else env
 
+    from_environment: dict[str, str] = {}  # setting -> the variable that gave its value
+
     def pick(
         flag: Any, env_name: str, cast: type[int] | type[float], from_config: Any, default: Any
     ) -> Any:
-        for value in (flag, _env(env_name, cast, env), from_config):
-            if value is not None:
-                return value
-        return default
+        if flag is not None:
+            return flag
+        value = _env(env_name, cast, env)
+        if value is not None:
+            from_environment[env_name.removeprefix("AGENTEVAL_").lower()] = env_name
+            return value
+        return default if from_config is None else from_config
 
     store_value = store or env.get("AGENTEVAL_STORE") or None
     if store_value is None and config.store is not None:
         store_value = str(base_dir / config.store)
     store_path = Path(store_value or DEFAULT_STORE_PATH)
-    return RunSettings(
-        judge=_judge_config(
-            config.judge, judge or env.get("AGENTEVAL_JUDGE") or None, store_path, use_cache
-        ),
-        prices=PriceTable.default().with_overrides(config.prices, file=config_file),
-        trials=pick(trials, "AGENTEVAL_TRIALS", int, config.trials, 1),
-        concurrency=pick(
-            concurrency, "AGENTEVAL_CONCURRENCY", int, config.concurrency, DEFAULT_CONCURRENCY
-        ),
-        timeout=pick(timeout, "AGENTEVAL_TIMEOUT", float, config.timeout, None),
-        retries=pick(retries, "AGENTEVAL_RETRIES", int, config.retries, DEFAULT_RETRIES),
-        store=store_path,
-        use_cache=use_cache,
-        builtins=config.builtins and builtins is not False,
-        rubrics=rubrics or config.rubrics,
-        passing=passing,
-        base_dir=base_dir,
-    )
+    try:
+        return RunSettings(
+            judge=_judge_config(
+                config.judge, judge or env.get("AGENTEVAL_JUDGE") or None, store_path, use_cache
+            ),
+            prices=PriceTable.default().with_overrides(config.prices, file=config_file),
+            trials=pick(trials, "AGENTEVAL_TRIALS", int, config.trials, 1),
+            concurrency=pick(
+                concurrency, "AGENTEVAL_CONCURRENCY", int, config.concurrency, DEFAULT_CONCURRENCY
+            ),
+            timeout=pick(timeout, "AGENTEVAL_TIMEOUT", float, config.timeout, None),
+            retries=pick(retries, "AGENTEVAL_RETRIES", int, config.retries, DEFAULT_RETRIES),
+            store=store_path,
+            use_cache=use_cache,
+            builtins=config.builtins and builtins is not False,
+            rubrics=rubrics or config.rubrics,
+            passing=passing,
+            base_dir=base_dir,
+        )
+    except OptionError as exc:
+        variable = from_environment.get(exc.field or "")
+        if variable is None:
+            raise
+        # The user never typed the setting: name the variable that set it, so they find it.
+        raise OptionError(
+            f"environment variable {variable}={env[variable]}: {exc.message}",
+            field=variable,
+            hint=f"unset {variable}, or set it to a value in range",
+        ) from None
 
 
 def _judge_config(
