@@ -78,6 +78,21 @@ def _runs(path: Path) -> list[tuple[str, RunStatus, int, int]]:
     return [(r.run_id, r.status, r.trials_done, r.trials_total) for r in reversed(rows)]
 
 
+def _resume(folder: Path, store: Path, *run_id: str) -> subprocess.CompletedProcess[str]:
+    """`agenteval run cases.yaml --resume [RUN_ID]` on the pytest session's cases and agent."""
+    return agenteval_cli(
+        folder,
+        "run",
+        "cases.yaml",
+        "--agent",
+        "agent.py:answer",
+        "--store",
+        str(store),
+        "--resume",
+        *run_id,
+    )
+
+
 def _stored_cases(path: Path, run_id: str) -> set[str]:
     with RunStore(path, create=False) as store:
         return {result.case.id for result in store.iter_results(run_id)}
@@ -266,33 +281,14 @@ def test_resume_refuses_a_partial_pytest_run_clearly(
     partial_store: tuple[Path, str, str],
 ) -> None:
     store, _, partial = partial_store
-    resumed = agenteval_cli(
-        store.parent,
-        "run",
-        "cases.yaml",
-        "--agent",
-        "agent.py:answer",
-        "--store",
-        str(store),
-        "--resume",
-        partial,
-    )
+    resumed = _resume(store.parent, store, partial)
     assert resumed.returncode == 2, resumed.stdout + resumed.stderr
     said = " ".join(resumed.stderr.split())
     assert "pytest session" in said and "cannot be resumed" in said
     assert "pytest test_support.py::test_support" in said
     assert "agenteval run pytest:" not in said
     # `--resume` alone never picks it either: nothing of this target is unfinished.
-    latest = agenteval_cli(
-        store.parent,
-        "run",
-        "cases.yaml",
-        "--agent",
-        "agent.py:answer",
-        "--store",
-        str(store),
-        "--resume",
-    )
+    latest = _resume(store.parent, store)
     assert latest.returncode == 2 and "no unfinished run" in latest.stderr
     assert _runs(store)[-1][1] is RunStatus.PARTIAL
 
@@ -335,15 +331,5 @@ def test_a_killed_session_stays_running_and_show_hints_only_pytest(
     assert shown.returncode == 0 and f"run {run_id} is unfinished" in said, said
     assert "`pytest test_support.py::test_support` runs every case again" in said
     assert "--resume" not in said
-    resumed = agenteval_cli(
-        project.path,
-        "run",
-        "cases.yaml",
-        "--agent",
-        "agent.py:answer",
-        "--store",
-        str(store),
-        "--resume",
-        run_id,
-    )
+    resumed = _resume(project.path, store, run_id)
     assert resumed.returncode == 2 and "cannot be resumed" in resumed.stderr

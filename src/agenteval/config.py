@@ -544,12 +544,14 @@ def resolve_settings(
     if store_value is None and config.store is not None:
         store_value = str(base_dir / config.store)
     store_path = Path(store_value or DEFAULT_STORE_PATH)
+    judge_config = _judge_config(
+        config.judge, judge or env.get("AGENTEVAL_JUDGE") or None, store_path, use_cache
+    )
+    prices = PriceTable.default().with_overrides(config.prices, file=config_file)
     try:
         return RunSettings(
-            judge=_judge_config(
-                config.judge, judge or env.get("AGENTEVAL_JUDGE") or None, store_path, use_cache
-            ),
-            prices=PriceTable.default().with_overrides(config.prices, file=config_file),
+            judge=judge_config,
+            prices=prices,
             trials=pick(trials, "AGENTEVAL_TRIALS", int, config.trials, 1),
             concurrency=pick(
                 concurrency, "AGENTEVAL_CONCURRENCY", int, config.concurrency, DEFAULT_CONCURRENCY

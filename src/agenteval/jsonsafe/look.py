@@ -81,10 +81,6 @@ def model_plan(cls: type[BaseModel]) -> _Plan:
     return plan
 
 
-def _field(model: BaseModel, name: str) -> Any:
-    return model.__dict__.get(name) if name != _EXTRA else model.__pydantic_extra__
-
-
 def _kind(annotation: Any) -> int:
     if annotation is Any or annotation is object:
         return _FREE
