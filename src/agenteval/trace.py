@@ -167,6 +167,20 @@ class Trial(_Model):
     retries: dict[str, int] = Field(default_factory=dict)
     failure: Failure | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    not_recorded: dict[str, str] = Field(default_factory=dict)
+    """What the trial's trace does not record, by field (`output`, `tool_calls`), with why: an
+    OpenTelemetry instrumentation that captured no message content says a model answered, or
+    asked for tools, without saying what. A scorer that needs a field named here gives no
+    score rather than judging an absence that is only a gap in the trace."""
+    tool_specs: dict[str, ToolSpec] = Field(default_factory=dict)
+    """The tools offered to the model in this trial, by name, as its trace declares them
+    (`gen_ai.tool.definitions`, `llm.tools.*`, ...), for checking calls of tools the run itself
+    does not know."""
+    trace_id: str | None = None
+    """The OpenTelemetry trace this trial ran in (32 lowercase hex digits), when it had one."""
+    span_id: str | None = None
+    """The trial's own span in that trace (16 lowercase hex digits): scores sent out as
+    `gen_ai.evaluation.result` events are parented to it."""
 
     @model_validator(mode="after")
     def _fill_from_steps(self) -> Trial:

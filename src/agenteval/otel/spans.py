@@ -22,10 +22,14 @@ class SpanStatus(StrEnum):
 
 @dataclass(frozen=True)
 class SpanEvent:
-    """An event recorded on a span (`exception`, ...)."""
+    """An event recorded on a span (`exception`, ...), or a log record that names the span
+    (the GenAI per-message events, `gen_ai.choice`, ...: the Logs API's events carry their
+    content in the body)."""
 
     name: str
     attributes: Mapping[str, Any] = field(default_factory=dict)
+    body: Any = None
+    """A log record's body (None for a span event)."""
 
 
 @dataclass(frozen=True)
