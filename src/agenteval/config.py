@@ -26,7 +26,7 @@ from agenteval.pricing import PriceTable
 from agenteval.records import PYTHON_TARGET, pytest_test_of
 from agenteval.store import DEFAULT_STORE_PATH
 from agenteval.suggestions import meant
-from agenteval.yaml_syntax import explain_yaml_error
+from agenteval.yaml_syntax import explain_yaml_error, file_key_line, item_line, key_line
 
 __all__ = [
     "CONFIG_NAMES",
@@ -119,17 +119,10 @@ def resolve_agent(
         if isinstance(given_in, str):
             where: dict[str, Any] = {"file": exc.file, "line": exc.line, "field": given_in}
         elif exc.file is None:
-            where = {"file": given_in, "line": _config_line(given_in, "agent"), "field": "agent"}
+            where = {"file": given_in, "line": file_key_line(given_in, "agent"), "field": "agent"}
         else:
             where = {"file": exc.file, "line": exc.line, "field": exc.field}
         raise type(exc)(exc.message, hint=exc.hint, **where) from exc
-
-
-def _config_line(path: Path, key: str) -> int | None:
-    try:
-        return _line_of(path.read_text(encoding="utf-8"), key)
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def _resolve_agent(spec: AgentSpec | Mapping[str, Any], base_dir: Path | None) -> tuple[Agent, str]:
@@ -209,18 +202,6 @@ class Target:
         return str(self.path.resolve())
 
 
-def _line_of(text: str, key: str) -> int | None:
-    try:
-        node = yaml.compose(text)
-    except yaml.YAMLError:
-        return None
-    if isinstance(node, yaml.MappingNode):
-        for key_node, _ in node.value:
-            if key_node.value == key:
-                return int(key_node.start_mark.line) + 1
-    return None
-
-
 def _read_config(path: Path) -> ProjectConfig:
     try:
         text = path.read_text(encoding="utf-8")
@@ -247,7 +228,7 @@ def _read_config(path: Path) -> ProjectConfig:
         raise ConfigError(
             f"invalid YAML: its aliases expand to more than {MAX_VALUES:,} values",
             file=path,
-            line=_line_of(text, str(too_many[0])) if too_many else None,
+            line=key_line(text, str(too_many[0])) if too_many else None,
             field=".".join(map(str, too_many)) or None,
             hint="an alias (*name) is written out in full wherever it is used: use it fewer times",
         )
@@ -273,7 +254,7 @@ def _read_config(path: Path) -> ProjectConfig:
         else:
             message = f"{error['msg'].removeprefix('Value error, ')} (got {error.get('input')!r})"
         raise ConfigError(
-            message, file=path, line=_line_of(text, top), field=field, hint=hint
+            message, file=path, line=key_line(text, top), field=field, hint=hint
         ) from exc
 
 
@@ -343,20 +324,6 @@ def _valid_as(data: dict[str, Any], key: str, name: str, value: Any) -> bool:
     return True
 
 
-def _item_line(text: str, key: str, index: int) -> int | None:
-    """The line of item `index` of the list under the top-level `key`."""
-    try:
-        node = yaml.compose(text)
-    except yaml.YAMLError:
-        return None
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value in node.value:
-            items = value.value if isinstance(value, yaml.SequenceNode) else []
-            if key_node.value == key and index < len(items):
-                return int(items[index].start_mark.line) + 1
-    return _line_of(text, key)
-
-
 def load_infrastructure_errors(target: Target) -> tuple[type[BaseException], ...]:
     """The classes `infrastructure_errors:` of the target's config names, imported (relative to
     the config's folder) when a run starts; one that does not load is a `ConfigError` naming the
@@ -374,7 +341,7 @@ def load_infrastructure_errors(target: Target) -> tuple[type[BaseException], ...
             raise ConfigError(
                 exc.message,
                 file=target.path,
-                line=_item_line(text, "infrastructure_errors", index),
+                line=item_line(text, "infrastructure_errors", index),
                 field=where,
                 hint=exc.hint,
             ) from exc
@@ -400,7 +367,7 @@ def check_scorers(target: Target, flags: Sequence[str] = ()) -> None:
             raise ConfigError(
                 exc.message,
                 file=target.path,
-                line=_item_line(text, "scorers", index),
+                line=item_line(text, "scorers", index),
                 field=f"scorers[{index}]",
                 hint=exc.hint,
             ) from exc

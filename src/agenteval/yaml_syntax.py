@@ -15,10 +15,11 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import yaml
 
-__all__ = ["YamlProblem", "explain_yaml_error"]
+__all__ = ["YamlProblem", "explain_yaml_error", "file_key_line", "item_line", "key_line"]
 
 _LOADER: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(
     yaml, "CSafeLoader", yaml.SafeLoader
@@ -194,3 +195,41 @@ def _reindent(lines: list[str], at: int, prefix: str, meaning: str) -> Iterator[
         single = [*lines]
         single[at] = " " * column + text
         yield single, at + 1, f"{prefix}indent line {at + 1} with {column} spaces", meaning
+
+
+# --- where a top-level key of a YAML mapping is written, for messages that name a line
+
+
+def key_line(text: str, key: str) -> int | None:
+    """The line (1-based) of the top-level `key` in the YAML `text`, if it parses and has it."""
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            if key_node.value == key:
+                return int(key_node.start_mark.line) + 1
+    return None
+
+
+def file_key_line(path: Path, key: str) -> int | None:
+    """`key_line` of the file at `path` (None when it cannot be read)."""
+    try:
+        return key_line(path.read_text(encoding="utf-8"), key)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def item_line(text: str, key: str, index: int) -> int | None:
+    """The line of item `index` of the list under the top-level `key` (else of the key)."""
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value in node.value:
+            items = value.value if isinstance(value, yaml.SequenceNode) else []
+            if key_node.value == key and index < len(items):
+                return int(items[index].start_mark.line) + 1
+    return key_line(text, key)
