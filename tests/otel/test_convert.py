@@ -526,7 +526,15 @@ _keys = st.sampled_from(
         "gen_ai.usage.input_tokens",
         "gen_ai.request.model",
         "gen_ai.output.messages",
+        "gen_ai.input.messages",
+        "gen_ai.response.finish_reasons",
         "gen_ai.tool.definitions",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+        "llm.input_messages.0.message.role",
+        "llm.tools.0.tool.json_schema",
+        "gen_ai.completion.0.tool_calls.0.name",
+        "llm.request.functions.0.name",
+        "gcp.vertex.agent.llm_response",
         "openinference.span.kind",
         "traceloop.span.kind",
         "traceloop.entity.input",
@@ -559,6 +567,7 @@ def test_any_attributes_read_without_crashing_and_every_tool_span_is_a_call(
     ]
     reading = read_spans(spans)
     tool_spans = [s for s in spans if span_kind(s) is SpanKind.TOOL]
-    assert len(reading.tool_calls) == len(tool_spans)  # flat spans: no duplicates to fold
+    if tool_spans:  # flat spans: no duplicates to fold, and messages add no call to them
+        assert len(reading.tool_calls) == len(tool_spans)
     assert all(c.usage.input_tokens >= 0 for c in reading.model_calls)
     reading.trial()  # always a valid Trial

@@ -11,13 +11,23 @@ Older shapes are read too: deprecated attribute names (`gen_ai.system`,
 with `tool_arguments` / `tool_response`, `agent run`), Google ADK's tool attributes
 (`gcp.vertex.agent.tool_call_args` / `tool_response`, `call_llm`), OpenInference
 (`openinference.span.kind` TOOL / LLM / AGENT) and OpenLLMetry (`traceloop.span.kind`,
-`llm.request.type`). A model call wrapped around another (a framework's span around a provider
-SDK's) counts once: the inner one.
+`llm.request.type`). The attribute names of each family are in `attributes`.
+
+A model call wrapped around another (a framework's span around a provider SDK's, pydantic-ai's
+around openai-v2's) counts once: the inner span's fields, with any it lacks (model, provider,
+token counts it reports as 0, messages) taken from the span(s) wrapping it; the tools the
+wrapper declares count too.
+
+Tool calls come from tool spans. When a trial has none (instrumentations of a provider SDK write
+only model-call spans), they are rebuilt from the model calls' messages (`messages`,
+`rebuilt`): tool spans win when both exist, never counted twice, and the messages then only
+fill a tool span's missing id, arguments or result. What the spans leave unknown (no message
+content captured) is named in `SpanReading.not_recorded` (`gaps`), never read as "no tool
+called" or "no answer".
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,7 +38,27 @@ from typing import Any
 from agenteval.agents.calling import no_response_failure
 from agenteval.trace import Failure, FailureCause, ModelCall, ToolCall, ToolSpec, Trial, Usage
 
+from .attributes import (
+    AGENT_NAMES,
+    AGENT_OUTPUTS,
+    CACHED_TOKENS,
+    INPUT_TOKENS,
+    MODEL_NAMES,
+    MODEL_OUTPUTS,
+    OUTPUT_TOKENS,
+    PROVIDER_NAMES,
+    REASONING_TOKENS,
+    TOOL_ARGUMENTS,
+    TOOL_CALL_IDS,
+    TOOL_NAMES,
+    TOOL_RESULTS,
+)
+from .gaps import not_recorded
+from .messages import Messages, merge_messages, read_messages
+from .rebuilt import ModelTurn, fill_from_messages, rebuild_tool_calls
 from .spans import SpanRecord, SpanStatus
+from .tool_specs import ToolSpecReader
+from .values import as_arguments, as_count, as_text, json_or_value, short_type
 
 __all__ = [
     "CASE_ID_ATTRIBUTE",
@@ -66,52 +96,6 @@ _OPENINFERENCE = {"TOOL": SpanKind.TOOL, "LLM": SpanKind.MODEL, "AGENT": SpanKin
 _TRACELOOP = {"tool": SpanKind.TOOL, "agent": SpanKind.AGENT}
 _TRACELOOP_REQUESTS = {"chat", "completion"}
 
-_MODEL_NAMES = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
-_PROVIDER_NAMES = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
-_INPUT_TOKENS = (
-    "gen_ai.usage.input_tokens",
-    "gen_ai.usage.prompt_tokens",
-    "llm.token_count.prompt",
-)
-_OUTPUT_TOKENS = (
-    "gen_ai.usage.output_tokens",
-    "gen_ai.usage.completion_tokens",
-    "llm.token_count.completion",
-)
-_CACHED_TOKENS = (
-    "gen_ai.usage.cache_read.input_tokens",
-    "gen_ai.usage.cache_read_input_tokens",
-    "llm.token_count.prompt_details.cache_read",
-)
-_REASONING_TOKENS = (
-    "gen_ai.usage.reasoning.output_tokens",
-    "gen_ai.usage.reasoning_tokens",
-    "llm.token_count.completion_details.reasoning",
-)
-_TOOL_NAMES = ("gen_ai.tool.name", "tool.name")
-_TOOL_CALL_IDS = ("gen_ai.tool.call.id", "tool_call.id")
-_TOOL_ARGUMENTS = (
-    "gen_ai.tool.call.arguments",
-    "tool_arguments",
-    "gcp.vertex.agent.tool_call_args",
-    "input.value",
-    "traceloop.entity.input",
-)
-_TOOL_RESULTS = (
-    "gen_ai.tool.call.result",
-    "tool_response",
-    "gcp.vertex.agent.tool_response",
-    "output.value",
-    "traceloop.entity.output",
-)
-_AGENT_NAMES = ("gen_ai.agent.name", "agent_name", "agent.name")
-_AGENT_OUTPUTS = ("final_result", "output.value", "traceloop.entity.output", "gen_ai.completion")
-_MODEL_OUTPUTS = (
-    "gen_ai.completion.0.content",
-    "llm.output_messages.0.message.content",
-    "gen_ai.completion",
-)
-
 
 def _has_genai_attributes(span: SpanRecord) -> bool:
     return any(
@@ -143,7 +127,7 @@ def span_kind(span: SpanRecord) -> SpanKind | None:
         return SpanKind.TOOL
     if span.name == "agent run":
         return SpanKind.AGENT
-    if span.first(*_MODEL_NAMES) is not None and span.first(*_INPUT_TOKENS, *_OUTPUT_TOKENS):
+    if span.first(*MODEL_NAMES) is not None and span.first(*INPUT_TOKENS, *OUTPUT_TOKENS):
         return SpanKind.MODEL  # Google ADK's `call_llm`, and spans of the same cut
     return None
 
@@ -151,71 +135,11 @@ def span_kind(span: SpanRecord) -> SpanKind | None:
 # --- values
 
 
-def _json(value: Any) -> Any:
-    """A JSON text parsed, when it holds an object or an array; anything else as it is."""
-    if isinstance(value, str) and value[:1] in ("{", "["):
-        try:
-            return json.loads(value)
-        except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
-            return value
-    return value
-
-
-def _text(value: Any) -> str | None:
-    """A value as answer text: a JSON-encoded string decoded, structures as JSON."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        if value[:1] == '"':
-            try:
-                decoded = json.loads(value)
-            except (ValueError, RecursionError):
-                return value
-            return decoded if isinstance(decoded, str) else value
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or value is None:
-        return 0
-    try:
-        return max(0, int(float(value)))
-    except (TypeError, ValueError, OverflowError):  # not a number, NaN, or infinite
-        return 0
-
-
 def _after(name: str, *prefixes: str) -> str | None:
     for prefix in prefixes:
         if name.startswith(prefix) and name[len(prefix) :].strip():
             return name[len(prefix) :].strip()
     return None
-
-
-def _arguments(value: Any) -> dict[str, Any]:
-    """Tool arguments as a mapping: JSON text parsed, OpenLLMetry's `{"args", "kwargs"}` and
-    `{"inputs"}` wrappers opened, anything else kept under `input`."""
-    data = _json(value)
-    if value is None:
-        return {}
-    if isinstance(data, dict):
-        if data and set(data) <= {"args", "kwargs"}:
-            kwargs = data.get("kwargs")
-            named = dict(kwargs) if isinstance(kwargs, dict) else {}
-            positional = data.get("args")
-            if positional:
-                named["args"] = positional
-            data = named
-        elif set(data) == {"inputs"} and isinstance(data["inputs"], dict):
-            data = data["inputs"]
-        # Secret-named arguments (and results) are masked where the trial is stored, as for
-        # every other source of tool calls (`store.py`), at any depth.
-        return {str(k): v for k, v in data.items()}
-    return {"input": data}
-
-
-def _short_type(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
 
 
 def _exception(span: SpanRecord) -> tuple[str | None, str | None]:
@@ -239,7 +163,7 @@ def _error(span: SpanRecord) -> str | None:
     kind = kind or span.first("error.type")
     message = message or span.status_message
     if kind and message:
-        return f"{_short_type(str(kind))}: {message}"
+        return f"{short_type(str(kind))}: {message}"
     return message or (str(kind) if kind else "error")
 
 
@@ -247,7 +171,7 @@ def _cause(span: SpanRecord) -> FailureCause:
     """Why the span failed, in the trial's failure causes (same rules as the engine's)."""
     kind, _ = _exception(span)
     names = " ".join(str(v) for v in (kind, span.first("error.type")) if v)
-    status = _count(span.first("http.response.status_code", "http.status_code"))
+    status = as_count(span.first("http.response.status_code", "http.status_code"))
     if status == 429 or "RateLimit" in names or names == "429":
         return FailureCause.RATE_LIMITED
     if 500 <= status <= 599 or (names.isdigit() and 500 <= int(names) <= 599):
@@ -261,7 +185,7 @@ def _cause(span: SpanRecord) -> FailureCause:
 
 def _message_text(value: Any) -> str | None:
     """The text of the last assistant message in `gen_ai.input/output.messages`."""
-    messages = _json(value)
+    messages = json_or_value(value)
     if not isinstance(messages, list):
         return None
     for message in reversed(messages):
@@ -290,17 +214,17 @@ def _tool_call(span: SpanRecord) -> ToolCall:
     attrs = span.attributes
     traceloop = "traceloop.span.kind" in attrs
     name = (
-        span.first(*_TOOL_NAMES)
+        span.first(*TOOL_NAMES)
         or (span.first("traceloop.entity.name") if traceloop else None)
         or _after(span.name, "execute_tool ", "running tool: ", "running tool ")
         or span.name
     )
-    call_id = span.first(*_TOOL_CALL_IDS)
-    result = span.first(*_TOOL_RESULTS)
+    call_id = span.first(*TOOL_CALL_IDS)
+    result = span.first(*TOOL_RESULTS)
     return ToolCall(
         name=str(name),
-        arguments=_arguments(span.first(*_TOOL_ARGUMENTS)),
-        result=_json(result),
+        arguments=as_arguments(span.first(*TOOL_ARGUMENTS)),
+        result=json_or_value(result),
         error=_error(span),
         id=str(call_id) if call_id is not None else None,
         started_at=span.started_at,
@@ -308,52 +232,46 @@ def _tool_call(span: SpanRecord) -> ToolCall:
     )
 
 
-def _model_call(span: SpanRecord) -> ModelCall:
-    operation = span.first("gen_ai.operation.name") or span.name.split(" ", 1)[0]
-    model = span.first(*_MODEL_NAMES) or _after(span.name, f"{operation} ") or "unknown"
-    provider = span.first(*_PROVIDER_NAMES)
+def _model_call(group: Sequence[SpanRecord]) -> ModelCall:
+    """One model call from its spans, innermost first: each field from the first span that
+    has it (a token count of 0 is taken as missing), timing from the innermost."""
+    inner = group[0]
+    operation = inner.first("gen_ai.operation.name") or inner.name.split(" ", 1)[0]
+    model = inner.first(*MODEL_NAMES)
+    provider = inner.first(*PROVIDER_NAMES)
+    usage = Usage(
+        input_tokens=as_count(inner.first(*INPUT_TOKENS)),
+        output_tokens=as_count(inner.first(*OUTPUT_TOKENS)),
+        cached_tokens=as_count(inner.first(*CACHED_TOKENS)),
+        reasoning_tokens=as_count(inner.first(*REASONING_TOKENS)),
+    )
+    for wrapper in group[1:]:  # fill what the inner span lacks from the spans around it
+        model = model if model is not None else wrapper.first(*MODEL_NAMES)
+        provider = provider if provider is not None else wrapper.first(*PROVIDER_NAMES)
+        usage = Usage(
+            input_tokens=usage.input_tokens or as_count(wrapper.first(*INPUT_TOKENS)),
+            output_tokens=usage.output_tokens or as_count(wrapper.first(*OUTPUT_TOKENS)),
+            cached_tokens=usage.cached_tokens or as_count(wrapper.first(*CACHED_TOKENS)),
+            reasoning_tokens=usage.reasoning_tokens or as_count(wrapper.first(*REASONING_TOKENS)),
+        )
     return ModelCall(
-        model=str(model),
+        model=str(model or _after(inner.name, f"{operation} ") or "unknown"),
         provider=str(provider) if provider is not None else None,
-        usage=Usage(
-            input_tokens=_count(span.first(*_INPUT_TOKENS)),
-            output_tokens=_count(span.first(*_OUTPUT_TOKENS)),
-            cached_tokens=_count(span.first(*_CACHED_TOKENS)),
-            reasoning_tokens=_count(span.first(*_REASONING_TOKENS)),
-        ),
-        started_at=span.started_at,
-        duration_s=span.duration_s,
+        usage=usage,
+        started_at=inner.started_at,
+        duration_s=inner.duration_s,
     )
 
 
 def _agent_name(span: SpanRecord) -> str:
     traceloop = "traceloop.span.kind" in span.attributes
     name = (
-        span.first(*_AGENT_NAMES)
+        span.first(*AGENT_NAMES)
         or (span.first("traceloop.entity.name") if traceloop else None)
         or _after(span.name, "invoke_agent ")
         or span.name
     )
     return str(name)
-
-
-def _tool_specs(span: SpanRecord) -> Iterable[ToolSpec]:
-    definitions = _json(span.first("gen_ai.tool.definitions"))
-    if not isinstance(definitions, list):
-        return
-    for item in definitions:
-        if not isinstance(item, dict):
-            continue
-        nested = item.get("function")
-        function: dict[str, Any] = nested if isinstance(nested, dict) else item
-        name = function.get("name")
-        parameters = function.get("parameters")
-        if isinstance(name, str) and name:
-            yield ToolSpec(
-                name=name,
-                description=str(function.get("description") or ""),
-                parameters=parameters if isinstance(parameters, dict) else {},
-            )
 
 
 @dataclass
@@ -372,7 +290,12 @@ class SpanReading:
     started_at: datetime | None = None
     latency_s: float | None = None
     tools: dict[str, ToolSpec] = field(default_factory=dict)
-    """The tools offered to the model (`gen_ai.tool.definitions`), by name."""
+    """The tools offered to the model (`gen_ai.tool.definitions`, `llm.tools.*`,
+    `llm.request.functions.*`), by name."""
+    not_recorded: dict[str, str] = field(default_factory=dict)
+    """What the spans leave unknown (`output`, `tool_calls`, `tool_arguments`), with why and
+    the setting that records it (`gaps`): passed to the trial, whose scorers then give no
+    score on it rather than judging a gap in the trace."""
 
     def trial(self, metadata: Mapping[str, Any] | None = None) -> Trial:
         """The trial the spans describe, as a recorded trace to score with no agent."""
@@ -390,8 +313,10 @@ class SpanReading:
             retries=dict(self.retries),
             failure=self.failure,
             metadata=dict(metadata or {}),
+            not_recorded=dict(self.not_recorded),
+            tool_specs=dict(self.tools),
         )
-        if trial.failure is None:
+        if trial.failure is None and "output" not in self.not_recorded:
             trial.failure = no_response_failure(trial)
         return trial
 
@@ -433,23 +358,23 @@ def _fill(outer: ToolCall, inner: ToolCall) -> ToolCall:
 
 
 def _output(
-    top_agents: Sequence[SpanRecord], models: Sequence[SpanRecord], roots: Sequence[SpanRecord]
+    top_agents: Sequence[SpanRecord], turns: Sequence[_Turn], roots: Sequence[SpanRecord]
 ) -> str | None:
     for span in sorted(top_agents, key=lambda s: s.end_ns, reverse=True):
-        text = _message_text(span.first("gen_ai.output.messages")) or _text(
-            span.first(*_AGENT_OUTPUTS)
+        text = _message_text(span.first("gen_ai.output.messages")) or as_text(
+            span.first(*AGENT_OUTPUTS)
         )
         if text is not None:
             return text
-    if models:
-        last = max(models, key=lambda s: s.end_ns)
-        text = _message_text(last.first("gen_ai.output.messages")) or _text(
-            last.first(*_MODEL_OUTPUTS)
-        )
+    if turns:
+        last = max(turns, key=lambda t: t.spans[0].end_ns)
+        text = last.messages.output_text
+        if text is None:
+            text = next((t for s in last.spans if (t := as_text(s.first(*MODEL_OUTPUTS)))), None)
         if text is not None:
             return text
     for span in roots:
-        text = _text(span.first("output.value", "traceloop.entity.output"))
+        text = as_text(span.first("output.value", "traceloop.entity.output"))
         if text is not None:
             return text
     return None
@@ -459,10 +384,11 @@ def _failure(roots: Sequence[SpanRecord], top_agents: Sequence[SpanRecord]) -> F
     for span in [*top_agents, *roots]:
         if span.status is SpanStatus.ERROR:
             kind, message = _exception(span)
+            kind = kind or span.first("error.type")
             return Failure(
                 cause=_cause(span),
                 message=message or span.status_message or "the agent failed",
-                error_type=_short_type(kind) if kind else None,
+                error_type=short_type(str(kind)) if kind else None,
             )
     return None
 
@@ -483,9 +409,39 @@ def _waits(models: Sequence[SpanRecord]) -> tuple[float, dict[str, int]]:
     return waits, retries
 
 
+@dataclass(frozen=True)
+class _Turn:
+    """One model call: its spans, innermost first (instrumentations nested around one call),
+    and what their messages say together."""
+
+    spans: tuple[SpanRecord, ...]
+    messages: Messages
+
+
+def _turns(models: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord]) -> list[_Turn]:
+    """The model calls, one per innermost model span, each with the model spans wrapping it
+    alone (a span wrapping several model calls, a framework's retry loop, merges into none)."""
+    model_ids = {m.span_id for m in models}
+    outer: dict[str, list[SpanRecord]] = {}
+    for span in models:
+        outer[span.span_id] = [a for a in _ancestors(span, by_id) if a.span_id in model_ids]
+    wrapping = {a.span_id for wrappers in outer.values() for a in wrappers}
+    inner = [m for m in models if m.span_id not in wrapping]
+    wrapped: dict[str, int] = {}
+    for span in inner:
+        for wrapper in outer[span.span_id]:
+            wrapped[wrapper.span_id] = wrapped.get(wrapper.span_id, 0) + 1
+    turns: list[_Turn] = []
+    for span in inner:
+        group = (span, *(w for w in outer[span.span_id] if wrapped[w.span_id] == 1))
+        turns.append(_Turn(group, merge_messages([read_messages(s) for s in group])))
+    return turns
+
+
 def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
     """What the spans of one trial say it did: tool calls, model calls, node visits (each in
-    the order they started), the answer, waits and retries, timing and the tools offered."""
+    the order they started), the answer, waits and retries, timing, the tools offered, and
+    what the spans leave unknown."""
     ordered = sorted(spans, key=lambda s: (s.start_ns, s.end_ns))
     if not ordered:
         return SpanReading()
@@ -494,8 +450,8 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
     roots = [s for s in ordered if s.parent_id is None or s.parent_id not in by_id]
 
     models = [s for s in ordered if kinds[s.span_id] is SpanKind.MODEL]
-    wrapping = {a.span_id for m in models for a in _ancestors(m, by_id)}
-    models = [m for m in models if m.span_id not in wrapping]
+    turns = _turns(models, by_id)
+    model_turns = [ModelTurn(t.spans[0], t.messages) for t in turns]
 
     calls: dict[str, ToolCall] = {}
     for span in ordered:
@@ -506,6 +462,10 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
             calls[outer] = _fill(calls[outer], _tool_call(span))
         else:
             calls[span.span_id] = _tool_call(span)
+    if calls:  # tool spans are the record: the messages only fill their gaps
+        tool_calls = fill_from_messages(list(calls.values()), model_turns)
+    else:
+        tool_calls = rebuild_tool_calls(model_turns)
 
     agents = [s for s in ordered if kinds[s.span_id] is SpanKind.AGENT]
     top_agents = [
@@ -513,22 +473,23 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
         for a in agents
         if not any(kinds[b.span_id] is SpanKind.AGENT for b in _ancestors(a, by_id))
     ]
-    tools: dict[str, ToolSpec] = {}
-    for span in models:
-        for spec in _tool_specs(span):
-            tools.setdefault(spec.name, spec)
-    waits, retries = _waits(models)
+    specs = ToolSpecReader()
+    for span in models:  # wrapping spans too: a framework declares the tools it offers
+        specs.read(span)
+    waits, retries = _waits([t.spans[0] for t in turns])
     start = min(s.start_ns for s in ordered)
     end = max(s.end_ns for s in ordered)
+    output = _output(top_agents, turns, roots)
     return SpanReading(
-        tool_calls=list(calls.values()),
-        model_calls=[_model_call(s) for s in models],
+        tool_calls=tool_calls,
+        model_calls=[_model_call(t.spans) for t in turns],
         node_visits=[_agent_name(s) for s in agents],
-        output=_output(top_agents, models, roots),
+        output=output,
         failure=_failure(roots, top_agents),
         waits_s=waits,
         retries=retries,
         started_at=ordered[0].started_at,
         latency_s=max(0, end - start) / 1e9,
-        tools=tools,
+        tools=specs.tools,
+        not_recorded=not_recorded(model_turns, has_tool_spans=bool(calls), output=output),
     )

@@ -1,0 +1,124 @@
+"""What a trial's spans leave unknown, said as such instead of read as an absence.
+
+An instrumentation without message content capture (openai-v2's default) records that a model
+answered, or asked for tools, without saying what. Reading that as "no answer" or "no tool
+called" fails an agent for a gap in its trace. These rules name the gap instead
+(`Trial.not_recorded`), with why and the setting that fills it:
+
+- `tool_calls`: the trial has no tool span, and a model call asked for tools (its finish reason
+  is `tool_calls`, `tool_call`, `function_call` or `tool_use`) without any call being readable
+  from its messages, or a model call recorded neither its response nor a finish reason (a call
+  that finished with `stop` and no content does say it asked for no tool).
+- `tool_arguments`: tool calls were rebuilt from messages whose arguments were left out (the
+  names and ids are known, what they were called with is not).
+- `output`: no span carries the answer's text, and the last model call (which did not fail)
+  recorded no response content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .rebuilt import ModelTurn
+from .spans import SpanRecord, SpanStatus
+
+__all__ = ["capture_fix", "not_recorded"]
+
+_OPENAI_V2 = (
+    "the official openai-v2 instrumentation records no message content by default: set "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY (opentelemetry-util-genai "
+    "1.x; on the older event path, `true`, and capture its log records too)"
+)
+_OPENINFERENCE = (
+    "OpenInference hides message content when OPENINFERENCE_HIDE_INPUTS, "
+    "OPENINFERENCE_HIDE_OUTPUTS, OPENINFERENCE_HIDE_INPUT_MESSAGES or "
+    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES is set: unset them"
+)
+_OPENLLMETRY = (
+    "OpenLLMetry (traceloop) records message content only with TRACELOOP_TRACE_CONTENT=true "
+    "(its default)"
+)
+_PYDANTIC_AI = (
+    "pydantic-ai records message content only with InstrumentationSettings(include_content=True) "
+    "(its default)"
+)
+_ADK = "Google ADK records message content only with ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true"
+_ANY = "turn on message content capture in the instrumentation that wrote these spans"
+
+
+def capture_fix(span: SpanRecord) -> str:
+    """The setting that makes the span's instrumentation record message content."""
+    scope = span.scope
+    attrs = span.attributes
+    if scope.startswith(("opentelemetry.instrumentation.openai_v2", "opentelemetry.util.genai")):
+        return _OPENAI_V2
+    if scope.startswith("openinference") or "openinference.span.kind" in attrs:
+        return _OPENINFERENCE
+    if (
+        scope.startswith("opentelemetry.instrumentation.")
+        or "traceloop.span.kind" in attrs
+        or "llm.request.type" in attrs
+        or "gen_ai.is_streaming" in attrs
+    ):
+        return _OPENLLMETRY
+    if scope == "pydantic-ai":
+        return _PYDANTIC_AI
+    if scope == "gcp.vertex.agent" or "gcp.vertex.agent.llm_response" in attrs:
+        return _ADK
+    return _ANY
+
+
+def _which(n: int, of: int) -> str:
+    return "the model call" if of == 1 else f"{n} of {of} model calls"
+
+
+def not_recorded(
+    turns: Sequence[ModelTurn],
+    *,
+    has_tool_spans: bool,
+    output: str | None,
+) -> dict[str, str]:
+    """The fields the spans leave unknown, each with why and the fix."""
+    gaps: dict[str, str] = {}
+    if not turns:
+        return gaps
+    if not has_tool_spans:
+        asked = [t for t in turns if t.messages.asks_for_tools and not t.messages.requested]
+        silent = [
+            t for t in turns if t.messages.says_nothing and t.span.status is not SpanStatus.ERROR
+        ]
+        if asked:
+            gaps["tool_calls"] = (
+                f"{_which(len(asked), len(turns))} asked for tools (finish reason "
+                f"{', '.join(sorted(set(asked[0].messages.finish_reasons)))}) but the spans "
+                f"record no tool span and not which tools: {capture_fix(asked[0].span)}"
+            )
+        elif silent:
+            gaps["tool_calls"] = (
+                f"{_which(len(silent), len(turns))} recorded neither the "
+                f"response nor a finish reason, and there is no tool span, so whether tools "
+                f"were called is unknown: {capture_fix(silent[0].span)}"
+            )
+        unknown = {
+            r.id or (index, position)
+            for index, t in enumerate(turns)
+            for position, r in enumerate(t.messages.requested)
+            if r.arguments is None
+        }
+        if unknown:
+            first = next(t for t in turns if any(r.arguments is None for r in t.messages.requested))
+            gaps["tool_arguments"] = (
+                f"{len(unknown)} tool call(s) were read from the model's messages without "
+                f"their arguments: {capture_fix(first.span)}"
+            )
+    last = max(turns, key=lambda t: t.span.end_ns)
+    if (
+        output is None
+        and not last.messages.output_recorded
+        and last.span.status is not SpanStatus.ERROR
+    ):
+        gaps["output"] = (
+            "the answer's text is on no span: the last model call recorded no response "
+            f"content: {capture_fix(last.span)}"
+        )
+    return gaps

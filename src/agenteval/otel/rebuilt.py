@@ -1,0 +1,103 @@
+"""Tool calls rebuilt from model-call messages, for traces whose instrumentation writes no tool
+spans (openai-v2, OpenInference's and OpenLLMetry's openai instrumentations: one span per model
+call, nothing for the tool the application ran in between).
+
+**Tool spans win when both exist, never counted twice.** When a trial's spans hold any tool
+span, the tool spans are the record of its tool calls: the messages add no call, they only fill
+a tool span's missing id, arguments or result, matched by call id (a tool span without an id
+takes the id of the first requested call of the same name no other tool span claimed). Only
+when the spans hold no tool span at all are the calls rebuilt from the messages:
+
+- a call is one `tool_call` part (or its family's equivalent) of a model's *response*, in the
+  order of the requesting model call's start, then of its position in the message;
+- the same call id seen twice counts once (a call without an id is told apart by position);
+- its result is the `tool_call_response` with its id in any later request (each request
+  repeats every earlier result: the first one read is kept), None when none carries it (the
+  calls of the final response, or a trace cut short);
+- it starts when the requesting model call ended; its duration is unknown (None): the next
+  model call's start also counts the agent's own work, so it would overstate the tool's time;
+- none of these families marks a failed tool, so a rebuilt call has no error: a failure shows
+  only in its result text, kept as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from agenteval.trace import ToolCall
+
+from .messages import Messages
+from .spans import SpanRecord
+
+__all__ = ["ModelTurn", "fill_from_messages", "rebuild_tool_calls", "results_by_id"]
+
+
+@dataclass(frozen=True)
+class ModelTurn:
+    """One model call: its span (the innermost, when instrumentations nest) and what the
+    messages of its spans say."""
+
+    span: SpanRecord
+    messages: Messages
+
+
+def results_by_id(turns: Iterable[ModelTurn]) -> dict[str, Any]:
+    """Every tool result the requests carried, by call id, the first one read winning."""
+    results: dict[str, Any] = {}
+    for turn in turns:
+        for call_id, result in turn.messages.results.items():
+            results.setdefault(call_id, result)
+    return results
+
+
+def rebuild_tool_calls(turns: Sequence[ModelTurn]) -> list[ToolCall]:
+    """The tool calls the models asked for, with the results later requests carried back."""
+    results = results_by_id(turns)
+    calls: dict[object, ToolCall] = {}
+    for index, turn in enumerate(turns):
+        ended = datetime.fromtimestamp(turn.span.end_ns / 1e9, UTC)
+        for position, requested in enumerate(turn.messages.requested):
+            key: object = requested.id if requested.id is not None else (index, position)
+            if key in calls:
+                continue
+            calls[key] = ToolCall(
+                name=requested.name,
+                arguments=dict(requested.arguments or {}),
+                result=results.get(requested.id) if requested.id is not None else None,
+                id=requested.id,
+                started_at=ended,
+                duration_s=None,
+            )
+    return list(calls.values())
+
+
+def fill_from_messages(calls: Sequence[ToolCall], turns: Sequence[ModelTurn]) -> list[ToolCall]:
+    """Tool spans' calls with their missing id, arguments or result taken from the messages."""
+    if not any(turn.messages.requested or turn.messages.results for turn in turns):
+        return list(calls)
+    requested = [r for turn in turns for r in turn.messages.requested if r.id is not None]
+    by_id = {r.id: r for r in reversed(requested)}  # the first request of an id wins
+    claimed = {call.id for call in calls if call.id is not None}
+    results = results_by_id(turns)
+    filled: list[ToolCall] = []
+    for call in calls:
+        updates: dict[str, Any] = {}
+        call_id = call.id
+        if call_id is None:
+            match = next(
+                (r for r in requested if r.name == call.name and r.id not in claimed), None
+            )
+            if match is not None and match.id is not None:
+                call_id = match.id
+                claimed.add(call_id)
+                updates["id"] = call_id
+        source = by_id.get(call_id) if call_id is not None else None
+        if not call.arguments and source is not None and source.arguments:
+            updates["arguments"] = dict(source.arguments)
+        if call.result is None and call_id is not None and call_id in results:
+            updates["result"] = results[call_id]
+        filled.append(call.model_copy(update=updates) if updates else call)
+    return filled

@@ -1,0 +1,114 @@
+"""What the spans leave unknown is said (`not_recorded`), never read as "no tool called" or
+"no answer". On agenteval 543b07e a trace from openai-v2 without content capture was a
+`no_response` trial that called no tool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agenteval import FailureCause
+from agenteval.otel import SpanRecord, SpanStatus, read_spans
+
+from .captured import LOOP, MS, T0, TRACE, captured
+
+
+def _chat(i: int, attributes: dict[str, Any], *, scope: str = "", **kw: Any) -> SpanRecord:
+    return SpanRecord(
+        name="chat m",
+        trace_id=TRACE,
+        span_id=f"{i + 1:016x}",
+        start_ns=T0 + i * 100 * MS,
+        end_ns=T0 + (i * 100 + 50) * MS,
+        attributes={"gen_ai.operation.name": "chat", "gen_ai.request.model": "m", **attributes},
+        scope=scope,
+        **kw,
+    )
+
+
+def test_openai_v2_without_content_is_unknown_not_absent() -> None:
+    reading = read_spans(captured("v2_nocontent", LOOP))
+    assert reading.tool_calls == [] and reading.output is None
+    assert set(reading.not_recorded) == {"tool_calls", "output"}
+    for why in reading.not_recorded.values():
+        assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY" in why
+    assert "finish reason tool_calls" in reading.not_recorded["tool_calls"]
+    trial = reading.trial()
+    assert trial.not_recorded == reading.not_recorded
+    assert trial.failure is None  # not `no_response`: the answer is only unknown
+
+
+def test_openllmetry_without_content_names_its_setting() -> None:
+    reading = read_spans(captured("tl_nocontent", LOOP))
+    assert set(reading.not_recorded) == {"tool_calls", "output"}
+    assert "TRACELOOP_TRACE_CONTENT=true" in reading.not_recorded["tool_calls"]
+    assert "finish reason tool_call" in reading.not_recorded["tool_calls"]
+
+
+def test_openinference_with_hidden_messages_names_its_variables() -> None:
+    hidden = {
+        "openinference.span.kind": "LLM",
+        "llm.model_name": "m",
+        "llm.token_count.prompt": 5,
+    }
+    reading = read_spans([_chat(0, hidden, scope="openinference.instrumentation.openai")])
+    assert "OPENINFERENCE_HIDE_OUTPUTS" in reading.not_recorded["output"]
+    # No finish reason and no response: whether it asked for tools is unknown.
+    assert "OPENINFERENCE_HIDE" in reading.not_recorded["tool_calls"]
+
+
+def test_calls_that_all_finished_with_stop_say_no_tool_was_asked_for() -> None:
+    spans = [_chat(i, {"gen_ai.response.finish_reasons": ["stop"]}) for i in range(2)]
+    reading = read_spans(spans)
+    assert "tool_calls" not in reading.not_recorded
+    assert "turn on message content capture" in reading.not_recorded["output"]
+
+
+def test_one_silent_call_among_recorded_ones_leaves_the_calls_unknown() -> None:
+    spans = [
+        _chat(0, {"gen_ai.response.finish_reasons": ["stop"]}),
+        _chat(1, {}),
+    ]
+    assert "1 of 2 model calls" in read_spans(spans).not_recorded["tool_calls"]
+
+
+def test_with_tool_spans_the_calls_are_recorded_even_without_messages() -> None:
+    tool = SpanRecord(
+        name="execute_tool t",
+        trace_id=TRACE,
+        span_id="00000000000000ff",
+        start_ns=T0 + 60 * MS,
+        end_ns=T0 + 70 * MS,
+        attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"},
+    )
+    spans = [_chat(0, {"gen_ai.response.finish_reasons": ["tool_calls"]}), tool]
+    assert "tool_calls" not in read_spans(spans).not_recorded
+
+
+def test_a_recorded_response_without_text_is_no_answer() -> None:
+    """Content captured, the last response only asked for tools: the agent gave no answer."""
+    spans = captured("v2_span", slice(0, 1))
+    reading = read_spans(spans)
+    assert reading.output is None and reading.not_recorded == {}
+    trial = reading.trial()
+    assert trial.failure is not None and trial.failure.cause is FailureCause.NO_RESPONSE
+
+
+def test_a_last_call_that_failed_leaves_no_output_gap() -> None:
+    spans = [
+        _chat(0, {"gen_ai.response.finish_reasons": ["stop"]}),
+        _chat(1, {"error.type": "BadRequestError"}, status=SpanStatus.ERROR),
+    ]
+    assert "output" not in read_spans(spans).not_recorded
+
+
+def test_spans_without_a_model_call_keep_today_s_reading() -> None:
+    tool = SpanRecord(
+        name="execute_tool t",
+        trace_id=TRACE,
+        span_id="00000000000000ff",
+        attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"},
+    )
+    reading = read_spans([tool])
+    assert reading.not_recorded == {}
+    trial = reading.trial()
+    assert trial.failure is not None and trial.failure.cause is FailureCause.NO_RESPONSE
