@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agenteval.otel import SpanEvent, SpanRecord, read_spans
 
@@ -281,3 +283,61 @@ def test_tool_spans_win_and_the_messages_only_fill_their_gaps() -> None:
     assert len(calls) == 2  # the tool spans; `extra` had no span and is not added
     assert (calls[0].id, calls[0].arguments, calls[0].result) == ("s2", {"q": "b"}, "two")
     assert (calls[1].id, calls[1].arguments, calls[1].result) == ("s1", {"q": "a"}, "mine")
+
+
+_KEYS = st.sampled_from(
+    [
+        "id",
+        "content",
+        "message",
+        "tool_calls",
+        "function",
+        "name",
+        "arguments",
+        "finish_reason",
+        "role",
+        "parts",
+        "type",
+        "response",
+        "result",
+    ]
+)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.sampled_from(["tool", "tool_call", "x", "{"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(
+                [
+                    "gen_ai.choice",
+                    "gen_ai.tool.message",
+                    "gen_ai.client.inference.operation.details",
+                ]
+            ),
+            _JSON,
+            _JSON,
+        ),
+        max_size=4,
+    ),
+    _JSON,
+)
+def test_any_message_shapes_read_without_crashing(
+    events: list[tuple[str, Any, Any]], messages: Any
+) -> None:
+    span_events = tuple(
+        SpanEvent(name, {"gen_ai.input.messages": attrs, "gen_ai.output.messages": attrs}, body)
+        for name, attrs, body in events
+    )
+    spans = [
+        _chat(0, {"gen_ai.output.messages": json.dumps(messages)}, events=span_events),
+        _chat(1, {"gen_ai.input.messages": messages}),
+    ]
+    reading = read_spans(spans)
+    assert all(call.name for call in reading.tool_calls)
+    reading.trial()  # always a valid Trial

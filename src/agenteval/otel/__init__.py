@@ -4,7 +4,10 @@ from files and scored with no agent.
 - `live`: a span processor routing each span to the trial running in its context, and the
   hook the engine wraps around every attempt (`capture_spans`).
 - `convert`: spans to tool calls, model calls and node visits (the GenAI conventions, their
-  deprecated names, and older span shapes).
+  deprecated names, and older span shapes); `attributes` (each family's attribute names),
+  `values`, `messages` (model-call messages of every family), `rebuilt` (tool calls rebuilt
+  from them when a trace has no tool spans), `tool_specs`, `gaps` (what a trace leaves
+  unknown: `not_recorded`).
 - `otlp`, `reading`: OTLP JSON files (the Collector's file exporter) and agenteval trial JSONL.
 - `matching`: traces to cases, by a case id attribute or by order.
 - `scoring`: `score_traces`, the `agenteval score` command's engine entry.

@@ -54,7 +54,7 @@ from .attributes import (
     TOOL_RESULTS,
 )
 from .gaps import not_recorded
-from .messages import Messages, merge_messages, read_messages
+from .messages import merge_messages, read_messages
 from .rebuilt import ModelTurn, fill_from_messages, rebuild_tool_calls
 from .spans import SpanRecord, SpanStatus
 from .tool_specs import ToolSpecReader
@@ -358,7 +358,7 @@ def _fill(outer: ToolCall, inner: ToolCall) -> ToolCall:
 
 
 def _output(
-    top_agents: Sequence[SpanRecord], turns: Sequence[_Turn], roots: Sequence[SpanRecord]
+    top_agents: Sequence[SpanRecord], turns: Sequence[ModelTurn], roots: Sequence[SpanRecord]
 ) -> str | None:
     for span in sorted(top_agents, key=lambda s: s.end_ns, reverse=True):
         text = _message_text(span.first("gen_ai.output.messages")) or as_text(
@@ -367,7 +367,7 @@ def _output(
         if text is not None:
             return text
     if turns:
-        last = max(turns, key=lambda t: t.spans[0].end_ns)
+        last = max(turns, key=lambda t: t.span.end_ns)
         text = last.messages.output_text
         if text is None:
             text = next((t for s in last.spans if (t := as_text(s.first(*MODEL_OUTPUTS)))), None)
@@ -409,16 +409,7 @@ def _waits(models: Sequence[SpanRecord]) -> tuple[float, dict[str, int]]:
     return waits, retries
 
 
-@dataclass(frozen=True)
-class _Turn:
-    """One model call: its spans, innermost first (instrumentations nested around one call),
-    and what their messages say together."""
-
-    spans: tuple[SpanRecord, ...]
-    messages: Messages
-
-
-def _turns(models: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord]) -> list[_Turn]:
+def _turns(models: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord]) -> list[ModelTurn]:
     """The model calls, one per innermost model span, each with the model spans wrapping it
     alone (a span wrapping several model calls, a framework's retry loop, merges into none)."""
     model_ids = {m.span_id for m in models}
@@ -431,10 +422,10 @@ def _turns(models: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord]) -> lis
     for span in inner:
         for wrapper in outer[span.span_id]:
             wrapped[wrapper.span_id] = wrapped.get(wrapper.span_id, 0) + 1
-    turns: list[_Turn] = []
+    turns: list[ModelTurn] = []
     for span in inner:
         group = (span, *(w for w in outer[span.span_id] if wrapped[w.span_id] == 1))
-        turns.append(_Turn(group, merge_messages([read_messages(s) for s in group])))
+        turns.append(ModelTurn(group, merge_messages([read_messages(s) for s in group])))
     return turns
 
 
@@ -451,7 +442,6 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
 
     models = [s for s in ordered if kinds[s.span_id] is SpanKind.MODEL]
     turns = _turns(models, by_id)
-    model_turns = [ModelTurn(t.spans[0], t.messages) for t in turns]
 
     calls: dict[str, ToolCall] = {}
     for span in ordered:
@@ -463,9 +453,9 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
         else:
             calls[span.span_id] = _tool_call(span)
     if calls:  # tool spans are the record: the messages only fill their gaps
-        tool_calls = fill_from_messages(list(calls.values()), model_turns)
+        tool_calls = fill_from_messages(list(calls.values()), turns)
     else:
-        tool_calls = rebuild_tool_calls(model_turns)
+        tool_calls = rebuild_tool_calls(turns)
 
     agents = [s for s in ordered if kinds[s.span_id] is SpanKind.AGENT]
     top_agents = [
@@ -476,7 +466,7 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
     specs = ToolSpecReader()
     for span in models:  # wrapping spans too: a framework declares the tools it offers
         specs.read(span)
-    waits, retries = _waits([t.spans[0] for t in turns])
+    waits, retries = _waits([t.span for t in turns])
     start = min(s.start_ns for s in ordered)
     end = max(s.end_ns for s in ordered)
     output = _output(top_agents, turns, roots)
@@ -491,5 +481,5 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
         started_at=ordered[0].started_at,
         latency_s=max(0, end - start) / 1e9,
         tools=specs.tools,
-        not_recorded=not_recorded(model_turns, has_tool_spans=bool(calls), output=output),
+        not_recorded=not_recorded(turns, has_tool_spans=bool(calls), output=output),
     )

@@ -14,8 +14,9 @@ a request's input is history, possibly a conversation the case supplied, so it i
 a call of this trial. Something the instrumentation did not record (arguments or a result left
 out without content capture) reads as None, never as an empty value.
 
-Reading is lazy: a span without message attributes or message events costs a few dictionary
-look-ups and one pass over its attribute names (model spans only), no JSON parsing.
+Reading is lazy: a span without message attributes or message events (no content capture, or
+an instrumentation that writes none) costs a few set look-ups, no JSON parsing and no pass
+over its attribute names.
 """
 
 from __future__ import annotations

@@ -37,11 +37,16 @@ __all__ = ["ModelTurn", "fill_from_messages", "rebuild_tool_calls", "results_by_
 
 @dataclass(frozen=True)
 class ModelTurn:
-    """One model call: its span (the innermost, when instrumentations nest) and what the
-    messages of its spans say."""
+    """One model call: its spans, innermost first (instrumentations nested around one call:
+    pydantic-ai's span around openai-v2's), and what their messages say together."""
 
-    span: SpanRecord
+    spans: tuple[SpanRecord, ...]
     messages: Messages
+
+    @property
+    def span(self) -> SpanRecord:
+        """The innermost span: the call's timing and status."""
+        return self.spans[0]
 
 
 def results_by_id(turns: Iterable[ModelTurn]) -> dict[str, Any]:
