@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from agenteval import FailureCause
 from agenteval.otel import SpanRecord, SpanStatus, read_spans
 
@@ -112,3 +114,35 @@ def test_spans_without_a_model_call_keep_today_s_reading() -> None:
     assert reading.not_recorded == {}
     trial = reading.trial()
     assert trial.failure is not None and trial.failure.cause is FailureCause.NO_RESPONSE
+
+
+def test_pydantic_ai_without_content_keeps_the_shape_of_its_messages_only() -> None:
+    """pydantic-ai with `include_content=False` still writes `gen_ai.output.messages`, with
+    the parts' types and no content: the answer is unknown, not missing."""
+    pytest.importorskip("pydantic_ai")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    from agenteval.otel.live import span_record
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("It is sunny.")])
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    agent: Agent[None, str] = Agent(FunctionModel(answer))
+    agent.instrument = InstrumentationSettings(tracer_provider=provider, include_content=False)
+    assert agent.run_sync("Weather?").output == "It is sunny."
+    spans = [span_record(s) for s in exporter.get_finished_spans()]
+    assert any("gen_ai.output.messages" in s.attributes for s in spans)
+
+    reading = read_spans(spans)
+    assert reading.output is None
+    assert "include_content=True" in reading.not_recorded["output"]
+    assert reading.trial().failure is None

@@ -134,12 +134,15 @@ class _Reader:
     # --- GenAI latest: message lists with typed parts
 
     def genai(self, inputs: Any, outputs: Any) -> None:
-        for message in _messages(inputs):
+        requests = _messages(inputs)
+        for message in requests:
             for part in _parts(message):
                 if part.get("type") == "tool_call_response":
                     self.result(part.get("id"), _first_present(part, "response", "result"))
         listed = _messages(outputs)
-        if listed:
+        # pydantic-ai without content keeps the messages' shape and drops their content: the
+        # response is recorded only when some message carries content.
+        if listed and (_has_content(listed) or _has_content(requests)):
             self.output_recorded = True
         for message in listed:
             if isinstance(message.get("finish_reason"), str):
@@ -214,8 +217,8 @@ class _Reader:
                 continue
             side = "output" if match[1] in ("output", "completion") else "input"
             index, rest = int(match[2]), match[3]
-            if side == "output":
-                self.output_recorded = True
+            if side == "output" and rest != "role" and not rest.endswith("finish_reason"):
+                self.output_recorded = True  # content, not only the message's role
             call = _OPENINFERENCE_CALL.fullmatch(rest) or _TRACELOOP_CALL.fullmatch(rest)
             if call is not None:
                 name = call[2].removeprefix("function.")
@@ -261,6 +264,20 @@ class _Reader:
                 texts.append(part["text"])
         if texts:
             self.output_text = "".join(texts)
+
+
+_CONTENT_KEYS = ("content", "arguments", "response", "result")
+
+
+def _has_content(messages: list[dict[str, Any]]) -> bool:
+    """Whether the messages carry content, or only its shape (roles, part types, names)."""
+    for message in messages:
+        if "content" in message:
+            return True
+        for part in _parts(message):
+            if any(key in part for key in _CONTENT_KEYS):
+                return True
+    return False
 
 
 def _first_present(part: Mapping[str, Any], *keys: str) -> Any:
