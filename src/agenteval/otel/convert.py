@@ -54,7 +54,6 @@ from .attributes import (
     TOOL_RESULTS,
 )
 from .gaps import not_recorded
-from .messages import merge_messages, read_messages
 from .rebuilt import ModelTurn, fill_from_messages, rebuild_tool_calls
 from .spans import SpanRecord, SpanStatus
 from .tool_specs import ToolSpecReader
@@ -425,7 +424,7 @@ def _turns(models: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord]) -> lis
     turns: list[ModelTurn] = []
     for span in inner:
         group = (span, *(w for w in outer[span.span_id] if wrapped[w.span_id] == 1))
-        turns.append(ModelTurn(group, merge_messages([read_messages(s) for s in group])))
+        turns.append(ModelTurn(group))
     return turns
 
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 from agenteval.trace import ToolCall
 
-from .messages import Messages
+from .messages import Messages, merge_messages, read_messages
 from .spans import SpanRecord
 
 __all__ = ["ModelTurn", "fill_from_messages", "rebuild_tool_calls", "results_by_id"]
@@ -38,15 +39,20 @@ __all__ = ["ModelTurn", "fill_from_messages", "rebuild_tool_calls", "results_by_
 @dataclass(frozen=True)
 class ModelTurn:
     """One model call: its spans, innermost first (instrumentations nested around one call:
-    pydantic-ai's span around openai-v2's), and what their messages say together."""
+    pydantic-ai's span around openai-v2's)."""
 
     spans: tuple[SpanRecord, ...]
-    messages: Messages
 
     @property
     def span(self) -> SpanRecord:
         """The innermost span: the call's timing and status."""
         return self.spans[0]
+
+    @cached_property
+    def messages(self) -> Messages:
+        """What the spans' messages say together, read on first use: a trial whose tool spans
+        are complete needs only its last model call's (for the answer)."""
+        return merge_messages([read_messages(span) for span in self.spans])
 
 
 def results_by_id(turns: Iterable[ModelTurn]) -> dict[str, Any]:
@@ -81,6 +87,8 @@ def rebuild_tool_calls(turns: Sequence[ModelTurn]) -> list[ToolCall]:
 
 def fill_from_messages(calls: Sequence[ToolCall], turns: Sequence[ModelTurn]) -> list[ToolCall]:
     """Tool spans' calls with their missing id, arguments or result taken from the messages."""
+    if all(call.id is not None and call.arguments and call.result is not None for call in calls):
+        return list(calls)  # nothing to fill: the messages are not read
     if not any(turn.messages.requested or turn.messages.results for turn in turns):
         return list(calls)
     requested = [r for turn in turns for r in turn.messages.requested if r.id is not None]
