@@ -146,3 +146,53 @@ def test_pydantic_ai_without_content_keeps_the_shape_of_its_messages_only() -> N
     assert reading.output is None
     assert "include_content=True" in reading.not_recorded["output"]
     assert reading.trial().failure is None
+
+
+def test_pydantic_ai_tool_spans_without_content_have_unknown_arguments() -> None:
+    """Without content pydantic-ai's tool span has no arguments, and the request naming the
+    same call id has none either: unknown, not "called with nothing"."""
+    pytest.importorskip("pydantic_ai")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    from agenteval.otel.live import span_record
+
+    def script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if isinstance(messages[-1].parts[-1], ToolReturnPart):
+            return ModelResponse(parts=[TextPart("It is sunny.")])
+        return ModelResponse(parts=[ToolCallPart("get_weather", {"city": "Paris"}, "c1")])
+
+    readings = []
+    for content in (False, True):
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        agent: Agent[None, str] = Agent(FunctionModel(script))
+
+        @agent.tool_plain
+        def get_weather(city: str) -> str:
+            return "sunny"
+
+        agent.instrument = InstrumentationSettings(
+            tracer_provider=provider, include_content=content
+        )
+        agent.run_sync("Weather?")
+        readings.append(read_spans(span_record(s) for s in exporter.get_finished_spans()))
+    hidden, shown = readings
+    [call] = hidden.tool_calls
+    assert (call.name, call.id, call.arguments) == ("get_weather", "c1", {})
+    assert "1 tool call(s)" in hidden.not_recorded["tool_arguments"]
+    assert "include_content=True" in hidden.not_recorded["tool_arguments"]
+    assert shown.tool_calls[0].arguments == {"city": "Paris"}
+    assert shown.not_recorded == {}

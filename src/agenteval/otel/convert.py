@@ -480,5 +480,5 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
         started_at=ordered[0].started_at,
         latency_s=max(0, end - start) / 1e9,
         tools=specs.tools,
-        not_recorded=not_recorded(turns, has_tool_spans=bool(calls), output=output),
+        not_recorded=not_recorded(turns, tool_calls, has_tool_spans=bool(calls), output=output),
     )

@@ -9,8 +9,10 @@ called" fails an agent for a gap in its trace. These rules name the gap instead
   is `tool_calls`, `tool_call`, `function_call` or `tool_use`) without any call being readable
   from its messages, or a model call recorded neither its response nor a finish reason (a call
   that finished with `stop` and no content does say it asked for no tool).
-- `tool_arguments`: tool calls were rebuilt from messages whose arguments were left out (the
-  names and ids are known, what they were called with is not).
+- `tool_arguments`: tool calls whose arguments were left out: rebuilt from requests without
+  them (names and ids are known, what they were called with is not), or tool spans without
+  arguments whose request (same call id) left them out too (pydantic-ai with
+  `include_content=False`: a tool that takes no arguments still records `{}`).
 - `output`: no span carries the answer's text, and the last model call (which did not fail)
   recorded no response content.
 """
@@ -18,6 +20,8 @@ called" fails an agent for a gap in its trace. These rules name the gap instead
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from agenteval.trace import ToolCall
 
 from .rebuilt import ModelTurn
 from .spans import SpanRecord, SpanStatus
@@ -72,8 +76,55 @@ def _which(n: int, of: int) -> str:
     return "the model call" if of == 1 else f"{n} of {of} model calls"
 
 
+def _tool_calls_gap(turns: Sequence[ModelTurn]) -> str | None:
+    """Why the tool calls are unknown in a trial without tool spans, if they are."""
+    asked = [t for t in turns if t.messages.asks_for_tools and not t.messages.requested]
+    if asked:
+        return (
+            f"{_which(len(asked), len(turns))} asked for tools (finish reason "
+            f"{', '.join(sorted(set(asked[0].messages.finish_reasons)))}) but the spans "
+            f"record no tool span and not which tools: {capture_fix(asked[0].span)}"
+        )
+    silent = [t for t in turns if t.messages.says_nothing and t.span.status is not SpanStatus.ERROR]
+    if silent:
+        return (
+            f"{_which(len(silent), len(turns))} recorded neither the response nor a finish "
+            f"reason, and there is no tool span, so whether tools were called is unknown: "
+            f"{capture_fix(silent[0].span)}"
+        )
+    return None
+
+
+def _arguments_gap(
+    turns: Sequence[ModelTurn], tool_calls: Sequence[ToolCall], *, has_tool_spans: bool
+) -> str | None:
+    """Why some tool calls' arguments are unknown, if they are: calls rebuilt from requests
+    whose arguments were left out, or tool spans without arguments whose request (same id)
+    left them out too (pydantic-ai with `include_content=False`)."""
+    if has_tool_spans and all(call.arguments for call in tool_calls):
+        return None  # every tool span has its arguments: the messages are not read
+    unrecorded: dict[object, ModelTurn] = {}
+    for index, turn in enumerate(turns):
+        if turn.messages.output_recorded:
+            continue  # content captured: a request without arguments had none to record
+        for position, requested in enumerate(turn.messages.requested):
+            if requested.arguments is None:
+                unrecorded.setdefault(requested.id or (index, position), turn)
+    if has_tool_spans:
+        ids = {call.id for call in tool_calls if not call.arguments and call.id is not None}
+        unrecorded = {key: turn for key, turn in unrecorded.items() if key in ids}
+    if not unrecorded:
+        return None
+    first = next(iter(unrecorded.values()))
+    return (
+        f"{len(unrecorded)} tool call(s) were recorded without their arguments: "
+        f"{capture_fix(first.span)}"
+    )
+
+
 def not_recorded(
     turns: Sequence[ModelTurn],
+    tool_calls: Sequence[ToolCall],
     *,
     has_tool_spans: bool,
     output: str | None,
@@ -82,35 +133,10 @@ def not_recorded(
     gaps: dict[str, str] = {}
     if not turns:
         return gaps
-    if not has_tool_spans:
-        asked = [t for t in turns if t.messages.asks_for_tools and not t.messages.requested]
-        silent = [
-            t for t in turns if t.messages.says_nothing and t.span.status is not SpanStatus.ERROR
-        ]
-        if asked:
-            gaps["tool_calls"] = (
-                f"{_which(len(asked), len(turns))} asked for tools (finish reason "
-                f"{', '.join(sorted(set(asked[0].messages.finish_reasons)))}) but the spans "
-                f"record no tool span and not which tools: {capture_fix(asked[0].span)}"
-            )
-        elif silent:
-            gaps["tool_calls"] = (
-                f"{_which(len(silent), len(turns))} recorded neither the "
-                f"response nor a finish reason, and there is no tool span, so whether tools "
-                f"were called is unknown: {capture_fix(silent[0].span)}"
-            )
-        unknown = {
-            r.id or (index, position)
-            for index, t in enumerate(turns)
-            for position, r in enumerate(t.messages.requested)
-            if r.arguments is None
-        }
-        if unknown:
-            first = next(t for t in turns if any(r.arguments is None for r in t.messages.requested))
-            gaps["tool_arguments"] = (
-                f"{len(unknown)} tool call(s) were read from the model's messages without "
-                f"their arguments: {capture_fix(first.span)}"
-            )
+    if not has_tool_spans and (why := _tool_calls_gap(turns)) is not None:
+        gaps["tool_calls"] = why
+    if (why := _arguments_gap(turns, tool_calls, has_tool_spans=has_tool_spans)) is not None:
+        gaps["tool_arguments"] = why
     last = max(turns, key=lambda t: t.span.end_ns)
     if (
         output is None
