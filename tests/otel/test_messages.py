@@ -341,3 +341,33 @@ def test_any_message_shapes_read_without_crashing(
     reading = read_spans(spans)
     assert all(call.name for call in reading.tool_calls)
     reading.trial()  # always a valid Trial
+
+
+def test_openinference_content_as_a_list_of_parts() -> None:
+    """OpenInference writes list content as `message.contents.N.message_content.text`."""
+    base = {"openinference.span.kind": "LLM", "llm.model_name": "m"}
+    first = _chat(
+        0,
+        {
+            **base,
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1",
+            "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "f",
+            "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": "{}",
+        },
+    )
+    second = _chat(
+        1,
+        {
+            **base,
+            "llm.input_messages.0.message.role": "tool",
+            "llm.input_messages.0.message.tool_call_id": "c1",
+            "llm.input_messages.0.message.contents.1.message_content.text": "b",
+            "llm.input_messages.0.message.contents.0.message_content.text": "a",
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.contents.0.message_content.text": "done",
+        },
+    )
+    reading = read_spans([first, second])
+    assert [(c.name, c.result) for c in reading.tool_calls] == [("f", "ab")]
+    assert reading.output == "done"

@@ -227,11 +227,11 @@ class _Reader:
                 messages.setdefault((side, index), {})[rest] = value
         for (side, _), message in sorted(messages.items(), key=lambda item: item[0]):
             if side == "input" and message.get("role") == "tool":
-                self.result(message.get("tool_call_id"), message.get("content"))
+                self.result(message.get("tool_call_id"), _flat_content(message))
             elif side == "output":
                 if isinstance(message.get("finish_reason"), str):
                     self.finish_reasons.append(message["finish_reason"])
-                self.text(message.get("content"))
+                self.text(_flat_content(message))
         for (side, _, _), fields in sorted(calls.items(), key=lambda item: item[0]):
             if side == "output":
                 self.call(
@@ -264,6 +264,22 @@ class _Reader:
                 texts.append(part["text"])
         if texts:
             self.output_text = "".join(texts)
+
+
+_CONTENTS_TEXT = re.compile(r"contents\.(\d+)\.message_content\.text")
+
+
+def _flat_content(message: Mapping[str, Any]) -> Any:
+    """A flat message's content: `content`, else OpenInference's list of parts
+    (`contents.N.message_content.text`) joined."""
+    if "content" in message:
+        return message["content"]
+    texts = sorted(
+        (int(match[1]), value)
+        for key, value in message.items()
+        if (match := _CONTENTS_TEXT.fullmatch(key)) and isinstance(value, str)
+    )
+    return "".join(text for _, text in texts) if texts else None
 
 
 _CONTENT_KEYS = ("content", "arguments", "response", "result")
