@@ -64,7 +64,10 @@ def captured(name: str, calls: slice = slice(None)) -> list[SpanRecord]:
                 attributes=raw["attributes"],
                 status=_status(status),
                 status_message=message or "",
-                events=tuple(events[i]) if i < len(events) else (),
+                events=(
+                    *(SpanEvent(e["name"], e["attributes"]) for e in raw["events"]),
+                    *(events[i] if i < len(events) else ()),
+                ),
                 scope=raw["scope"] or "",
             )
         )

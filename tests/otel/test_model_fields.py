@@ -180,3 +180,11 @@ def test_an_exception_event_type_still_wins_over_error_type() -> None:
     )
     failure = read_spans([chat]).failure
     assert failure is not None and failure.error_type == "ReadTimeout"
+
+
+@pytest.mark.parametrize("capture", ["v2_span", "v2_nocontent", "v2_legacy_content", "oi", "tl"])
+def test_each_family_s_failed_model_call_names_its_error_type(capture: str) -> None:
+    [failed] = captured(capture)[2:]
+    failure = read_spans([failed]).failure
+    assert failure is not None and failure.error_type == "BadRequestError"
+    assert "bad request scripted" in failure.message
