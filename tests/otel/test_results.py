@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import agenteval
 from agenteval import EvalCase
 from agenteval.errors import ConfigError
+from agenteval.otel.results import ScoreExport
 from agenteval.records import TrialResult
 from agenteval.score import Score
+from agenteval.trace import Trial
 
 from .otlp_sink import Event, Sink, otlp_sink
 
@@ -130,6 +133,8 @@ def test_every_score_of_a_run_arrives_once_on_a_trial_span_agenteval_sends(
     assert len(spans) == len(sink.spans) == 4
     for result in run.results:
         span = spans[(result.case.id, result.trial.trial)]
+        if result.trial.span_id is not None:  # live capture's bare root: sent with its ids
+            assert (span.trace_id, span.span_id) == (result.trial.trace_id, result.trial.span_id)
         assert span.name == f"agenteval trial {result.case.id}"
         assert span.parent_id == ""
         assert span.attributes["agenteval.run.id"] == run.run_id
@@ -261,3 +266,67 @@ def test_the_signal_path_and_a_trailing_slash_are_taken_off(
         shout, CASES[:1], [graded], store=tmp_path / "runs.db", otlp_endpoint=sink.url + "/v1/logs/"
     )
     _check_events(run, sink)
+
+
+def _trial(case_id: str, trace_id: int | None = None, span_id: int | None = None) -> TrialResult:
+    return TrialResult(
+        case=EvalCase(id=case_id, input="q"),
+        trial=Trial(
+            case_id=case_id,
+            started_at=datetime(2026, 12, 1, 12, 0, tzinfo=UTC),
+            latency_s=1.5,
+            trace_id=None if trace_id is None else f"{trace_id:032x}",
+            span_id=None if span_id is None else f"{span_id:016x}",
+        ),
+        scores={"exact_match": Score(name="exact_match", value=1.0, passed=True, reason="ok")},
+    )
+
+
+USERS = (0x4BF92F3577B34DA6A3CE929D0E0E4736, 0x00F067AA0BA902B7)
+"""A trace and span of the user's (random ids, as an SDK makes them)."""
+BARE = ((0x9E3779B97F4A7C15 << 64) | 7, 7)
+"""Live capture's bare root of the run's 7th trial: nothing exported it."""
+
+
+@pytest.mark.parametrize("again", [False, True])
+def test_each_trial_is_parented_to_a_span_the_backend_has(sink: Sink, again: bool) -> None:
+    warnings: list[str] = []
+    export = ScoreExport.open(sink.url, warnings.append)
+    send = export.sending("run-1", None, again=again)
+    send(_trial("users", *USERS))
+    send(_trial("bare", *BARE))
+    send(_trial("trace-only", BARE[0] + 1))
+    send(_trial("nothing"))
+    export.close()
+    assert warnings == []
+    parents = {
+        e.attributes["agenteval.case.id"]: (e.trace_id, e.span_id) for e in sink.evaluations()
+    }
+    spans = {s.attributes["agenteval.case.id"]: s for s in sink.spans}
+    # The user's span is in the backend already: parented to it, no span sent.
+    assert parents["users"] == (f"{USERS[0]:032x}", f"{USERS[1]:016x}")
+    assert "users" not in spans
+    # Every other trial gets a span of agenteval's, and its events hang under it.
+    assert set(spans) == {"bare", "trace-only", "nothing"}
+    for case_id, span in spans.items():
+        assert parents[case_id] == (span.trace_id, span.span_id)
+        assert span.name == f"agenteval trial {case_id}"
+        assert span.start_ns == int(datetime(2026, 12, 1, 12, tzinfo=UTC).timestamp() * 1e9)
+        assert span.end_ns - span.start_ns == 1_500_000_000
+    # The bare root is sent with its own ids, so the agent's spans naming it connect; a
+    # rescore (again) sends a new span in the same trace instead.
+    assert spans["bare"].trace_id == f"{BARE[0]:032x}"
+    assert (spans["bare"].span_id == f"{BARE[1]:016x}") is not again
+    assert spans["trace-only"].trace_id == f"{BARE[0] + 1:032x}"
+    assert spans["trace-only"].span_id != f"{(BARE[0] + 1) & ((1 << 64) - 1):016x}"
+    assert spans["nothing"].trace_id not in {f"{USERS[0]:032x}", f"{BARE[0]:032x}"}
+
+
+def test_a_closed_export_sends_nothing_more(sink: Sink) -> None:
+    export = ScoreExport.open(sink.url, print)
+    send = export.sending("run-1", None)
+    send(_trial("first", *USERS))
+    export.close()
+    export.close()  # closing twice is harmless
+    send(_trial("late", *USERS))
+    assert [e.attributes["agenteval.case.id"] for e in sink.evaluations()] == ["first"]

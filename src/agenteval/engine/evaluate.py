@@ -147,7 +147,8 @@ async def run_planned(
         with RunStore(options.store, create=False) if stored else open_store(options) as store:
             plan = await planner(store)
             if export is not None:
-                on_result = export.sending(plan.info.run_id, on_result)
+                again = plan.kind in ("rescore", "judge")
+                on_result = export.sending(plan.info.run_id, on_result, again=again)
             return await execute(
                 store, plan, on_start=on_start, on_result=on_result, on_warning=on_warning
             )

@@ -11,13 +11,17 @@ with a reason) sends nothing: it evaluated nothing, and an event with neither a 
 nor an error would read as a result. Each event also carries `agenteval.case.id`,
 `agenteval.trial.index` and `agenteval.run.id`.
 
-Each event is parented to the trial's span, which must exist in the backend. A trial whose
-`span_id` is known (its `agenteval trial CASE` root span, exported by the user's own
-TracerProvider during live capture; or the root span of a recorded trace, `agenteval score`) has
-its events parented to that span. Any other trial (no OpenTelemetry, agenteval's own provider,
-which exports nothing, an agent that is not traced, a rescore of such a trial) gets a span sent
-by agenteval itself, `agenteval trial CASE` with the trial's start, duration and status, in the
-trial's trace when it has one; its events are parented to that span.
+Each event is parented to the trial's span, which must exist in the backend:
+- a trial whose span the backend has (its `agenteval trial CASE` root span, exported by the
+  user's own TracerProvider during live capture; the root span of a recorded trace, `agenteval
+  score`) has its events parented to that span (`Trial.trace_id` / `Trial.span_id`);
+- a trial rooted in the bare span context live capture uses when nothing exports its spans
+  (`unrecorded_root`) gets that span sent by agenteval, `agenteval trial CASE` with the trial's
+  start, duration and status and those very ids, so spans the agent exported itself (a service
+  called with the trial's `traceparent`) hang under it; a rescore sends one with a new span id
+  in the same trace (the run may have sent the first already);
+- any other trial (no OpenTelemetry at all, an agent that is not traced) gets such a span with
+  new ids (in the trial's trace when it has one).
 
 One `ScoreExport` per run, made by `run_planned` only when the run has an `otlp_endpoint`: the
 SDK is imported then, never otherwise. Its `LoggerProvider` and `TracerProvider` are agenteval's
@@ -57,6 +61,7 @@ __all__ = [
     "EVALUATION_EVENT",
     "RUN_ID_ATTRIBUTE",
     "ScoreExport",
+    "unrecorded_root",
 ]
 
 EVALUATION_EVENT: Final = "gen_ai.evaluation.result"
@@ -169,21 +174,34 @@ class _Guarded:
 
 
 class _TrialIds:
-    """The ids of agenteval's own trial spans: random, but in the trial's trace when it has
-    one (set per span by `next_trace_id`)."""
+    """The ids of agenteval's own trial spans: random, unless `next` names the ones the span
+    must have (the trial's trace, and its span id when the agent's spans already point to it)."""
 
     def __init__(self) -> None:
-        self.next_trace_id: int | None = None
+        self.next: tuple[int | None, int | None] = (None, None)
 
     def generate_span_id(self) -> int:
-        return secrets.randbits(64) or 1
+        chosen, self.next = self.next[1], (self.next[0], None)
+        return chosen or secrets.randbits(64) or 1
 
     def generate_trace_id(self) -> int:
-        chosen, self.next_trace_id = self.next_trace_id, None
-        return chosen if chosen else secrets.randbits(128) or 1
+        chosen, self.next = self.next[0], (None, self.next[1])
+        return chosen or secrets.randbits(128) or 1
 
     def is_trace_id_random(self) -> bool:
         return False
+
+
+_LOW_64: Final = (1 << 64) - 1
+
+
+def unrecorded_root(trace_id: int, span_id: int) -> bool:
+    """Whether the ids are those of the bare span context live capture roots a trial in when no
+    provider of the user's exports its spans (`otel/live.py`: trace id = random high bits | n,
+    span id = n, for the run's n-th trial): a span that no backend has, which the agent's own
+    spans (a service's, through `traceparent`) may still name as their parent. A real span's
+    random ids match so only by a 1-in-2**64 chance."""
+    return span_id == trace_id & _LOW_64
 
 
 def _hex_id(value: str | None, digits: int) -> int | None:
@@ -232,6 +250,7 @@ class ScoreExport:
         self._redactor = redactor if redactor is not None else Redactor.from_environment()
         self._health = _Health()
         self._run_id: str | None = None
+        self._again = False
         self._lock = threading.Lock()
         _quiet_sdk_lines(OTLPLogExporter.__module__, OTLPSpanExporter.__module__)
         resource = Resource({"service.name": "agenteval", "service.version": __version__})
@@ -280,10 +299,17 @@ class ScoreExport:
         return cls(endpoint, on_warning)
 
     def sending(
-        self, run_id: str, on_result: Callable[[TrialResult], None] | None
+        self,
+        run_id: str,
+        on_result: Callable[[TrialResult], None] | None,
+        *,
+        again: bool = False,
     ) -> Callable[[TrialResult], None]:
-        """`on_result` that also sends each result's scores, as scores of run `run_id`."""
+        """`on_result` that also sends each result's scores, as scores of run `run_id`;
+        `again` for stored trials scored again (a rescore, a judging), whose run may have sent
+        their spans already."""
         self._run_id = run_id
+        self._again = again
 
         def send_then(result: TrialResult) -> None:
             self.send(result)
@@ -335,33 +361,40 @@ class ScoreExport:
             )
 
     def _parent(self, result: TrialResult) -> SpanContext:
-        """The trial's span: its own when known to exist, else one sent now."""
+        """The trial's span: its own when the backend has it, else one sent now."""
         trace = self._trace
         trial = result.trial
         trace_id = _hex_id(trial.trace_id, 32)
         span_id = _hex_id(trial.span_id, 16)
         if trace_id is not None and span_id is not None:
-            known: SpanContext = trace.SpanContext(
-                trace_id,
-                span_id,
-                is_remote=True,
-                trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
-            )
-            return known
-        return self._trial_span(result, trace_id)
+            if not unrecorded_root(trace_id, span_id):
+                known: SpanContext = trace.SpanContext(
+                    trace_id,
+                    span_id,
+                    is_remote=True,
+                    trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+                )
+                return known
+            if self._again:  # sent when the trial ran (if it was sent then): a span of its own
+                span_id = None
+        return self._trial_span(result, trace_id, span_id)
 
-    def _trial_span(self, result: TrialResult, trace_id: int | None) -> SpanContext:
+    def _trial_span(
+        self, result: TrialResult, trace_id: int | None, span_id: int | None
+    ) -> SpanContext:
         """Send a span for a trial that has none in the backend: `agenteval trial CASE`, with
-        the trial's start, duration and status."""
+        the trial's start, duration and status, in its trace and with its span id when known
+        (the agent's spans that name it as their parent then hang under it)."""
         trial = result.trial
         start, end = _times(trial)
-        self._ids.next_trace_id = trace_id
+        self._ids.next = (trace_id, span_id)
         span = self._tracer.start_span(
             f"agenteval trial {self._redactor.redact_text(result.case.id)}",
             context=self._trace.set_span_in_context(self._trace.INVALID_SPAN),
             attributes=self._shared(result),
             start_time=start,
         )
+        self._ids.next = (None, None)
         failure = trial.failure
         if failure is not None:
             message = self._redactor.redact_text(f"{failure.cause.value}: {failure.message}")
