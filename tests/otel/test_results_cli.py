@@ -284,3 +284,49 @@ def test_a_run_that_sends_nothing_loads_nothing_of_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+SLOW_AGENT = """
+import time
+
+def answer(text):
+    time.sleep(0.05)
+    return text.upper()
+"""
+
+
+def test_ctrl_c_still_sends_the_scores_of_every_stored_trial(project: Path, sink: Sink) -> None:
+    import signal
+    import time
+
+    from tests.cli_process import interruptible
+
+    (project / "agent.py").write_text(SLOW_AGENT)
+    (project / "cases.yaml").write_text(
+        "".join(f"- {{id: c{i:02d}, input: q{i}, expected_output: Q{i}}}\n" for i in range(60))
+    )
+    store = project / ".agenteval" / "runs.db"
+    command = [sys.executable, "-m", "agenteval", "run", ".", "--concurrency", "1"]
+    command.extend(["--otlp-endpoint", sink.url])
+    process = interruptible(command, project, cli_env())
+    try:
+        deadline = time.monotonic() + 60  # a safety net against a hang, not a measure
+        stored = 0
+        while stored < 3:
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+            if store.exists():
+                with RunStore(store) as runs:
+                    rows = runs.list_runs()
+                    stored = rows[0].trials_done if rows else 0
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, err
+    kept = _stored(store)
+    assert 3 <= len({(case, trial) for case, trial, _ in kept}) < 60
+    sent = _events(sink)  # each once
+    assert set(kept) <= set(sent)
