@@ -330,3 +330,18 @@ def test_a_closed_export_sends_nothing_more(sink: Sink) -> None:
     export.close()  # closing twice is harmless
     send(_trial("late", *USERS))
     assert [e.attributes["agenteval.case.id"] for e in sink.evaluations()] == ["first"]
+
+
+def test_scores_coming_faster_than_they_are_sent_are_never_dropped(sink: Sink) -> None:
+    # 20,000 events at once, as a rescore of thousands of trials gives them: more than the
+    # batch processor's queue holds (with the SDK's defaults, some 70% were dropped, measured).
+    warnings: list[str] = []
+    export = ScoreExport.open(sink.url, warnings.append)
+    send = export.sending("run-1", None)
+    scores = {f"s{i}": Score(name=f"s{i}", value=1.0, passed=True, reason="ok") for i in range(5)}
+    for index in range(4000):
+        result = _trial(f"c{index}", *USERS)
+        send(result.model_copy(update={"scores": scores}))
+    export.close()
+    assert warnings == []
+    assert len(sink.evaluations()) == 20_000

@@ -76,6 +76,12 @@ that is down costs a run at most this much, once."""
 
 INSTALL_HINT: Final = "pip install 'agenteval[opentelemetry]'"
 
+QUEUE_SIZE: Final = 8192
+"""Events (and spans) the batch processors hold before they drop any: the SDK's 2048 is
+outrun by a fast rescore."""
+FLUSH_EVERY: Final = QUEUE_SIZE // 2
+"""Records queued between forced flushes: the queue never fills, so no score is dropped."""
+
 _ERROR_TYPE = re.compile(r"[A-Za-z_][\w.]*")
 _quiet = threading.local()
 """Set while agenteval's own exporters export: the SDK's log lines about a failed export are
@@ -154,7 +160,8 @@ class _Guarded:
         if health.failed:
             health.fail(len(batch), None)
             return self._failure
-        _quiet.lines = lines = []
+        lines: list[str] = []
+        _quiet.lines = lines
         try:
             result = self._exporter.export(batch)
         except Exception as exc:  # an exporter's bug must not end the run
@@ -251,8 +258,13 @@ class ScoreExport:
         self._health = _Health()
         self._run_id: str | None = None
         self._again = False
+        self._queued = 0
         self._lock = threading.Lock()
-        _quiet_sdk_lines(OTLPLogExporter.__module__, OTLPSpanExporter.__module__)
+        _quiet_sdk_lines(
+            OTLPLogExporter.__module__,
+            OTLPSpanExporter.__module__,
+            "opentelemetry.sdk._shared_internal",  # the batch processors' "Queue full" lines
+        )
         resource = Resource({"service.name": "agenteval", "service.version": __version__})
         self._ids = _TrialIds()
         self._tracer_provider: TracerProvider = TracerProvider(
@@ -264,12 +276,13 @@ class ScoreExport:
         spans = OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces", timeout=TIMEOUT_S)
         self._tracer_provider.add_span_processor(
             BatchSpanProcessor(
-                cast(
+                max_queue_size=QUEUE_SIZE,
+                span_exporter=cast(
                     "SpanExporter",
                     _Guarded(
                         spans, self._health, SpanExportResult.SUCCESS, SpanExportResult.FAILURE
                     ),
-                )
+                ),
             )
         )
         self._tracer = self._tracer_provider.get_tracer("agenteval", __version__)
@@ -279,7 +292,8 @@ class ScoreExport:
         logs = OTLPLogExporter(endpoint=f"{endpoint}/v1/logs", timeout=TIMEOUT_S)
         self._logger_provider.add_log_record_processor(
             BatchLogRecordProcessor(
-                cast(
+                max_queue_size=QUEUE_SIZE,
+                exporter=cast(
                     "LogRecordExporter",
                     _Guarded(
                         logs,
@@ -287,7 +301,7 @@ class ScoreExport:
                         LogRecordExportResult.SUCCESS,
                         LogRecordExportResult.FAILURE,
                     ),
-                )
+                ),
             )
         )
         self._logger = self._logger_provider.get_logger("agenteval", __version__)
@@ -326,6 +340,8 @@ class ScoreExport:
         scores = {n: s for n, s in result.scores.items() if s.value is not None or s.error}
         if self._closed or not scores:
             return
+        dropped: list[str] = []  # the SDK's "Queue full, dropping" lines, if any
+        _quiet.lines = dropped
         try:
             with self._lock:
                 parent = self._parent(result)
@@ -339,8 +355,20 @@ class ScoreExport:
                         event_name=EVALUATION_EVENT,
                         attributes={**self._attributes(name, score), **shared},
                     )
+                self._queued += len(scores) + 1
+                if self._queued >= FLUSH_EVERY:
+                    # Scores come faster than the background export sends them (a rescore of
+                    # thousands of trials): send what is queued now, rather than let the
+                    # bounded queue drop some.
+                    self._queued = 0
+                    self._tracer_provider.force_flush()
+                    self._logger_provider.force_flush()
         except Exception as exc:  # sending is a side channel: the run goes on
             self._health.fail(len(scores), f"{type(exc).__name__}: {exc}")
+        finally:
+            _quiet.lines = None
+        if dropped:
+            self._health.fail(len(dropped), "more scores than could be queued")
 
     def close(self) -> None:
         """Flush what is queued and shut the providers down (each export bounded by
