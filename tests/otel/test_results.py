@@ -345,3 +345,24 @@ def test_scores_coming_faster_than_they_are_sent_are_never_dropped(sink: Sink) -
     export.close()
     assert warnings == []
     assert len(sink.evaluations()) == 20_000
+
+
+def test_with_the_sdk_disabled_one_warning_says_nothing_is_sent(
+    sink: Sink, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_provider: None
+) -> None:
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    warnings: list[str] = []
+    run = agenteval.evaluate(
+        shout,
+        CASES,
+        [graded],
+        store=tmp_path / "runs.db",
+        otlp_endpoint=sink.url,
+        on_warning=warnings.append,
+    )
+    assert run.complete
+    assert warnings == [
+        "OTEL_SDK_DISABLED=true turns the OpenTelemetry SDK off: no score is sent to the OTLP "
+        f"endpoint {sink.url}"
+    ]
+    assert sink.bodies == []

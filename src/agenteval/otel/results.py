@@ -34,6 +34,7 @@ held up by it); the run and its verdicts are the same either way.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import secrets
 import threading
@@ -306,6 +307,13 @@ class ScoreExport:
         )
         self._logger = self._logger_provider.get_logger("agenteval", __version__)
         self._closed = False
+        if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+            # The SDK's providers then make no-op loggers and tracers: say so, once.
+            on_warning(
+                f"OTEL_SDK_DISABLED=true turns the OpenTelemetry SDK off: no score is sent to "
+                f"the OTLP endpoint {public_url(endpoint)}"
+            )
+            self.close()
 
     @classmethod
     def open(cls, endpoint: str, on_warning: Warn) -> ScoreExport:
