@@ -162,14 +162,14 @@ class _Guarded:
             health.fail(len(batch), None)
             return self._failure
         lines: list[str] = []
-        _quiet.lines = lines
+        outer, _quiet.lines = getattr(_quiet, "lines", None), lines
         try:
             result = self._exporter.export(batch)
         except Exception as exc:  # an exporter's bug must not end the run
             lines.append(f"{type(exc).__name__}: {exc}")
             result = self._failure
         finally:
-            _quiet.lines = None
+            _quiet.lines = outer  # a flush forced from `send` exports in the sending thread
         if result != self._success:
             health.fail(len(batch), _reason(lines))
         return result
