@@ -185,6 +185,8 @@ class ProjectConfig(BaseModel):
     """Exception classes (`module:Class`, `module.Class` or `path/to/file.py:Class`) that are
     infrastructure failures when an agent raises them: retried, and never scored as the
     agent's failure (`load_infrastructure_errors`)."""
+    otlp_endpoint: str | None = None
+    """An OTLP/HTTP base URL each score is also sent to (`gen_ai.evaluation.result` events)."""
 
 
 @dataclass(frozen=True)
@@ -485,6 +487,7 @@ def resolve_settings(
     passing: Sequence[str] | None = None,
     config_file: Path | None = None,
     env: Mapping[str, str] | None = None,
+    otlp_endpoint: str | None = None,
 ) -> RunSettings:
     """A run's options, each setting resolved: flag, then `AGENTEVAL_*` environment variable,
     then config, then default. `builtins=False` (`--no-builtins`) turns off the built-ins the
@@ -515,6 +518,10 @@ def resolve_settings(
         config.judge, judge or env.get("AGENTEVAL_JUDGE") or None, store_path, use_cache
     )
     prices = PriceTable.default().with_overrides(config.prices, file=config_file)
+    # Sent only where the user asked for it: never the standard OTEL_EXPORTER_OTLP_ENDPOINT.
+    endpoint = otlp_endpoint or env.get("AGENTEVAL_OTLP_ENDPOINT") or config.otlp_endpoint
+    if not otlp_endpoint and env.get("AGENTEVAL_OTLP_ENDPOINT"):
+        from_environment["otlp_endpoint"] = "AGENTEVAL_OTLP_ENDPOINT"
     try:
         return RunSettings(
             judge=judge_config,
@@ -531,9 +538,17 @@ def resolve_settings(
             rubrics=rubrics or config.rubrics,
             passing=passing,
             base_dir=base_dir,
+            otlp_endpoint=endpoint,
         )
     except OptionError as exc:
         variable = from_environment.get(exc.field or "")
+        if variable is None and exc.field == "otlp_endpoint":  # the flag's, or the config's
+            if otlp_endpoint:
+                raise OptionError(exc.message, field="--otlp-endpoint", hint=exc.hint) from None
+            line = file_key_line(config_file, exc.field) if config_file else None
+            raise OptionError(
+                exc.message, file=config_file, line=line, field=exc.field, hint=exc.hint
+            ) from None
         if variable is None:
             raise
         # The user never typed the setting: name the variable that set it, so they find it.

@@ -78,6 +78,11 @@ class Flags:
         "Judge rubrics to score (repeatable or comma-separated) (default: all four).",
     )
     no_cache: bool = _shared("--no-cache", "Ask the judge again instead of using its cache.", False)
+    otlp_endpoint: str | None = _shared(
+        "--otlp-endpoint URL",
+        "Also send each score to this OTLP/HTTP endpoint (e.g. http://localhost:4318) as a "
+        "gen_ai.evaluation.result event on its trial's span; env AGENTEVAL_OTLP_ENDPOINT.",
+    )
 
 
 def _parameter(field: dataclasses.Field[Any], hint: Any) -> inspect.Parameter:

@@ -26,7 +26,7 @@ from agenteval.store import RunStore
 __all__ = ["judge_command", "rescore"]
 
 
-@with_options("scorer no_builtins store json_path junit_path judge no_cache verbose")
+@with_options("scorer no_builtins store json_path junit_path judge no_cache verbose otlp_endpoint")
 def rescore(run_id: RunIdArgument, *, flags: Flags) -> None:
     """Score a stored run again, without running the agent (the judge's cache makes judging
     the same trials again free)."""

@@ -51,7 +51,7 @@ __all__ = ["run", "score"]
 
 @with_options(
     "scorer no_builtins store json_path junit_path resume judge rubric no_cache verbose "
-    "html_path passing config_path"
+    "html_path passing config_path otlp_endpoint"
 )
 def run(
     target: Annotated[
@@ -119,6 +119,7 @@ def run(
         rubrics=names(flags.rubric),
         passing=names(flags.passing),
         config_file=config_file,
+        otlp_endpoint=flags.otlp_endpoint,
     )
     require_judge(settings.judge, flags.judge, config_file)
     agent_spec = (
@@ -267,7 +268,7 @@ def _latest_resumable(
     return resume_id
 
 
-@with_options("scorer no_builtins store json_path judge rubric no_cache verbose")
+@with_options("scorer no_builtins store json_path judge rubric no_cache verbose otlp_endpoint")
 def score(
     traces: Annotated[
         Path,
@@ -320,6 +321,7 @@ def score(
                 on_start=progress.start,
                 on_result=progress.advance,
                 on_warning=warn,
+                otlp_endpoint=settings.otlp_endpoint,
             )
         ),
         progress,

@@ -63,6 +63,7 @@ def global_settings(
     judge: str | None = None,
     use_cache: bool = True,
     config_file: Path | None = None,
+    otlp_endpoint: str | None = None,
 ) -> RunSettings:
     """Settings for commands on stored runs: flags, then environment, then the agenteval.yaml
     of the current directory (if any; `config_file` names another), then defaults."""
@@ -77,6 +78,7 @@ def global_settings(
         judge=judge,
         use_cache=use_cache,
         config_file=config_file,
+        otlp_endpoint=otlp_endpoint,
     )
 
 
@@ -86,7 +88,11 @@ def judged_settings(flags: Flags, config_file: Path | None = None) -> RunSetting
     one asked for that cannot run stops the command (`require_judge`)."""
     config_file = config_file or cwd_config()
     settings = global_settings(
-        flags.store, judge=flags.judge, use_cache=not flags.no_cache, config_file=config_file
+        flags.store,
+        judge=flags.judge,
+        use_cache=not flags.no_cache,
+        config_file=config_file,
+        otlp_endpoint=flags.otlp_endpoint,
     )
     require_judge(settings.judge, flags.judge, config_file)
     return settings

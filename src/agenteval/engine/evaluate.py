@@ -135,12 +135,26 @@ async def run_planned(
     """The two steps, in the options' store: plan (`planner`), then `execute`.
 
     The store is made when it does not exist and refused when damaged (`open_store`); with
-    `stored` (a rescore, a judging), it must exist already."""
-    with RunStore(options.store, create=False) if stored else open_store(options) as store:
-        plan = await planner(store)
-        return await execute(
-            store, plan, on_start=on_start, on_result=on_result, on_warning=on_warning
-        )
+    `stored` (a rescore, a judging), it must exist already. With `options.otlp_endpoint`, each
+    trial's scores are also sent there as they are stored (`otel.results`), and what is queued
+    is flushed when the run ends, however it ends."""
+    export = None
+    if options.otlp_endpoint is not None:  # the OpenTelemetry SDK is loaded only then
+        from agenteval.otel.results import ScoreExport
+
+        export = ScoreExport.open(options.otlp_endpoint, on_warning)
+    try:
+        with RunStore(options.store, create=False) if stored else open_store(options) as store:
+            plan = await planner(store)
+            if export is not None:
+                again = plan.kind in ("rescore", "judge")
+                on_result = export.sending(plan.info.run_id, on_result, again=again)
+            return await execute(
+                store, plan, on_start=on_start, on_result=on_result, on_warning=on_warning
+            )
+    finally:
+        if export is not None:
+            export.close()
 
 
 def _finish_shared(store: RunStore, plan: RunPlan) -> Run:
@@ -226,6 +240,7 @@ async def evaluate_async(
     on_result: Callable[[TrialResult], None] | None = None,
     on_warning: Warn = logger.warning,
     recorded: Mapping[tuple[str, int], Trial] | None = None,
+    otlp_endpoint: str | None = None,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -268,6 +283,10 @@ async def evaluate_async(
     (by default the `agenteval` logger). `recorded` (with `agent=None`) holds trials recorded
     elsewhere, by (case id, trial index), to score as they are (`agenteval score`).
 
+    `otlp_endpoint` (an OTLP/HTTP base URL, `http://localhost:4318`) also sends each score
+    there as a `gen_ai.evaluation.result` event parented to its trial's span (needs the
+    `opentelemetry` extra); an endpoint that is down costs one warning, never the run.
+
     `evaluate_async` is the same, to await; `evaluate` refuses to run inside an event loop.
     """
     if recorded is not None and agent is not None:
@@ -288,6 +307,7 @@ async def evaluate_async(
         infrastructure_errors=infrastructure_errors,
         retry_policy=retry_policy,
         base_dir=base_dir,
+        otlp_endpoint=otlp_endpoint,
     )
     run_agent = load_agent(agent, options)
     planner: Planner = (
@@ -333,6 +353,7 @@ async def rescore_async(
     concurrency: int = DEFAULT_CONCURRENCY,
     on_result: Callable[[TrialResult], None] | None = None,
     on_warning: Warn = logger.warning,
+    otlp_endpoint: str | None = None,
 ) -> Run:
     """Score a stored run's trials again, without the agent; each new score replaces the one of
     the same name, and scores no scorer gives again are kept.
@@ -343,10 +364,16 @@ async def rescore_async(
     judge cache makes judging the same trials again free (`use_cache=False` judges afresh);
     `prices` prices the run's tokens in the summary. `concurrency` bounds the trials scored
     at once by async scorers (the judge); `on_result` gets each trial with its new scores,
-    `on_warning` each warning. `rescore` is the same, for code that is not async.
+    `on_warning` each warning; `otlp_endpoint` also sends the new scores there (as `evaluate`
+    does). `rescore` is the same, for code that is not async.
     """
     options = RunOptions(
-        store=Path(store), judge=judge, use_cache=use_cache, prices=prices, concurrency=concurrency
+        store=Path(store),
+        judge=judge,
+        use_cache=use_cache,
+        prices=prices,
+        concurrency=concurrency,
+        otlp_endpoint=otlp_endpoint,
     )
     planner = functools.partial(
         plan_rescore,

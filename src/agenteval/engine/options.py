@@ -33,6 +33,7 @@ __all__ = [
     "OptionError",
     "RunOptions",
     "Setting",
+    "otlp_base_url",
 ]
 
 DEFAULT_RETRIES: Final = 2
@@ -92,6 +93,9 @@ class RunOptions:
     """The whole retry policy (waits included), in place of one made from `retries`."""
     base_dir: Path | None = None
     """The folder references (agent, scorers, exception classes) are relative to."""
+    otlp_endpoint: str | None = None
+    """An OTLP/HTTP endpoint's base URL (`http://localhost:4318`) each score is also sent to,
+    as a `gen_ai.evaluation.result` event (`agenteval.otel.results`); None sends nothing."""
 
     def __post_init__(self) -> None:
         _check_at_least(self.trials, 1, "trials")
@@ -110,6 +114,8 @@ class RunOptions:
         if self.passing is not None:
             set_(self, "passing", tuple(self.passing))
         set_(self, "infrastructure_errors", tuple(self.infrastructure_errors))
+        if self.otlp_endpoint is not None:
+            set_(self, "otlp_endpoint", otlp_base_url(self.otlp_endpoint))
 
     @property
     def judge_cache(self) -> Path:
@@ -127,6 +133,41 @@ class RunOptions:
             retry=self.retry_policy or RetryPolicy(max_retries=self.retries),
             infrastructure=infrastructure,
         )
+
+
+def otlp_base_url(url: str) -> str:
+    """An OTLP endpoint as the exporters take it: its base URL, `http(s)://host[:port][/path]`,
+    without a trailing `/` or a signal's own path (`/v1/logs`, `/v1/traces`), which the
+    exporters add. Anything else is an `OptionError` naming the option."""
+    from urllib.parse import urlsplit
+
+    text = url.strip().rstrip("/")
+    for signal in ("/v1/logs", "/v1/traces"):
+        text = text.removesuffix(signal)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise OptionError(
+            f"{_shown_url(url)} is not an http:// or https:// URL",
+            field="otlp_endpoint",
+            hint="give the OTLP/HTTP endpoint's base URL, e.g. --otlp-endpoint "
+            "http://localhost:4318 (or `otlp_endpoint:` in agenteval.yaml)",
+        )
+    return text
+
+
+def _shown_url(url: str) -> str:
+    """A URL as a message may show it: without credentials (nor its query, which may hold a
+    token); one too broken to parse is not echoed."""
+    from agenteval.redaction import public_url
+
+    try:
+        return repr(public_url(url.strip()))
+    except ValueError:
+        return "the URL given"
 
 
 def _check_at_least(value: int, least: int, name: str) -> None:

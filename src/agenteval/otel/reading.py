@@ -170,6 +170,10 @@ def case_key(spans: list[SpanRecord], attribute: str) -> str | None:
 def _from_trace(trace: SpanTrace, attribute: str) -> RecordedTrial:
     reading = read_spans(trace.spans)
     trial = reading.trial(metadata={"trace_id": trace.trace_id})
+    # The trace's one root span is the trial's span: scores sent out are parented to it.
+    ids = {span.span_id for span in trace.spans}
+    roots = [s.span_id for s in trace.spans if s.parent_id is None or s.parent_id not in ids]
+    trial.trace_id, trial.span_id = trace.trace_id, roots[0] if len(roots) == 1 else None
     return RecordedTrial(
         trial=trial,
         source=f"{trace.source} (trace {trace.trace_id})",

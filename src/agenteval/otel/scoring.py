@@ -57,9 +57,11 @@ async def score_traces_async(
     on_start: Callable[[RunInfo, int, int], None] | None = None,
     on_result: Callable[[TrialResult], None] | None = None,
     on_warning: Callable[[str], None] = logger.warning,
+    otlp_endpoint: str | None = None,
 ) -> Run:
     """The async form of `score_traces` (see there)."""
     options = RunOptions(
+        otlp_endpoint=otlp_endpoint,
         concurrency=concurrency,
         builtins=builtins,
         store=Path(store),
@@ -117,8 +119,9 @@ score_traces = sync_form(
     `cases` is a list of `EvalCase` or a case file's path; `scorers`, `builtins`, `store`,
     `judge`, `rubrics`, `use_cache`, `prices` and `concurrency` are `agenteval.evaluate`'s
     (the trials per case are the traces per case); `base_dir`, `on_start`, `on_result` and
-    `on_warning` serve the CLI, as `evaluate`'s do. `score_traces_async` is the same, to
-    await.
+    `on_warning` serve the CLI, as `evaluate`'s do; `otlp_endpoint` also sends each score
+    there, parented to its trace's root span (as `evaluate` does). `score_traces_async` is
+    the same, to await.
     """,
     instead="`await score_traces_async(...)`",
 )
