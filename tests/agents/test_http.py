@@ -154,7 +154,10 @@ def test_retry_after_is_honoured_and_left_out_of_working_latency(
     trial = _run(http_agent({"url": agent_service.agent_url}), tmp_path).trial
     assert trial.failure is None
     assert trial.latency_s is not None and trial.latency_s >= 0.6
-    assert trial.working_latency_s is not None and trial.working_latency_s < 0.5
+    # The wait is what Retry-After asked, left out whole: a bound on what remains would be a
+    # wall-clock limit, which a loaded machine breaks.
+    assert trial.working_latency_s is not None
+    assert trial.latency_s - trial.working_latency_s >= 0.6
 
 
 @pytest.mark.parametrize("status", [500, 501, 400, 401, 404, 422])
