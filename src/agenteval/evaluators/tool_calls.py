@@ -7,7 +7,7 @@ import json
 import operator
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from agenteval.case import EvalCase
 from agenteval.criteria.matching import align_in_order
@@ -60,6 +60,8 @@ class ToolCallAccuracy(Evaluator):
     settings. No score when the case has no `expected_tool_calls`, or when there is no trace
     (without one nothing shows what was called). Deterministic: no judge.
     """
+
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
 
     require_order: bool = False
     penalize_unexpected: bool = False
@@ -167,6 +169,8 @@ class ToolArgumentAccuracy(JudgedEvaluator):
     expected), or no judge.
     """
 
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         task = task_text(case)
         if task is None:
@@ -209,6 +213,8 @@ class ToolCallNecessity(JudgedEvaluator):
     1.0 when the trace has no tool call (nothing was called needlessly). No score when there is
     no trace, or no judge.
     """
+
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
 
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         if not trace.calls:

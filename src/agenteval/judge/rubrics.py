@@ -95,6 +95,16 @@ class JudgeRubric:
         """The template this rubric asks with."""
         return self.name
 
+    @property
+    def reads(self) -> frozenset[str]:
+        """The trial fields its template reads: the answer, the tool results (a run gives no
+        score when the trace does not record one: `agenteval.scorers.recorded`)."""
+        template = load_template(self.template_id)
+        fields = {"output"} if "{{ answer }}" in template.user else set()
+        if "tool_results" in template.needs:
+            fields.add("tool_calls")
+        return frozenset(fields)
+
     async def __call__(self, case: EvalCase, trial: Trial) -> Score:
         template = load_template(self.template_id)
         blocks: dict[str, str] = {"question": case_question(case)}
