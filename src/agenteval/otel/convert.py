@@ -373,6 +373,7 @@ class SpanReading:
     latency_s: float | None = None
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     """The tools offered to the model (`gen_ai.tool.definitions`), by name."""
+    not_recorded: dict[str, str] = field(default_factory=dict)
 
     def trial(self, metadata: Mapping[str, Any] | None = None) -> Trial:
         """The trial the spans describe, as a recorded trace to score with no agent."""
