@@ -5,14 +5,18 @@ trial), and the verdict a trial gets (`trial_passed`): never failed, never passe
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
+
+from rich.console import Console
 
 import agenteval
 from agenteval import EvalCase
 from agenteval.agents.calling import no_response_failure
 from agenteval.otel.scoring import score_traces
 from agenteval.report.statistics import trial_passed
+from agenteval.report.terminal import print_summary
 from agenteval.scorers.recorded import is_not_recorded
 from agenteval.trace import FailureCause, ToolCall, Trial
 
@@ -92,3 +96,21 @@ def test_scoring_and_rescoring_recorded_trials_honour_what_their_traces_leave_ou
     assert (stats.scored, stats.passed, stats.skipped) == (1, 1, 1)
     again = agenteval.rescore(run.run_id, store=store)
     _check(again)
+
+
+def test_the_summary_counts_the_trials_whose_traces_leave_a_field_out(tmp_path: Path) -> None:
+    run = score_traces(_trials_file(tmp_path), CASES, store=tmp_path / "runs.db")
+    summary = run.summary
+    assert {field: (r.count, r.total) for field, r in summary.not_recorded.items()} == {
+        "tool_calls": (1, 2),
+        "output": (1, 2),
+    }
+    assert summary.not_recorded_why == {"tool_calls": WHY_CALLS, "output": WHY_OUTPUT}
+    out = io.StringIO()
+    print_summary(summary, run.info, Console(file=out, width=400))
+    text = out.getvalue()
+    assert (
+        f"not scored: the traces of 1 of 2 trials do not record the tool calls ({WHY_CALLS}); "
+        "the scorers that read it gave those trials no score (counted as skipped)"
+    ) in text
+    assert "do not record the answer" in text
