@@ -161,7 +161,7 @@ class ToolArgumentAccuracy(JudgedEvaluator):
     """Whether the arguments of each tool call were appropriate for the task and well formed.
 
     The judge rates each call (0..1) with the task, the calls before it and, when the run knows
-    it, the tool's JSON schema in view; the score is the mean. Up to 8 calls are judged, the
+    it (or else the trial's trace declares it), the tool's JSON schema in view; the score is the mean. Up to 8 calls are judged, the
     first 8; `details["left_out"]` says how many were not.
 
     No score when there is no trace or no tool call (even when the case expects none: with no
@@ -184,7 +184,7 @@ class ToolArgumentAccuracy(JudgedEvaluator):
         tools = self._run.tools if self._run is not None else {}
         asked: list[Question] = []
         for index, call in enumerate(judged):
-            spec = tools.get(call.name)
+            spec = tools.get(call.name) or trace.tool_specs.get(call.name)
             schema = (
                 {}
                 if spec is None
