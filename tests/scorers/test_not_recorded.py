@@ -317,3 +317,12 @@ async def test_a_composite_criterion_reads_what_its_enabled_parts_read() -> None
     assert answer_only.reads == {"output"}
     weighted = WeightedCriterion([(NodeOrderMatchCriterion(), 1.0)])
     assert weighted.reads == frozenset()
+
+
+async def test_a_reads_that_raises_declares_nothing_and_the_scorer_reports_its_own_error() -> None:
+    from agenteval.judge.rubrics import JudgeRubric
+
+    missing = JudgeRubric("no_such_rubric")  # its template cannot be loaded
+    assert prepare_scorer(missing).reads == frozenset()
+    result = await score(missing, calls_unknown())
+    assert result.error is not None and "no_such_rubric" in result.error

@@ -72,8 +72,12 @@ def reads(*fields: str) -> Callable[[_S], _S]:
 
 def declared_reads(scorer: object) -> frozenset[str]:
     """The trial fields `scorer` says it reads (its `reads`: a set, tuple or list of field
-    names); empty when it declares none, or declares something else under that name."""
-    value: Any = getattr(scorer, "reads", None)
+    names); empty when it declares none, or declares something else under that name. A `reads`
+    that raises declares nothing: the scorer runs, and its own call reports what is wrong."""
+    try:
+        value: Any = getattr(scorer, "reads", None)
+    except Exception:  # a property of the user's, or a rubric whose template is missing
+        return frozenset()
     if isinstance(value, str) or not isinstance(value, Iterable):
         return frozenset()
     try:
