@@ -106,6 +106,14 @@ class JudgeRubric:
         return frozenset(fields)
 
     async def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        if trial.failure is not None and not trial.responded:
+            # The agent never got to answer: as every built-in scorer has it
+            # (`scorers.answer.not_judged`), no score, never "the trial gave no answer" 0.0.
+            failure, message = trial.failure.cause.value, trial.failure.message
+            if message:
+                failure += ": " + (message if len(message) <= 80 else message[:79] + "…")
+            reason = f"not judged: the trial failed for an infrastructure reason ({failure})"
+            return Score(name=self.name, reason=reason)
         template = load_template(self.template_id)
         blocks: dict[str, str] = {"question": case_question(case)}
         details: dict[str, Any] = {}
