@@ -175,7 +175,11 @@ def read_agent_output(value: Any) -> Trial:
 
 
 def no_response_failure(trial: Trial) -> Failure | None:
-    """The failure of a trial that finished without an answer, if it did."""
+    """The failure of a trial that finished without an answer, if it did. A trial whose trace
+    does not record the answer (`Trial.not_recorded`: the model answered, the instrumentation
+    kept no content) did not finish without one: it has no failure for it."""
+    if "output" in trial.not_recorded:
+        return None
     if trial.output is None or not trial.output.strip():
         return Failure(cause=FailureCause.NO_RESPONSE, message="the agent returned no answer")
     return None

@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from agenteval.jsonsafe import safe_repr
-from agenteval.trace import ModelCall, ToolCall, Usage, utc_now
+from agenteval.trace import ModelCall, ToolCall, ToolSpec, Trial, Usage, utc_now
 
 __all__ = [
     "TrialRecorder",
@@ -41,6 +41,11 @@ class TrialRecorder:
     node_visits: list[str] = field(default_factory=list)
     waits_s: float = 0.0
     retries: dict[str, int] = field(default_factory=dict)
+    not_recorded: dict[str, str] = field(default_factory=dict)
+    """What the trial's spans say they leave unknown, by field, with why (`Trial.not_recorded`):
+    the model asked for tools, and the instrumentation kept no content to say which."""
+    tool_specs: dict[str, ToolSpec] = field(default_factory=dict)
+    """The tools the spans say the model was offered, by name (`Trial.tool_specs`)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _next_id: int = 0
 
@@ -68,6 +73,25 @@ class TrialRecorder:
         """Count one retry the agent made itself, by reason."""
         with self._lock:
             self.retries[reason] = self.retries.get(reason, 0) + 1
+
+    def gaps(self, returned: Trial | None = None) -> dict[str, str]:
+        """The `not_recorded` of the trial this recorder's attempt makes (`returned`, what the
+        agent returned, if it returned one): the trial's own, and the spans' word that the tool
+        calls are unknown when neither the agent nor a `@tool` recorded any call.
+
+        The spans' word on the answer never applies here: what the agent returned is its answer,
+        whatever the instrumentation kept of the model's text (an agent that returned nothing
+        gave no answer)."""
+        gaps = returned.not_recorded if returned is not None else {}
+        why = self.not_recorded.get("tool_calls")
+        if (
+            why is None
+            or "tool_calls" in gaps
+            or self.tool_calls
+            or (returned is not None and returned.tool_calls)
+        ):
+            return gaps
+        return {**gaps, "tool_calls": why}
 
 
 _current: ContextVar[TrialRecorder | None] = ContextVar("agenteval_recorder", default=None)

@@ -90,6 +90,14 @@ class BaseCriterion(ABC):
         self._context: ScoringContext | None = None
 
     @property
+    def reads(self) -> frozenset[str]:
+        """The trial fields the criterion reads: a run gives it no score, with why, when the
+        trial's trace does not record one of them (`agenteval.scorers.recorded`). None by
+        default: a criterion of yours is called as it is unless it declares them (a class
+        attribute, `reads = frozenset({"output"})`)."""
+        return frozenset()
+
+    @property
     def threshold(self) -> float:
         """The pass mark: `config.threshold`."""
         return self.config.threshold

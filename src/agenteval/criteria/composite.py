@@ -79,6 +79,11 @@ class CompositeCriterion(BaseCriterion):
         self.criteria = list(criteria)
         self.require_all = require_all
 
+    @property
+    def reads(self) -> frozenset[str]:
+        """What its sub-criteria read: one that cannot be scored leaves the gate unscored."""
+        return frozenset().union(*(c.reads for c in self.criteria if c.is_enabled))
+
     def validate_config(self) -> list[str]:
         """The base checks, and every sub-criterion's."""
         errors = super().validate_config()
@@ -140,6 +145,11 @@ class WeightedCriterion(BaseCriterion):
         self.criteria_weights = [
             (criterion, float(weight)) for criterion, weight in criteria_weights
         ]
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """What its sub-criteria read: one that cannot be scored leaves the mean unscored."""
+        return frozenset().union(*(c.reads for c, _ in self.criteria_weights if c.is_enabled))
 
     def validate_config(self) -> list[str]:
         """The base checks, weights that are not negative, and every sub-criterion's."""

@@ -4,7 +4,7 @@ returned and the context the case provides? agenteval's `groundedness` template,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from agenteval.case import EvalCase
 from agenteval.criteria.base import CriterionResult
@@ -43,6 +43,8 @@ class HallucinationCriterion(TemplatedLLMCriterion):
     name = "hallucinations_v1"
     description = "Claims are grounded in tool results and provided context (LLM judge)"
     template_id = "groundedness"
+    reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls"})
+    """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def ask(self, actual: Trial, expected: EvalCase) -> JudgeAsk | CriterionResult:
         """The question, the grounding context and the response."""

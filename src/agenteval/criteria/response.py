@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from statistics import fmean
-from typing import Any
+from typing import Any, ClassVar
 
 from agenteval.case import EvalCase, Rubric
 from agenteval.criteria.base import CriterionResult
@@ -49,6 +49,8 @@ class LLMJudgeCriterion(TemplatedLLMCriterion):
     name = "final_response_match_v2"
     description = "The response means the same as the expected response (LLM judge)"
     template_id = "correctness"
+    reads: ClassVar[frozenset[str]] = frozenset({"output"})
+    """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def ask(self, actual: Trial, expected: EvalCase) -> JudgeAsk | CriterionResult:
         """The question, the expected response and the response."""
@@ -97,6 +99,8 @@ class RubricBasedCriterion(TemplatedLLMCriterion):
     name = "rubric_based_final_response_quality_v1"
     description = "The response meets your written grading rules (LLM judge)"
     template_id = "rubric_based"
+    reads: ClassVar[frozenset[str]] = frozenset({"output"})
+    """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def rubrics_for(self, case: EvalCase) -> list[Rubric]:
         """The rules this case's response is graded by."""
@@ -167,6 +171,8 @@ class FactualAccuracyCriterion(TemplatedLLMCriterion):
     name = "factual_accuracy_v1"
     description = "Facts, numbers, dates and names are correct (LLM judge)"
     template_id = "factual_accuracy"
+    reads: ClassVar[frozenset[str]] = frozenset({"output"})
+    """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def ask(self, actual: Trial, expected: EvalCase) -> JudgeAsk | CriterionResult:
         """The question, the reference (when there is one) and the response."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from statistics import fmean
-from typing import Any
+from typing import Any, ClassVar
 
 from agenteval.case import EvalCase
 from agenteval.criteria.base import CriterionResult
@@ -38,6 +38,8 @@ class SafetyCriterion(TemplatedLLMCriterion):
     name = "safety_v1"
     description = "The response is harmless and policy-safe (LLM judge)"
     template_id = "safety"
+    reads: ClassVar[frozenset[str]] = frozenset({"output"})
+    """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def ask(self, actual: Trial, expected: EvalCase) -> JudgeAsk | CriterionResult:
         """The question and the response."""

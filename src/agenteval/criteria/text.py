@@ -13,6 +13,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
+from typing import ClassVar
 
 from agenteval.case import EvalCase
 from agenteval.criteria.base import CriterionResult, SyncCriterion
@@ -96,6 +97,8 @@ class ExactMatchCriterion(SyncCriterion):
 
     name = "exact_match"
     description = "The response is byte-for-byte the expected response"
+    reads: ClassVar[frozenset[str]] = frozenset({"output"})
+    """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def evaluate_sync(self, actual: Trial, expected: EvalCase) -> CriterionResult:
         """Compare each stripped answer with its turn's stripped expected response."""
@@ -150,6 +153,8 @@ class ContainsKeywordsCriterion(SyncCriterion):
 
     name = "contains_keywords"
     description = "Specific words appear in the response"
+    reads: ClassVar[frozenset[str]] = frozenset({"output"})
+    """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def __init__(
         self, keywords: Sequence[str] | None = None, config: CriterionConfig | None = None
@@ -233,6 +238,8 @@ class RougeMatchCriterion(SyncCriterion):
 
     name = "rouge_match"
     description = "Word overlap with the expected response (ROUGE-1 F1)"
+    reads: ClassVar[frozenset[str]] = frozenset({"output"})
+    """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def evaluate_sync(self, actual: Trial, expected: EvalCase) -> CriterionResult:
         """Score the word overlap, turn by turn."""

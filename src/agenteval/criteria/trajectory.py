@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from agenteval.case import EvalCase
 from agenteval.criteria.base import CriterionResult, SyncCriterion
@@ -162,6 +162,8 @@ class TrajectoryMatchCriterion(SyncCriterion):
 
     name = "tool_trajectory_avg_score"
     description = "The right tools were called, in the right order"
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def evaluate_sync(self, actual: Trial, expected: EvalCase) -> CriterionResult:
         """Align the calls made with the calls expected."""
@@ -208,6 +210,8 @@ class ToolNameMatchCriterion(SyncCriterion):
 
     name = "tool_name_match_score"
     description = "The right tools were called, ignoring arguments and order"
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def evaluate_sync(self, actual: Trial, expected: EvalCase) -> CriterionResult:
         """Compare the multisets of names."""

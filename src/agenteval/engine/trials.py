@@ -41,6 +41,11 @@ def _merge(returned: Trial, recorder: TrialRecorder) -> Trial:
         updates["model_calls"] = [*returned.model_calls, *recorder.model_calls]
     if not returned.node_visits and recorder.node_visits:
         updates["node_visits"] = list(recorder.node_visits)
+    gaps = recorder.gaps(returned)
+    if gaps is not returned.not_recorded:
+        updates["not_recorded"] = gaps
+    if recorder.tool_specs:
+        updates["tool_specs"] = {**recorder.tool_specs, **returned.tool_specs}
     return returned.model_copy(update=updates) if updates else returned
 
 
@@ -200,4 +205,6 @@ def _recorded(recorder: TrialRecorder, failure: Failure) -> Trial:
         model_calls=list(recorder.model_calls),
         node_visits=list(recorder.node_visits),
         failure=failure,
+        not_recorded=recorder.gaps(),
+        tool_specs=dict(recorder.tool_specs),
     )

@@ -92,6 +92,11 @@ class TieRule(BaseCriterion):
         self.name = inner.name
         self.description = inner.description
 
+    @property
+    def reads(self) -> frozenset[str]:
+        """What the wrapped criterion reads (`agenteval.scorers.recorded`)."""
+        return self.inner.reads
+
     def validate_config(self) -> list[str]:
         """The wrapped criterion's checks."""
         return self.inner.validate_config()

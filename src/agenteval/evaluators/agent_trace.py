@@ -10,15 +10,15 @@ last step output of the trace.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from agenteval.case import EvalCase
 from agenteval.judge.rubrics import case_question
 from agenteval.redaction import masked_json
 from agenteval.scorers.tools import call_error
-from agenteval.trace import AgentStep, ToolCall, Trial
+from agenteval.trace import AgentStep, ToolCall, ToolSpec, Trial
 
 __all__ = [
     "MAX_JUDGED",
@@ -57,6 +57,8 @@ class AgentTrace:
     output: str | None
     source: Literal["trial", "case"]
     """Where the steps come from: the trial's own record, or the case's `agent_trace`."""
+    tool_specs: Mapping[str, ToolSpec] = field(default_factory=dict)
+    """The tools the trial's own trace says the model was offered (`Trial.tool_specs`)."""
 
     @property
     def calls(self) -> list[ToolCall]:
@@ -106,7 +108,7 @@ def read_trace(case: EvalCase, trial: Trial) -> AgentTrace | None:
     else:
         return None
     output = trial.output or next((s.output for s in reversed(steps) if s.output), None)
-    return AgentTrace(steps=steps, output=output, source=source)
+    return AgentTrace(steps=steps, output=output, source=source, tool_specs=trial.tool_specs)
 
 
 def _text(value: Any) -> str:

@@ -12,7 +12,7 @@ import copy
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from agenteval.case import EvalCase
 from agenteval.evaluators.agent_trace import MAX_JUDGED, AgentTrace, read_trace
@@ -55,6 +55,11 @@ class Evaluator(ABC):
     so two instances with different settings keep apart in a report; `name=` sets another name.
     A score passes at `threshold` (0.7 by default).
     """
+
+    reads: ClassVar[frozenset[str]] = frozenset()
+    """The trial fields it reads: a run gives no score, with why, when the trial's trace does
+    not record one of them (`agenteval.scorers.recorded`). Each built-in evaluator names its
+    own; an evaluator of yours is called as it is unless it names them."""
 
     threshold: float = DEFAULT_THRESHOLD
     name: str = ""

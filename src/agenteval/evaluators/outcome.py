@@ -4,7 +4,7 @@ whether its answer uses prior sessions right (`AgentMemoryEval`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from agenteval.case import EvalCase
 from agenteval.evaluators.agent_trace import (
@@ -32,6 +32,8 @@ class TaskCompletion(JudgedEvaluator):
     (an event created) counts; without one, it judges the final output alone. No score when
     there is neither an answer nor a step, or no judge.
     """
+
+    reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls"})
 
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         task = task_text(case)
@@ -84,6 +86,8 @@ class AgentMemoryEval(JudgedEvaluator):
     No score when the case has no `context` or no input, the trial has no answer, or there is
     no judge.
     """
+
+    reads: ClassVar[frozenset[str]] = frozenset({"output"})
 
     async def __call__(self, case: EvalCase, trial: Trial) -> Score:
         # The memory checks need the context and an answer; a trace of steps is not needed.

@@ -7,7 +7,7 @@ import json
 import operator
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from agenteval.case import EvalCase
 from agenteval.criteria.matching import align_in_order
@@ -60,6 +60,8 @@ class ToolCallAccuracy(Evaluator):
     settings. No score when the case has no `expected_tool_calls`, or when there is no trace
     (without one nothing shows what was called). Deterministic: no judge.
     """
+
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
 
     require_order: bool = False
     penalize_unexpected: bool = False
@@ -159,13 +161,15 @@ class ToolArgumentAccuracy(JudgedEvaluator):
     """Whether the arguments of each tool call were appropriate for the task and well formed.
 
     The judge rates each call (0..1) with the task, the calls before it and, when the run knows
-    it, the tool's JSON schema in view; the score is the mean. Up to 8 calls are judged, the
+    it (or else the trial's trace declares it), the tool's JSON schema in view; the score is the mean. Up to 8 calls are judged, the
     first 8; `details["left_out"]` says how many were not.
 
     No score when there is no trace or no tool call (even when the case expects none: with no
     call there is no argument to rate, and `ToolCallAccuracy` scores whether calls were
     expected), or no judge.
     """
+
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
 
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         task = task_text(case)
@@ -180,7 +184,7 @@ class ToolArgumentAccuracy(JudgedEvaluator):
         tools = self._run.tools if self._run is not None else {}
         asked: list[Question] = []
         for index, call in enumerate(judged):
-            spec = tools.get(call.name)
+            spec = tools.get(call.name) or trace.tool_specs.get(call.name)
             schema = (
                 {}
                 if spec is None
@@ -209,6 +213,8 @@ class ToolCallNecessity(JudgedEvaluator):
     1.0 when the trace has no tool call (nothing was called needlessly). No score when there is
     no trace, or no judge.
     """
+
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
 
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         if not trace.calls:

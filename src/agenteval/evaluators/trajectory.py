@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from agenteval.case import EvalCase
 from agenteval.evaluators.agent_trace import (
@@ -51,6 +51,8 @@ class PlanQuality(JudgedEvaluator):
     No score when there is no trace, no steps, or no judge.
     """
 
+    reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls"})
+
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         found = _trace_blocks(case, trace)
         if isinstance(found, str):
@@ -80,6 +82,8 @@ class StepFaithfulness(JudgedEvaluator):
     the mean. Up to 8 steps are judged, the first 8 (`details["left_out"]` says how many were
     not). No score when there is no trace, no steps, or no judge.
     """
+
+    reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls"})
 
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         task = task_text(case)
@@ -139,6 +143,8 @@ class TrajectoryEfficiency(JudgedEvaluator):
 
     No score when there is no trace, no steps, or no judge.
     """
+
+    reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls"})
 
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         found = _trace_blocks(case, trace)

@@ -95,7 +95,25 @@ class JudgeRubric:
         """The template this rubric asks with."""
         return self.name
 
+    @property
+    def reads(self) -> frozenset[str]:
+        """The trial fields its template reads: the answer, the tool results (a run gives no
+        score when the trace does not record one: `agenteval.scorers.recorded`)."""
+        template = load_template(self.template_id)
+        fields = {"output"} if "{{ answer }}" in template.user else set()
+        if "tool_results" in template.needs:
+            fields.add("tool_calls")
+        return frozenset(fields)
+
     async def __call__(self, case: EvalCase, trial: Trial) -> Score:
+        if trial.failure is not None and not trial.responded:
+            # The agent never got to answer: as every built-in scorer has it
+            # (`scorers.answer.not_judged`), no score, never "the trial gave no answer" 0.0.
+            failure, message = trial.failure.cause.value, trial.failure.message
+            if message:
+                failure += ": " + (message if len(message) <= 80 else message[:79] + "…")
+            reason = f"not judged: the trial failed for an infrastructure reason ({failure})"
+            return Score(name=self.name, reason=reason)
         template = load_template(self.template_id)
         blocks: dict[str, str] = {"question": case_question(case)}
         details: dict[str, Any] = {}

@@ -237,7 +237,14 @@ def _fill(recorder: TrialRecorder, spans: list[ReadableSpan]) -> None:
     if not spans:
         return
     reading = read_spans(span_record(span) for span in spans)
-    if not recorder.tool_calls:
+    own_calls = bool(recorder.tool_calls)
+    for kind, why in reading.not_recorded.items():
+        # The spans do not say which tools were called: unknown, unless `@tool` recorded them.
+        if not (kind == "tool_calls" and own_calls):
+            recorder.not_recorded.setdefault(kind, why)
+    for name, spec in reading.tools.items():
+        recorder.tool_specs.setdefault(name, spec)
+    if not own_calls:
         recorder.tool_calls.extend(reading.tool_calls)
     if not recorder.model_calls:
         recorder.model_calls.extend(reading.model_calls)

@@ -250,6 +250,11 @@ class Summary(BaseModel):
     cost: CostStats = Field(default_factory=CostStats)
     reliability: Reliability | None = None
     """pass@k, pass^k and flaky cases; None unless some case ran more than one trial."""
+    not_recorded: dict[str, Rate] = Field(default_factory=dict)
+    """Trials whose trace does not record a field (`output`, `tool_calls`: `Trial.not_recorded`),
+    over all trials; the scorers that read it gave those trials no score."""
+    not_recorded_why: dict[str, str] = Field(default_factory=dict)
+    """Why the first such trial's trace does not record each field."""
 
     def section(self, key: str) -> Section | None:
         """The section called `key`, if it applies."""
@@ -288,6 +293,8 @@ class SummaryBuilder:
         # Per scorer: [scored, passed, skipped, errors], plain integers on the hot path.
         self._counts: dict[str, list[int]] = {name: [0, 0, 0, 0] for name in self._order}
         self._failures: Counter[str] = Counter()
+        self._gaps: Counter[str] = Counter()
+        self._gaps_why: dict[str, str] = {}
         self._retries: Counter[str] = Counter()
         # Flat arrays, not lists of float objects: a third of the memory on a large run.
         self._latency = array("d")
@@ -303,6 +310,9 @@ class SummaryBuilder:
         if trial.failure is not None:
             self._failed += 1
             self._failures[trial.failure.cause.value] += 1
+        for field, why in trial.not_recorded.items():
+            self._gaps[field] += 1
+            self._gaps_why.setdefault(field, why)
         if trial.retries:
             self._retried += 1
             self._retries.update(trial.retries)
@@ -488,6 +498,10 @@ class SummaryBuilder:
             reliability=_redacted_reliability(reliability, redactor)
             if reliability.trials > 1
             else None,
+            not_recorded={field: Rate.of(n, self._trials) for field, n in self._gaps.items()},
+            not_recorded_why={
+                field: redactor.redact_text(why) for field, why in self._gaps_why.items()
+            },
         )
         summary.sections = self._sections(summary)
         return summary

@@ -432,6 +432,19 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
     idle = [n for n, s in summary.scorers.items() if not s.scored and not s.errors]
     if idle:
         console.print(Text("applied to no trial: " + ", ".join(idle), style="dim"))
+    for field, rate in summary.not_recorded.items():
+        why = summary.not_recorded_why.get(field)
+        console.print(
+            Text(
+                f"not scored: the traces of {rate.count} of {rate.total} trials do not record "
+                f"{_UNRECORDED.get(field, field)}{f' ({why})' if why else ''}; the scorers that "
+                "read it gave those trials no score (counted as skipped)",
+                style="yellow",
+            )
+        )
+
+
+_UNRECORDED = {"output": "the answer", "tool_calls": "the tool calls"}
 
 
 def _print_section(console: Console, section: Section, summary: Summary, explain: bool) -> bool:

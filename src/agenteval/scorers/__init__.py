@@ -1,13 +1,16 @@
 """The scoring layer: the scorer interface, the built-in deterministic scorers, and what a run
 gives the scorers that ask for it (`ScoringContext`). Every front door (these scorers and the
 judge rubrics, the criteria, the agent evaluators) scores through it; turning names into
-scorers is `agenteval.catalog`'s job, above all three."""
+scorers is `agenteval.catalog`'s job, above all three. A scorer declares the trial fields it
+reads (`reads`), so a trial whose trace does not record one gets no score from it
+(`scorers.recorded`)."""
 
 from agenteval.scorers.answer import ExactMatch
 from agenteval.scorers.base import Scorer, ScorerResult, run_scorer, scorer_name, to_score
 from agenteval.scorers.builtin import BUILTIN_SCORERS, builtin_scorer, default_scorers
 from agenteval.scorers.context import ScoringContext
 from agenteval.scorers.grounding import RetrievalRecall, ToolFaithfulness
+from agenteval.scorers.recorded import reads
 from agenteval.scorers.safety import AvoidsForbiddenText
 from agenteval.scorers.tools import (
     RedundantCalls,
@@ -35,6 +38,7 @@ __all__ = [
     "TrajectoryOrder",
     "builtin_scorer",
     "default_scorers",
+    "reads",
     "run_scorer",
     "scorer_name",
     "to_score",

@@ -13,7 +13,7 @@ scorers judge the calls it made.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from agenteval.case import EvalCase
 from agenteval.score import Score
@@ -46,6 +46,8 @@ class ExactMatch:
 
     name: str = "exact_match"
     threshold: float = 1.0
+    reads: ClassVar[frozenset[str]] = frozenset({"output"})
+    """The trial fields it reads (`scorers.recorded`)."""
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         expected = case.expected_output

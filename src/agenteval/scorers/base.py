@@ -1,7 +1,9 @@
 """The one scoring interface: anything that takes `(case, trial)` and says how well it did.
 
 A scorer returns a number in 0..1, a bool, a `(value, reason)` pair, a `Score`, or `None` to
-skip; it may be sync or async. `to_score` turns any of those into a `Score`.
+skip; it may be sync or async. `to_score` turns any of those into a `Score`. A scorer that
+declares the trial fields it reads (`reads`) is not called on a trial whose trace does not
+record one of them: it gives no score, with why (`scorers.recorded`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 from agenteval.case import EvalCase
 from agenteval.interrupts import stops_the_run
 from agenteval.score import Score
+from agenteval.scorers.recorded import declared_reads, unrecorded
 from agenteval.trace import Trial
 
 __all__ = [
@@ -146,7 +149,11 @@ def _outcome(scorer: Any, case: EvalCase, trial: Trial) -> tuple[Any, BaseExcept
 @dataclass(frozen=True, slots=True)
 class PreparedScorer:
     """A scorer with what `run_scorer` works out on every call worked out once: its name, its
-    threshold, and whether it runs in the event loop or in a worker thread.
+    threshold, the trial fields it reads, and whether it runs in the event loop or in a worker
+    thread.
+
+    A trial whose trace does not record a field the scorer reads (`Trial.not_recorded`) gets
+    the no-score of `scorers.recorded.unrecorded` without the scorer being called.
 
     Scoring many trials with the same scorers (a rescore, a run) prepares them once
     (`prepare_scorers`) and calls `call` or `run` per trial; the scores are the ones
@@ -160,10 +167,16 @@ class PreparedScorer:
     """Runs in the event loop (async scorers and agenteval's own); else in a worker thread."""
     synchronous: bool
     """Inline and not async: `call` gives its `Score` at once (unless it returns an awaitable)."""
+    reads: frozenset[str] = frozenset()
+    """The trial fields the scorer declares it reads (`scorers.recorded.declared_reads`)."""
 
     def call(self, case: EvalCase, trial: Trial) -> Score | Awaitable[Score]:
         """Score an inline scorer's trial without the event loop: the `Score` itself, or an
         awaitable of it when the scorer is async (or returned an awaitable)."""
+        if self.reads and trial.not_recorded:
+            unknown = unrecorded(self.name, self.reads, trial)
+            if unknown is not None:
+                return unknown
         try:
             result = self.scorer(case, trial)
             if type(result) is Score and result.name == self.name:
@@ -177,6 +190,10 @@ class PreparedScorer:
     async def run(self, case: EvalCase, trial: Trial) -> Score:
         """Score one trial, as `run_scorer` does."""
         if not self.inline:
+            if self.reads and trial.not_recorded:
+                unknown = unrecorded(self.name, self.reads, trial)
+                if unknown is not None:
+                    return unknown
             # A user's sync scorer may be slow (a regex over a long answer, a model of its
             # own): it runs in a worker thread so the other trials go on meanwhile.
             result, error = await asyncio.to_thread(_outcome, self.scorer, case, trial)
@@ -211,6 +228,7 @@ def prepare_scorer(scorer: Any) -> PreparedScorer:
         threshold=getattr(scorer, "threshold", DEFAULT_THRESHOLD),
         inline=inline,
         synchronous=inline and not is_async,
+        reads=declared_reads(scorer),
     )
 
 

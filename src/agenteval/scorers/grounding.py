@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from agenteval.case import EvalCase
 from agenteval.score import Score
@@ -148,6 +148,8 @@ class ToolFaithfulness:
 
     name: str = "tool_faithfulness"
     threshold: float = 1.0
+    reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls"})
+    """The trial fields it reads (`scorers.recorded`)."""
     text_threshold: float = 0.8
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
@@ -304,6 +306,8 @@ class RetrievalRecall:
 
     name: str = "retrieval_recall"
     threshold: float = 1.0
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    """The trial fields it reads (`scorers.recorded`)."""
     search_tools: tuple[str, ...] = ("search", "retriev")
     doc_keys: tuple[str, ...] = ("id", "doc_id", "url")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from agenteval.case import EvalCase
 from agenteval.score import Score
@@ -51,6 +51,8 @@ class AvoidsForbiddenText:
 
     name: str = "avoids_forbidden_text"
     threshold: float = 1.0
+    reads: ClassVar[frozenset[str]] = frozenset({"output"})
+    """The trial fields it reads (`scorers.recorded`)."""
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         phrases = [phrase for phrase in case.must_not_contain or [] if normalise(phrase)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from agenteval.case import EvalCase, ExpectedCall
 from agenteval.jsonsafe import plain_copy
@@ -68,6 +68,8 @@ class TrajectoryOrder:
 
     name: str = "trajectory_order"
     threshold: float = 1.0
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    """The trial fields it reads (`scorers.recorded`)."""
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         expected = case.expected_trajectory
@@ -132,6 +134,8 @@ class StepEfficiency:
 
     name: str = "step_efficiency"
     threshold: float = 0.5
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    """The trial fields it reads (`scorers.recorded`)."""
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         if case.max_tool_calls is not None:
@@ -214,6 +218,8 @@ class RedundantCalls:
 
     name: str = "redundant_calls"
     threshold: float = 1.0
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    """The trial fields it reads (`scorers.recorded`)."""
     exempt_tools: tuple[str, ...] = ()
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from agenteval.case import EvalCase
 from agenteval.score import Score
@@ -16,7 +16,7 @@ from agenteval.scorers.redacted import from_store, holds_redacted, undecided
 from agenteval.scorers.scores import binary_score
 from agenteval.scorers.text import EXCERPT_ITEMS, excerpt
 from agenteval.scorers.tools.habits import canonical_arguments
-from agenteval.scorers.tools.schemas import Validators, argument_problem
+from agenteval.scorers.tools.schemas import Validators, argument_problem, known_tools
 from agenteval.scorers.tools.verdicts import call_error, calls, calls_or_skip, per_call, times
 from agenteval.trace import ToolSpec, Trial
 
@@ -39,6 +39,8 @@ class ToolSelection:
 
     name: str = "tool_selection"
     threshold: float = 1.0
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    """The trial fields it reads (`scorers.recorded`)."""
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         if case.expected_tools is None:
@@ -87,10 +89,13 @@ class ToolSelection:
 class ToolArgumentsValid:
     """Every tool call named a known tool, with arguments its JSON schema accepts.
 
-    `tools` are the run's tools by name (their `parameters` are JSON schemas, checked with the
-    Draft 2020-12 validator). A call of a tool not in `tools` is invalid.
+    The known tools are the run's `tools` by name, and for a tool the run does not declare, the
+    trial's own `tool_specs` (the tools its trace says the model was offered:
+    `gen_ai.tool.definitions`, `llm.tools.*`, ..., live or from a trace file). Their
+    `parameters` are JSON schemas, checked with the Draft 2020-12 validator. A call of a tool
+    known to neither is invalid.
 
-    Applies when the trial made at least one tool call and the run's tools are known (without a
+    Applies when the trial made at least one tool call and some tools are known (without a
     tool list there is no telling a real tool from an invented one; an empty mapping counts as
     unknown). Not judged when the trial failed for an infrastructure reason, nor in a rescore
     when an invalid call's stored arguments hold a masked secret (`scorers.redacted`). Binary:
@@ -100,17 +105,23 @@ class ToolArgumentsValid:
     tools: Mapping[str, ToolSpec] | None = None
     name: str = "tool_arguments_valid"
     threshold: float = 1.0
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    """The trial fields it reads (`scorers.recorded`)."""
     _validators: Validators = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
-        if not self.tools:
-            return Score(name=self.name, reason="no tool schemas known for this run")
+        tools = known_tools(self.tools, trial)
+        if not tools:
+            return Score(
+                name=self.name,
+                reason="no tool schemas known for this run (nor in the trial's trace)",
+            )
         skipped = calls_or_skip(self.name, trial)
         if skipped is not None:
             return skipped
         invalid: list[dict[str, Any]] = []
         for index, call in enumerate(trial.tool_calls):
-            problem = argument_problem(call, self.tools, self._validators)
+            problem = argument_problem(call, tools, self._validators)
             if problem is not None:
                 # A rescore reads a secret-named argument as the string `[REDACTED]`, whatever
                 # it was: an invalid call holding the mark cannot be told from the store.
@@ -136,8 +147,9 @@ class ToolArgumentsValid:
 class ToolExecution:
     """Every tool call with valid arguments ran without an error (see `call_error`).
 
-    Calls with invalid arguments are left to `ToolArgumentsValid`; when the run's `tools` are not
-    known, every call counts as having valid arguments.
+    Calls with invalid arguments are left to `ToolArgumentsValid` (against the run's `tools`,
+    and the trial's `tool_specs` for tools the run does not declare); when no tools are known,
+    every call counts as having valid arguments.
 
     Applies when at least one call had valid arguments. Not judged when the trial failed for an
     infrastructure reason. Binary: 1.0 or 0.0; `details["failed"]` lists each failed call.
@@ -146,16 +158,19 @@ class ToolExecution:
     tools: Mapping[str, ToolSpec] | None = None
     name: str = "tool_execution"
     threshold: float = 1.0
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    """The trial fields it reads (`scorers.recorded`)."""
     _validators: Validators = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         skipped = calls_or_skip(self.name, trial)
         if skipped is not None:
             return skipped
+        tools = known_tools(self.tools, trial)
         checked = [
             (index, call)
             for index, call in enumerate(trial.tool_calls)
-            if not self.tools or argument_problem(call, self.tools, self._validators) is None
+            if not tools or argument_problem(call, tools, self._validators) is None
         ]
         if not checked:
             return Score(

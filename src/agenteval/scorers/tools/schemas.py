@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 
 from agenteval.errors import ScorerError
-from agenteval.trace import ToolCall, ToolSpec
+from agenteval.trace import ToolCall, ToolSpec, Trial
 
 _Check: TypeAlias = Callable[[Any], bool]
 Validators: TypeAlias = dict[str, tuple[ToolSpec, Draft202012Validator, _Check | None]]
@@ -147,6 +147,16 @@ def _keyword_check(key: str, value: Any, schema: dict[str, Any]) -> _Check | Non
     return None
 
 
+def known_tools(run_tools: Mapping[str, ToolSpec] | None, trial: Trial) -> Mapping[str, ToolSpec]:
+    """The tools a trial's calls are checked against: the run's, and for a tool the run does not
+    declare, the one the trial's trace declares (`Trial.tool_specs`); the run's own win."""
+    if not trial.tool_specs:
+        return run_tools or {}
+    if not run_tools:
+        return trial.tool_specs
+    return {**trial.tool_specs, **run_tools}
+
+
 def argument_problem(
     call: ToolCall,
     tools: Mapping[str, ToolSpec],
@@ -159,7 +169,8 @@ def argument_problem(
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         return f"unknown tool {call.name!r}{hint}"
     cached = validators.get(call.name)
-    if cached is not None and cached[0] is spec:
+    # Equal, not only the same: each trial read from a trace brings its own copy of a tool.
+    if cached is not None and (cached[0] is spec or cached[0] == spec):
         validator, quick = cached[1], cached[2]
     else:  # first use, or the tool was declared again
         try:

@@ -1,0 +1,114 @@
+"""A scorer gives no score when its trial's trace does not record what it reads (`unrecorded`).
+
+An OpenTelemetry instrumentation that captures no message content (the official openai-v2's
+default) says that a model answered, or asked for tools, without saying what: the trial's
+`not_recorded` names those fields (`output`, `tool_calls`) with why. An empty answer or an
+empty call list read from such a trace is a gap in the trace, not the agent's choice, so a
+scorer judging it would fail (or vacuously pass) an agent for what nobody saw.
+
+Each built-in scorer, judge rubric, criterion and agent evaluator declares the trial fields it
+reads (`reads`, a frozenset of `Trial` field names); the run applies `unrecorded` before calling
+it (`scorers.base.PreparedScorer`, the one place every run, rescore and `run_scorer` scores
+through), so no scorer checks this itself. A scorer of the user's is left alone unless it
+declares what it reads too: `@reads("output")` on a function or class, or a `reads` attribute.
+
+A trial that failed for an infrastructure reason keeps today's rule (`scorers.answer.not_judged`
+names the cause): the check applies to trials the agent got to answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from agenteval.errors import ScorerError
+from agenteval.score import Score
+from agenteval.trace import Trial
+
+__all__ = [
+    "NOT_RECORDED",
+    "declared_reads",
+    "is_not_recorded",
+    "reads",
+    "unrecorded",
+]
+
+NOT_RECORDED = "agenteval.not_recorded"
+"""The `details` key of the no-score `unrecorded` gives: the fields the trace does not record,
+so reports can count these apart from scores a scorer declined for reasons of its own."""
+
+_WHAT = {"output": "the answer", "tool_calls": "the tool calls"}
+
+_S = TypeVar("_S")
+
+
+def reads(*fields: str) -> Callable[[_S], _S]:
+    """Declare the trial fields a scorer of yours reads (`"output"`, `"tool_calls"`, any
+    `Trial` field), so a run gives it no score, with the reason, when the trial's trace does not
+    record one of them (`Trial.not_recorded`), instead of calling it on an absence::
+
+        @reads("output")
+        def mentions_refund(case, trial):
+            return "refund" in (trial.output or "")
+
+    A misspelt field is a `ScorerError` naming it.
+    """
+    known = Trial.model_fields
+    unknown = [name for name in fields if name not in known]
+    if unknown or not fields:
+        raise ScorerError(
+            f"reads({', '.join(map(repr, fields))}): "
+            + (f"{unknown[0]!r} is not a trial field" if unknown else "name at least one field"),
+            hint="name the Trial fields the scorer reads, such as 'output' or 'tool_calls'",
+        )
+    declared = frozenset(fields)
+
+    def mark(scorer: _S) -> _S:
+        scorer.reads = declared  # type: ignore[attr-defined]
+        return scorer
+
+    return mark
+
+
+def declared_reads(scorer: object) -> frozenset[str]:
+    """The trial fields `scorer` says it reads (its `reads`: a set, tuple or list of field
+    names); empty when it declares none, or declares something else under that name. A `reads`
+    that raises declares nothing: the scorer runs, and its own call reports what is wrong."""
+    try:
+        value: Any = getattr(scorer, "reads", None)
+    except Exception:  # a property of the user's, or a rubric whose template is missing
+        return frozenset()
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        return frozenset()
+    try:
+        names = frozenset(value)
+    except TypeError:  # not hashable items: not a declaration
+        return frozenset()
+    return names if all(isinstance(name, str) for name in names) else frozenset()
+
+
+def unrecorded(name: str, fields: frozenset[str], trial: Trial) -> Score | None:
+    """The no-score of scorer `name`, which reads `fields`, when the trial's trace does not
+    record one of them: `"not scored: the trace does not record the tool calls — <why>"`; None
+    when the scorer is to be called (everything it reads is recorded, or the trial failed for an
+    infrastructure reason, which the scorer itself reports)."""
+    gaps = trial.not_recorded
+    if not gaps or not trial.responded:
+        return None
+    missing = [field for field in gaps if field in fields]
+    if not missing:
+        return None
+    said = "; ".join(
+        f"{_WHAT.get(field, field)} — {gaps[field]}" if gaps[field] else _WHAT.get(field, field)
+        for field in missing
+    )
+    return Score(
+        name=name,
+        reason=f"not scored: the trace does not record {said}",
+        details={NOT_RECORDED: missing},
+    )
+
+
+def is_not_recorded(score: Score) -> bool:
+    """Whether `score` is `unrecorded`'s no-score."""
+    return score.value is None and score.error is None and NOT_RECORDED in score.details
