@@ -101,11 +101,11 @@ def _builtins() -> list[Any]:
 READS = {
     "exact_match": {"output"},
     "tool_selection": {"tool_calls"},
-    "tool_arguments_valid": {"tool_calls"},
+    "tool_arguments_valid": {"tool_calls", "tool_arguments"},
     "tool_execution": {"tool_calls"},
-    "trajectory_order": {"tool_calls"},
+    "trajectory_order": {"tool_calls", "tool_arguments"},
     "step_efficiency": {"tool_calls"},
-    "redundant_calls": {"tool_calls"},
+    "redundant_calls": {"tool_calls", "tool_arguments"},
     "tool_faithfulness": {"output", "tool_calls"},
     "retrieval_recall": {"tool_calls"},
     "avoids_forbidden_text": {"output"},
@@ -143,14 +143,14 @@ def test_every_built_in_criterion_and_evaluator_declares_what_it_reads() -> None
         "factual_accuracy_v1": {"output"},
         "hallucinations_v1": {"output", "tool_calls"},
         "safety_v1": {"output"},
-        "tool_trajectory_avg_score": {"tool_calls"},
+        "tool_trajectory_avg_score": {"tool_calls", "tool_arguments"},
         "node_order_score": set(),  # graph nodes: not a field a trace leaves out
         "tool_name_match_score": {"tool_calls"},
     }
     evaluators = {name: set(prepare_scorer(cls()).reads) for name, cls in EVALUATORS.items()}
     assert evaluators == {
-        "tool_call_accuracy": {"tool_calls"},
-        "tool_argument_accuracy": {"tool_calls"},
+        "tool_call_accuracy": {"tool_calls", "tool_arguments"},
+        "tool_argument_accuracy": {"tool_calls", "tool_arguments"},
         "tool_call_necessity": {"tool_calls"},
         "trajectory_efficiency": {"output", "tool_calls"},
         "plan_quality": {"output", "tool_calls"},
@@ -310,7 +310,7 @@ async def test_a_composite_criterion_reads_what_its_enabled_parts_read() -> None
     )
 
     both = CompositeCriterion([ExactMatchCriterion(), TrajectoryMatchCriterion()])
-    assert both.reads == {"output", "tool_calls"}
+    assert both.reads == {"output", "tool_calls", "tool_arguments"}
     assert (await score(both, calls_unknown())).value is None
     disabled = TrajectoryMatchCriterion(config=CriterionConfig(enabled=False))
     answer_only = CompositeCriterion([ExactMatchCriterion(), disabled])
@@ -326,3 +326,32 @@ async def test_a_reads_that_raises_declares_nothing_and_the_scorer_reports_its_o
     assert prepare_scorer(missing).reads == frozenset()
     result = await score(missing, calls_unknown())
     assert result.error is not None and "no_such_rubric" in result.error
+
+
+async def test_calls_named_without_their_arguments_leave_only_argument_checks_unscored() -> None:
+    # pydantic-ai with include_content=False: the calls and their ids are on the spans, the
+    # arguments are not. Which tools were called is still known; what they were given is not.
+    from agenteval.scorers.tools import ToolArgumentsValid, ToolSelection
+    from agenteval.trace import ToolSpec
+
+    spec = ToolSpec(
+        name="get_weather",
+        parameters={
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    )
+    trial = Trial(
+        output="sunny",
+        tool_calls=[ToolCall(name="get_weather", arguments={})],
+        not_recorded={"tool_arguments": "include_content=False"},
+        tool_specs={"get_weather": spec},
+    )
+    case = EvalCase(input="weather?", expected_tools=["get_weather"])
+    selected = await score(ToolSelection(), trial, case)
+    assert selected.value == 1.0
+    checked = await score(ToolArgumentsValid(), trial, case)
+    assert checked.value is None
+    assert "the tool calls' arguments" in checked.reason
+    assert "include_content=False" in checked.reason

@@ -76,22 +76,22 @@ class TrialRecorder:
 
     def gaps(self, returned: Trial | None = None) -> dict[str, str]:
         """The `not_recorded` of the trial this recorder's attempt makes (`returned`, what the
-        agent returned, if it returned one): the trial's own, and the spans' word that the tool
-        calls are unknown when neither the agent nor a `@tool` recorded any call.
+        agent returned, if it returned one): the trial's own, the spans' word that the tool
+        calls are unknown when neither the agent nor a `@tool` recorded any call, and that
+        their arguments are unknown when the calls came from the spans.
 
         The spans' word on the answer never applies here: what the agent returned is its answer,
         whatever the instrumentation kept of the model's text (an agent that returned nothing
         gave no answer)."""
-        gaps = returned.not_recorded if returned is not None else {}
-        why = self.not_recorded.get("tool_calls")
-        if (
-            why is None
-            or "tool_calls" in gaps
-            or self.tool_calls
-            or (returned is not None and returned.tool_calls)
-        ):
-            return gaps
-        return {**gaps, "tool_calls": why}
+        gaps = dict(returned.not_recorded) if returned is not None else {}
+        if returned is not None and returned.tool_calls:
+            return gaps  # the agent's own record of its calls wins over the spans'
+        for kind in ("tool_calls", "tool_arguments"):
+            why = self.not_recorded.get(kind)
+            if why is None or kind in gaps or (kind == "tool_calls" and self.tool_calls):
+                continue
+            gaps[kind] = why
+        return gaps
 
 
 _current: ContextVar[TrialRecorder | None] = ContextVar("agenteval_recorder", default=None)

@@ -162,7 +162,7 @@ class TrajectoryMatchCriterion(SyncCriterion):
 
     name = "tool_trajectory_avg_score"
     description = "The right tools were called, in the right order"
-    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls", "tool_arguments"})
     """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def evaluate_sync(self, actual: Trial, expected: EvalCase) -> CriterionResult:

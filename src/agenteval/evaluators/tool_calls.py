@@ -61,7 +61,7 @@ class ToolCallAccuracy(Evaluator):
     (without one nothing shows what was called). Deterministic: no judge.
     """
 
-    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls", "tool_arguments"})
 
     require_order: bool = False
     penalize_unexpected: bool = False
@@ -169,7 +169,7 @@ class ToolArgumentAccuracy(JudgedEvaluator):
     expected), or no judge.
     """
 
-    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls", "tool_arguments"})
 
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         task = task_text(case)

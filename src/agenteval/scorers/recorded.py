@@ -37,14 +37,22 @@ NOT_RECORDED = "agenteval.not_recorded"
 """The `details` key of the no-score `unrecorded` gives: the fields the trace does not record,
 so reports can count these apart from scores a scorer declined for reasons of its own."""
 
-_WHAT = {"output": "the answer", "tool_calls": "the tool calls"}
+_WHAT = {
+    "output": "the answer",
+    "tool_calls": "the tool calls",
+    "tool_arguments": "the tool calls' arguments",
+}
+# Not a Trial field: a trace may name the calls (and ids) but leave their arguments out
+# (pydantic-ai's `include_content=False`, openai-v2's legacy events without content), so the
+# scorers that compare arguments read it besides `tool_calls`.
+TOOL_ARGUMENTS = "tool_arguments"
 
 _S = TypeVar("_S")
 
 
 def reads(*fields: str) -> Callable[[_S], _S]:
     """Declare the trial fields a scorer of yours reads (`"output"`, `"tool_calls"`, any
-    `Trial` field), so a run gives it no score, with the reason, when the trial's trace does not
+    `Trial` field, or `"tool_arguments"`), so a run gives it no score, with the reason, when the trial's trace does not
     record one of them (`Trial.not_recorded`), instead of calling it on an absence::
 
         @reads("output")
@@ -53,7 +61,7 @@ def reads(*fields: str) -> Callable[[_S], _S]:
 
     A misspelt field is a `ScorerError` naming it.
     """
-    known = Trial.model_fields
+    known = {*Trial.model_fields, TOOL_ARGUMENTS}
     unknown = [name for name in fields if name not in known]
     if unknown or not fields:
         raise ScorerError(

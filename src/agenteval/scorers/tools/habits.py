@@ -68,7 +68,7 @@ class TrajectoryOrder:
 
     name: str = "trajectory_order"
     threshold: float = 1.0
-    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls", "tool_arguments"})
     """The trial fields it reads (`scorers.recorded`)."""
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
@@ -218,7 +218,7 @@ class RedundantCalls:
 
     name: str = "redundant_calls"
     threshold: float = 1.0
-    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls", "tool_arguments"})
     """The trial fields it reads (`scorers.recorded`)."""
     exempt_tools: tuple[str, ...] = ()
 

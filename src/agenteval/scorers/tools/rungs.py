@@ -105,7 +105,7 @@ class ToolArgumentsValid:
     tools: Mapping[str, ToolSpec] | None = None
     name: str = "tool_arguments_valid"
     threshold: float = 1.0
-    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls", "tool_arguments"})
     """The trial fields it reads (`scorers.recorded`)."""
     _validators: Validators = field(default_factory=dict, init=False, repr=False, compare=False)
 
