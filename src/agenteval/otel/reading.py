@@ -24,6 +24,7 @@ from agenteval.validation import first_problem
 
 from .convert import CASE_ID_ATTRIBUTE, read_spans
 from .otlp import SpanTrace, is_otlp, parse_json, too_deep, traces_from_exports
+from .shape import TraceShape, trace_shape
 from .spans import SpanRecord
 
 __all__ = ["RecordedTrial", "case_key", "read_recorded", "trace_files"]
@@ -46,6 +47,8 @@ class RecordedTrial:
     """The case id the trial carries (the match attribute), if any."""
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     order: int = 0
+    shape: TraceShape | None = None
+    """What the trace looks like (a lone model call, ...); None for a trial line."""
 
 
 def trace_files(path: Path) -> list[Path]:
@@ -176,6 +179,7 @@ def _from_trace(trace: SpanTrace, attribute: str) -> RecordedTrial:
         key=case_key(trace.spans, attribute),
         tools=reading.tools,
         order=trace.order,
+        shape=trace_shape(trace.spans),
     )
 
 
