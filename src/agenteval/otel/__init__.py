@@ -6,7 +6,9 @@ from files and scored with no agent.
 - `convert`: spans to tool calls, model calls and node visits (the GenAI conventions, their
   deprecated names, and older span shapes).
 - `otlp`, `reading`: OTLP JSON files (the Collector's file exporter) and agenteval trial JSONL.
-- `matching`: traces to cases, by a case id attribute or by order.
+- `shape`: what a trace looks like for matching (a lone model call, asking for tools, going
+  on from tool results).
+- `matching`: traces to cases, by a case id attribute; by order only when asked.
 - `scoring`: `score_traces`, the `agenteval score` command's engine entry.
 
 Importing this package imports no OpenTelemetry module: reading files needs none, and live
