@@ -13,7 +13,9 @@ FAMILY: `v2` (opentelemetry-instrumentation-openai-v2, message content on spans)
 - `bare`: nothing; each model call is a trace of its own (what these instrumentations give);
 - `wrapped`: one span of its own around the trial, naming its case (the documented fix);
 - `stamped`: no span of its own, but a span processor copying the case id onto every span,
-  so each model call is a trace of its own that names its case.
+  so each model call is a trace of its own that names its case;
+- `batched`: `wrapped`, inside one span around the whole loop (`eval-batch`), so the three
+  trials share one trace.
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def main(out: str, family: str, mode: str, cities: list[str]) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
 
     from google.protobuf import json_format
-    from opentelemetry import context
+    from opentelemetry import context, trace
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -135,17 +137,22 @@ def main(out: str, family: str, mode: str, cities: list[str]) -> None:
         return final.choices[0].message.content or ""
 
     tracer = provider.get_tracer("my-agent")
+    batch = tracer.start_span("eval-batch") if mode == "batched" else None
+    outer = context.attach(trace.set_span_in_context(batch)) if batch is not None else None
     for city in cities:
         case_id = f"case-{city}"
         token = context.attach(context.set_value(current_case, case_id))
         try:
-            if mode == "wrapped":
+            if mode in ("wrapped", "batched"):
                 with tracer.start_as_current_span("my-agent", attributes={CASE_ATTRIBUTE: case_id}):
                     agent(city)
             else:
                 agent(city)
         finally:
             context.detach(token)
+    if batch is not None and outer is not None:
+        context.detach(outer)
+        batch.end()
     provider.force_flush()
     export = json_format.MessageToDict(encode_spans(exporter.get_finished_spans()))
     Path(out).write_text(json.dumps(export) + "\n", encoding="utf-8")

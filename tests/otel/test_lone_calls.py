@@ -264,3 +264,23 @@ def test_score_traces_in_python_asks_for_order_matching_by_name(
     assert run.info.settings["matching"]["by"] == "order"
     assert warned[0].startswith("no trace names its case: the 3 traces are matched")
     assert [r.trial.output for r in run.results] == [f"Sunny in {c}." for c in CITIES]
+
+
+def test_trials_sharing_one_trace_under_a_span_of_the_apps_own_are_each_a_trial(
+    record: Record, tmp_path: Path
+) -> None:
+    # A span around the whole loop (a batch, a long-lived server span) puts every trial in one
+    # trace; each span naming a case below it is a trial, never one trial of the first case.
+    traces = record("v2", "batched")
+    recorded = read_recorded(traces)
+    assert [(r.key, r.trial.output) for r in recorded] == [
+        (f"case-{city}", f"Sunny in {city}.") for city in CITIES
+    ]
+    assert len({r.trial.metadata["trace_id"] for r in recorded}) == 1
+    done = score(tmp_path, traces, "--json", "o.json")
+    assert done.returncode in (0, 1), done.stderr
+    assert "warning" not in done.stderr
+    document = json.loads((tmp_path / "o.json").read_text())
+    outputs = {r["case_id"]: r["output"] for r in document["results"]}
+    assert outputs == {f"case-{city}": f"Sunny in {city}." for city in CITIES}
+    assert all(len(r["usage"]) and r["usage"]["input_tokens"] == 20 for r in document["results"])

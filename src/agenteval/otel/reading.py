@@ -24,7 +24,7 @@ from agenteval.validation import first_problem
 
 from .convert import CASE_ID_ATTRIBUTE, read_spans
 from .otlp import SpanTrace, is_otlp, parse_json, too_deep, traces_from_exports
-from .shape import TraceShape, trace_shape
+from .shape import TraceShape, trace_shape, trials_of_trace
 from .spans import SpanRecord
 
 __all__ = ["RecordedTrial", "case_key", "read_recorded", "trace_files"]
@@ -170,17 +170,27 @@ def case_key(spans: list[SpanRecord], attribute: str) -> str | None:
     return None
 
 
-def _from_trace(trace: SpanTrace, attribute: str) -> RecordedTrial:
-    reading = read_spans(trace.spans)
-    trial = reading.trial(metadata={"trace_id": trace.trace_id})
-    return RecordedTrial(
-        trial=trial,
-        source=f"{trace.source} (trace {trace.trace_id})",
-        key=case_key(trace.spans, attribute),
-        tools=reading.tools,
-        order=trace.order,
-        shape=trace_shape(trace.spans),
-    )
+def _from_trace(trace: SpanTrace, attribute: str) -> list[RecordedTrial]:
+    """The trials of one trace: one, or one per span naming a case below a span of the app's
+    own that holds several (`shape.trials_of_trace`)."""
+    parts = trials_of_trace(trace.spans, attribute)
+    recorded = []
+    for spans in parts:
+        reading = read_spans(spans)
+        where = f"trace {trace.trace_id}"
+        if len(parts) > 1:
+            where += f", span {spans[0].span_id}"
+        recorded.append(
+            RecordedTrial(
+                trial=reading.trial(metadata={"trace_id": trace.trace_id}),
+                source=f"{trace.source} ({where})",
+                key=case_key(spans, attribute),
+                tools=reading.tools,
+                order=trace.order,
+                shape=trace_shape(spans),
+            )
+        )
+    return recorded
 
 
 def read_recorded(path: str | Path, attribute: str = CASE_ID_ATTRIBUTE) -> list[RecordedTrial]:
@@ -222,5 +232,6 @@ def read_recorded(path: str | Path, attribute: str = CASE_ID_ATTRIBUTE) -> list[
                     RecordedTrial(trial, where, _trial_key(trial, attribute), order=order)
                 )
                 order += 1
-    recorded += [_from_trace(trace, attribute) for trace in traces_from_exports(exports)]
+    for trace in traces_from_exports(exports):
+        recorded += _from_trace(trace, attribute)
     return sorted(recorded, key=lambda r: r.order)

@@ -18,7 +18,7 @@ from typing import Any
 from .convert import SpanKind, span_kind
 from .spans import SpanRecord
 
-__all__ = ["TraceShape", "trace_shape"]
+__all__ = ["TraceShape", "trace_shape", "trials_of_trace"]
 
 # Finish reasons that mean "the model asked for tools": OpenAI's (and the GenAI conventions'
 # openai-v2 writes), OpenLLMetry's and pydantic-ai's, Anthropic's, OpenAI's legacy functions.
@@ -130,3 +130,52 @@ def trace_shape(spans: Sequence[SpanRecord]) -> TraceShape:
         asks_for_tools=any(_asks_for_tools(s) for s in models),
         continues=any(_continues(s) for s in models),
     )
+
+
+def _names_case(span: SpanRecord, attribute: str) -> bool:
+    value = span.attributes.get(attribute)
+    return value is not None and value != ""
+
+
+def trials_of_trace(spans: Sequence[SpanRecord], attribute: str) -> list[list[SpanRecord]]:
+    """The trials one trace holds, each as its spans: the trace itself, unless its root names
+    no case and several spans below it do. That is a span of the app's own around several
+    trials (a batch loop, a long-lived request), putting them all in one trace: then each
+    topmost span naming a case is a trial, with the spans below it (the trials in the order
+    they started), and the spans around them belong to no trial."""
+    by_id = {span.span_id: span for span in spans}
+    roots = [s for s in spans if s.parent_id is None or s.parent_id not in by_id]
+    if any(_names_case(root, attribute) for root in roots):
+        return [list(spans)]
+
+    def named_above(span: SpanRecord) -> bool:
+        seen: set[str] = set()
+        parent = by_id.get(span.parent_id or "")
+        while parent is not None and parent.span_id not in seen:
+            if _names_case(parent, attribute):
+                return True
+            seen.add(parent.span_id)
+            parent = by_id.get(parent.parent_id or "")
+        return False
+
+    tops = sorted(
+        (s for s in spans if _names_case(s, attribute) and not named_above(s)),
+        key=lambda s: s.start_ns,
+    )
+    if len(tops) < 2:
+        return [list(spans)]
+    children: dict[str, list[SpanRecord]] = {}
+    for span in spans:
+        if span.parent_id is not None:
+            children.setdefault(span.parent_id, []).append(span)
+    trials = []
+    for top in tops:
+        below, stack, seen = [top], [top.span_id], {top.span_id}
+        while stack:
+            for child in children.get(stack.pop(), ()):
+                if child.span_id not in seen:
+                    seen.add(child.span_id)
+                    below.append(child)
+                    stack.append(child.span_id)
+        trials.append(below)
+    return trials
