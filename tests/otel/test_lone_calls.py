@@ -284,3 +284,27 @@ def test_trials_sharing_one_trace_under_a_span_of_the_apps_own_are_each_a_trial(
     outputs = {r["case_id"]: r["output"] for r in document["results"]}
     assert outputs == {f"case-{city}": f"Sunny in {city}." for city in CITIES}
     assert all(len(r["usage"]) and r["usage"]["input_tokens"] == 20 for r in document["results"])
+
+
+def test_traces_whose_root_span_naming_the_case_is_missing_are_said_to_lack_it(
+    record: Record, tmp_path: Path
+) -> None:
+    # The app's span naming the case was never exported (the app ended first) or went to
+    # another process's file: each trial's model calls are left hanging under a missing parent.
+    export = json.loads(record("v2", "wrapped").read_text())
+    for resource in export["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            scope["spans"] = [s for s in scope["spans"] if s["name"] != "my-agent"]
+    traces = tmp_path / "rootless.jsonl"
+    traces.write_text(json.dumps(export) + "\n")
+    assert all(r.shape is not None and r.shape.rootless for r in read_recorded(traces))
+    done = score(tmp_path, traces)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert (
+        f"error: {traces}, field 'agenteval.case.id': none of the 3 traces names its case (no "
+        "span carries 'agenteval.case.id'); all 3 traces lack their root span (the parent "
+        "of their top span is in no file read: it was never exported (the app ended before it "
+        "did), or another process exported it elsewhere; it may be the span naming the case); "
+        "pairing them with the 3 cases by order would be a guess\n"
+    ) in done.stderr

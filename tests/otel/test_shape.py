@@ -53,6 +53,15 @@ def test_a_lone_model_call_is_told_by_its_root_span() -> None:
     assert not trace_shape([chat, span("other")]).lone_model_call  # two roots: not one call
 
 
+def test_a_trace_whose_top_span_hangs_under_a_missing_parent_lacks_its_root() -> None:
+    orphan = span("chat gpt", "gone", **{"gen_ai.operation.name": "chat"})
+    shape = trace_shape([orphan])
+    assert shape.rootless and not shape.lone_model_call
+    batch = [span("batch"), span("t1", "batch", **{CASE: "a"}), span("t2", "batch", **{CASE: "b"})]
+    first, _ = trials_of_trace(batch, CASE)
+    assert not trace_shape(first, batch).rootless  # its parent is in the trace, around it
+
+
 def test_the_older_per_message_events_say_a_call_goes_on_from_tool_results() -> None:
     event = SpanEvent("gen_ai.tool.message", body={"content": "sunny", "id": "call_1"})
     chat = SpanRecord(

@@ -86,6 +86,17 @@ def _lone(items: Sequence[RecordedTrial]) -> list[RecordedTrial]:
     return [r for r in items if r.shape is not None and r.shape.lone_model_call]
 
 
+_ROOTLESS = (
+    "the parent of their top span is in no file read: it was never exported (the app ended "
+    "before it did), or another process exported it elsewhere; it may be the span naming the "
+    "case"
+)
+
+
+def _rootless(items: Sequence[RecordedTrial]) -> int:
+    return sum(r.shape is not None and r.shape.rootless for r in items)
+
+
 def _noun(items: Sequence[RecordedTrial]) -> str:
     """What the file holds: traces (OTLP) or agenteval's trial lines."""
     return "trials" if all(r.shape is None for r in items) else "traces"
@@ -109,7 +120,9 @@ def _none_names(count: int, noun: str) -> str:
 
 
 def _some(count: int, total: int, noun: str, one: str, many: str) -> str:
-    """`2 of the 5 traces name`, `1 of the 5 traces names`."""
+    """`2 of the 5 traces name`, `1 of the 5 traces names`, `all 5 traces name`."""
+    if count == total > 1:
+        return f"all {total} {noun} {many}"
     return f"{count} of the {total} {noun} {one if count == 1 else many}"
 
 
@@ -151,6 +164,11 @@ def _unnamed_error(
         message += (
             f", and {_some(lone, count, 'traces', 'is', 'are each')} {_LONE}: a trial's model calls "
             "may be split over several traces"
+        )
+    rootless = _rootless(recorded)
+    if rootless:
+        message += (
+            f"; {_some(rootless, count, 'traces', 'lacks', 'lack')} their root span ({_ROOTLESS})"
         )
     return DatasetError(
         message + f"; pairing them with the {_cases(len(cases))} by order would be a guess",
@@ -219,6 +237,9 @@ def _left_out_notes(
                 f"; {_each(lone)} {_LONE}, perhaps a part of a trial the span "
                 f"naming its case did not wrap: " + wrap_hint(matched.attribute)
             )
+        rootless = _rootless(unnamed)
+        if rootless:
+            note += f"; {rootless} of them lack their root span ({_ROOTLESS})"
         matched.notes.append(note)
     if unknown:
         keys = sorted({r.key for r in unknown if r.key is not None})

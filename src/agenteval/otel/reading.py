@@ -187,7 +187,7 @@ def _from_trace(trace: SpanTrace, attribute: str) -> list[RecordedTrial]:
                 key=case_key(spans, attribute),
                 tools=reading.tools,
                 order=trace.order,
-                shape=trace_shape(spans),
+                shape=trace_shape(spans, trace.spans),
             )
         )
     return recorded

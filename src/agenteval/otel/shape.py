@@ -43,8 +43,9 @@ class TraceShape:
     of agenteval's own JSONL is a whole trial by construction)."""
 
     lone_model_call: bool = False
-    """The trace is one model call and nothing else: its root span is a model-call span (with
-    perhaps an HTTP span or a nested model span below), no span of the app's own around it.
+    """The trace is one model call and nothing else: its root span (a true root) is a
+    model-call span (with perhaps an HTTP span or a nested model span below), no span of the
+    app's own around it.
     A whole trial only when the agent makes one model call per trial."""
     asks_for_tools: bool = False
     """A lone model call that ended asking for tool calls: the trial it belongs to went on
@@ -52,6 +53,10 @@ class TraceShape:
     continues: bool = False
     """A lone model call whose input holds tool results: it goes on from an earlier call of
     the same trial (readable only when message content is captured)."""
+    rootless: bool = False
+    """The trace lacks its root span: a top span's parent is in no file read (never exported,
+    as when the app exits before its span ends, or exported by another process to another
+    file). The span that named its case may be the one missing."""
 
 
 def _messages(value: Any) -> list[Any]:
@@ -116,12 +121,16 @@ def _continues(span: SpanRecord) -> bool:
     )
 
 
-def trace_shape(spans: Sequence[SpanRecord]) -> TraceShape:
-    """The shape of the trace `spans` make up."""
+def trace_shape(
+    spans: Sequence[SpanRecord], within: Sequence[SpanRecord] | None = None
+) -> TraceShape:
+    """The shape of the trace `spans` make up (or of this part of the trace `within`)."""
     ids = {span.span_id for span in spans}
+    known = ids | {span.span_id for span in within or ()}
     roots = [s for s in spans if s.parent_id is None or s.parent_id not in ids]
-    if len(roots) != 1 or span_kind(roots[0]) is not SpanKind.MODEL:
-        return TraceShape()
+    rootless = any(s.parent_id is not None and s.parent_id not in known for s in roots)
+    if len(roots) != 1 or rootless or span_kind(roots[0]) is not SpanKind.MODEL:
+        return TraceShape(rootless=rootless)
     # The root is the call; a model span nested in it (a framework's around the SDK's) is the
     # same call, and may be the one carrying the messages.
     models = [s for s in spans if span_kind(s) is SpanKind.MODEL]
