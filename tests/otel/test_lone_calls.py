@@ -308,3 +308,21 @@ def test_traces_whose_root_span_naming_the_case_is_missing_are_said_to_lack_it(
         "did), or another process exported it elsewhere; it may be the span naming the case); "
         "pairing them with the 3 cases by order would be a guess\n"
     ) in done.stderr
+
+
+def test_two_recordings_in_one_file_are_scored_as_trials_with_a_warning(
+    record: Record, tmp_path: Path
+) -> None:
+    # A trace file the Collector appends to keeps every recording: two processes that each
+    # answered every case may be a before and an after, not two trials of one agent.
+    traces = tmp_path / "appended.jsonl"
+    traces.write_text(record("v2", "wrapped").read_text() + record("oi", "wrapped").read_text())
+    done = score(tmp_path, traces, "--json", "o.json")
+    assert done.returncode in (0, 1), done.stderr
+    assert (
+        "warning: the traces come from 2 processes (service.instance.id) that each answered "
+        "every case, scored as one run with each answer a trial of its case; if they are "
+        "separate recordings (before and after a change, say: a trace file the Collector "
+        "appends to keeps both), score their traces apart\n"
+    ) in done.stderr
+    assert json.loads((tmp_path / "o.json").read_text())["settings"]["trials"] == 2

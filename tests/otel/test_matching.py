@@ -251,3 +251,20 @@ def test_every_named_trace_goes_to_its_case_and_keeps_its_order(
         assert [matched.trials[(case.id, n)].output for n in range(len(mine))] == mine
     assert len(matched.trials) == len(keys)
     assert matched.trials_per_case == max(keys.count(k) for k in "abc")
+
+
+def test_every_case_answered_by_each_of_two_processes_is_a_warning_only_then() -> None:
+    def by(process: str, key: str) -> RecordedTrial:
+        return traced(key, f"{process}{key}", TraceShape(process=process))
+
+    two = match_trials([by(p, k) for p in ("p1", "p2") for k in "abc"], CASES)
+    assert two.trials_per_case == 2
+    assert two.notes == [
+        "the traces come from 2 processes (service.instance.id) that each answered every case, "
+        "scored as one run with each answer a trial of its case; if they are separate "
+        "recordings (before and after a change, say: a trace file the Collector appends to "
+        "keeps both), score their traces apart"
+    ]
+    # Workers sharing the cases, or one process's several trials: no warning.
+    shared = [by("p1", "a"), by("p1", "b"), by("p2", "c"), by("p3", "a"), by("p3", "a")]
+    assert not any("processes" in note for note in match_trials(shared, CASES).notes)

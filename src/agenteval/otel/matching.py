@@ -312,6 +312,25 @@ def _check_split(
     )
 
 
+def _check_recordings(by_case: dict[str, list[RecordedTrial]], matched: Matched) -> None:
+    """Trials of every case from each of several processes: perhaps separate recordings (before
+    and after a change, in a trace file the Collector appends to) scored as one run."""
+    answered = [items for items in by_case.values() if items]
+    processes = [
+        {r.shape.process for r in items if r.shape is not None and r.shape.process}
+        for items in answered
+    ]
+    everywhere = set.intersection(*processes) if processes else set()
+    if len(everywhere) < 2:
+        return
+    matched.notes.append(
+        f"the traces come from {len(everywhere)} processes (service.instance.id) that each "
+        f"answered every case, scored as one run with each answer a trial of its case; if they "
+        "are separate recordings (before and after a change, say: a trace file the "
+        "Collector appends to keeps both), score their traces apart"
+    )
+
+
 def match_trials(
     recorded: Sequence[RecordedTrial],
     cases: Sequence[EvalCase],
@@ -352,6 +371,7 @@ def match_trials(
             )
         _left_out_notes(recorded, by_case, matched)
         _check_split(by_case, matched, source)
+        _check_recordings(by_case, matched)
     elif by_order:
         _match_by_order(recorded, cases, by_case, matched, source)
     else:

@@ -34,6 +34,7 @@ _ROLE_KEY = re.compile(r"^(llm\.input_messages\.\d+\.message\.role|gen_ai\.promp
 # The per-message log events of the older GenAI conventions, read as events of their span.
 _TOOL_RESULT_EVENT = "gen_ai.tool.message"
 _INPUT = "gen_ai.input.messages"
+_INSTANCE = "service.instance.id"
 _OUTPUT = "gen_ai.output.messages"
 
 
@@ -57,6 +58,9 @@ class TraceShape:
     """The trace lacks its root span: a top span's parent is in no file read (never exported,
     as when the app exits before its span ends, or exported by another process to another
     file). The span that named its case may be the one missing."""
+    process: str | None = None
+    """The process that recorded it (its resource's `service.instance.id`, which the SDKs of
+    Python and others set by default), to tell recordings apart."""
 
 
 def _messages(value: Any) -> list[Any]:
@@ -129,8 +133,10 @@ def trace_shape(
     known = ids | {span.span_id for span in within or ()}
     roots = [s for s in spans if s.parent_id is None or s.parent_id not in ids]
     rootless = any(s.parent_id is not None and s.parent_id not in known for s in roots)
+    instance = next((s.resource.get(_INSTANCE) for s in roots if s.resource.get(_INSTANCE)), None)
+    process = None if instance is None else str(instance)
     if len(roots) != 1 or rootless or span_kind(roots[0]) is not SpanKind.MODEL:
-        return TraceShape(rootless=rootless)
+        return TraceShape(rootless=rootless, process=process)
     # The root is the call; a model span nested in it (a framework's around the SDK's) is the
     # same call, and may be the one carrying the messages.
     models = [s for s in spans if span_kind(s) is SpanKind.MODEL]
@@ -138,6 +144,7 @@ def trace_shape(
         lone_model_call=True,
         asks_for_tools=any(_asks_for_tools(s) for s in models),
         continues=any(_continues(s) for s in models),
+        process=process,
     )
 
 
