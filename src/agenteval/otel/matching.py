@@ -16,7 +16,8 @@ Lone model-call traces that do name their case (a span processor copying the cas
 every span, or the id in the process's resource) would make each model call a trial of its own:
 when one of a case's lone calls goes on from tool results another asked for, that is proof of a
 split trial and an error; several lone calls of one case with no such proof (a one-call agent's
-trials look the same) are a warning.
+trials look the same) are a warning. So are traces of several processes that each answered every
+case: perhaps separate recordings in one appended file, not trials of one agent.
 """
 
 from __future__ import annotations
