@@ -55,6 +55,7 @@ class Matched:
     by_order: bool = False
     """Whether trials were matched to cases by order (only ever when the caller opted in)."""
     tools: dict[str, ToolSpec] = field(default_factory=dict)
+    """The tools offered in the matched traces, by name: the run's tools."""
     attribute: str = CASE_ID_ATTRIBUTE
     """The attribute (or a trial line's `case_id`) that names a trace's case."""
     recorded: int = 0
