@@ -276,7 +276,9 @@ def test_trials_sharing_one_trace_under_a_span_of_the_apps_own_are_each_a_trial(
     assert [(r.key, r.trial.output) for r in recorded] == [
         (f"case-{city}", f"Sunny in {city}.") for city in CITIES
     ]
-    assert len({r.trial.metadata["trace_id"] for r in recorded}) == 1
+    assert len({(r.trial.metadata["trace_id"], r.trial.trace_id) for r in recorded}) == 1
+    # Each trial's span is its own `my-agent` span (scores sent out hang under it).
+    assert len({r.trial.span_id for r in recorded} - {None}) == 3
     done = score(tmp_path, traces, "--json", "o.json")
     assert done.returncode in (0, 1), done.stderr
     assert "warning" not in done.stderr

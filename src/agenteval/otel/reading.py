@@ -177,12 +177,18 @@ def _from_trace(trace: SpanTrace, attribute: str) -> list[RecordedTrial]:
     recorded = []
     for spans in parts:
         reading = read_spans(spans)
+        trial = reading.trial(metadata={"trace_id": trace.trace_id})
+        # The trial's one root span (a trace's, or the span naming its case in a trace holding
+        # several trials) is the trial's span: scores sent out are parented to it.
+        ids = {span.span_id for span in spans}
+        roots = [s.span_id for s in spans if s.parent_id is None or s.parent_id not in ids]
+        trial.trace_id, trial.span_id = trace.trace_id, roots[0] if len(roots) == 1 else None
         where = f"trace {trace.trace_id}"
         if len(parts) > 1:
             where += f", span {spans[0].span_id}"
         recorded.append(
             RecordedTrial(
-                trial=reading.trial(metadata={"trace_id": trace.trace_id}),
+                trial=trial,
                 source=f"{trace.source} ({where})",
                 key=case_key(spans, attribute),
                 tools=reading.tools,
