@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,12 @@ def agenteval(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={"PATH": "/usr/bin:/bin", "COLUMNS": "160", "PYTHONPATH": ""},
+        # This checkout's agenteval (PYTHONPATH as the tests run), not another one installed.
+        env={
+            "PATH": "/usr/bin:/bin",
+            "COLUMNS": "160",
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        },
         timeout=120,
     )
 
@@ -128,6 +134,12 @@ def test_score_matches_by_a_custom_attribute_and_warns_about_leftovers(tmp_path:
     [
         ('{"output": "x"}\n{"outptu": "y"}\n', "t.jsonl:2, field 'outptu': not a valid trial"),
         ('{"case_id": "zzz", "output": "x"}\n', "no trace names a case of the case file"),
+        (
+            '{"output": "x"}\n{"output": "y"}\n',
+            "t.jsonl, field 'case_id': none of the 2 trials names its case (no case_id); pairing "
+            "them with the one case by order would be a guess hint: give each trial line its "
+            "case_id; or pass --match-by-order (match_by_order=True in Python)",
+        ),
     ],
 )
 def test_score_mistakes_end_in_one_message_and_exit_2(
@@ -137,7 +149,7 @@ def test_score_mistakes_end_in_one_message_and_exit_2(
     (tmp_path / "cases.yaml").write_text("- id: a\n  input: q\n")
     done = agenteval(tmp_path, "score", "t.jsonl", "--cases", "cases.yaml", "--store", "r.db")
     assert done.returncode == 2
-    assert message in done.stderr
+    assert message in " ".join(done.stderr.split())
     assert "Traceback" not in done.stderr
 
 

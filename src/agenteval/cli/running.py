@@ -287,10 +287,17 @@ def score(
             "--match-attribute",
             metavar="NAME",
             show_default=False,
-            help="The root-span attribute naming each trace's case; when no trace carries it, "
-            "traces are matched to cases by order (default: agenteval.case.id).",
+            help="The root-span attribute naming each trace's case (default: agenteval.case.id).",
         ),
     ] = "agenteval.case.id",
+    match_by_order: Annotated[
+        bool,
+        typer.Option(
+            "--match-by-order",
+            help="When no trace names its case, match trace i to case i (the file holds one "
+            "trace per trial, in case order); without it, that is an error.",
+        ),
+    ] = False,
     *,
     flags: Flags,
 ) -> None:
@@ -311,6 +318,7 @@ def score(
                 cases,
                 refs,
                 match_attribute=match_attribute,
+                match_by_order=match_by_order,
                 builtins=not flags.no_builtins,
                 store=settings.store,
                 judge=settings.judge,

@@ -349,9 +349,10 @@ async def plan_recorded(
     *,
     target: str,
     on_warning: Warn = logger.warning,
+    settings_extra: Mapping[str, Any] | None = None,
 ) -> RunPlan:
     """A new run of trials recorded elsewhere (by case id and trial index), scored as they
-    are, with no agent."""
+    are, with no agent; `settings_extra` (how they were matched to cases) is stored with it."""
     return await plan_new(
         store,
         None,
@@ -361,6 +362,7 @@ async def plan_recorded(
         target=target,
         recorded=recorded,
         on_warning=on_warning,
+        settings_extra=settings_extra,
     )
 
 

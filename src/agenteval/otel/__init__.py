@@ -9,7 +9,9 @@ from files and scored with no agent.
   from them when a trace has no tool spans), `tool_specs`, `gaps` (what a trace leaves
   unknown: `not_recorded`).
 - `otlp`, `reading`: OTLP JSON files (the Collector's file exporter) and agenteval trial JSONL.
-- `matching`: traces to cases, by a case id attribute or by order.
+- `shape`: what a trace looks like for matching (a lone model call, asking for tools, going
+  on from tool results).
+- `matching`: traces to cases, by a case id attribute; by order only when asked.
 - `scoring`: `score_traces`, the `agenteval score` command's engine entry.
 
 Importing this package imports no OpenTelemetry module: reading files needs none, and live

@@ -24,6 +24,7 @@ from agenteval.validation import first_problem
 
 from .convert import CASE_ID_ATTRIBUTE, read_spans
 from .otlp import SpanTrace, is_otlp, parse_json, too_deep, traces_from_exports
+from .shape import TraceShape, trace_shape, trials_of_trace
 from .spans import SpanRecord
 
 __all__ = ["RecordedTrial", "case_key", "read_recorded", "trace_files"]
@@ -46,6 +47,8 @@ class RecordedTrial:
     """The case id the trial carries (the match attribute), if any."""
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     order: int = 0
+    shape: TraceShape | None = None
+    """What the trace looks like (a lone model call, ...); None for a trial line."""
 
 
 def trace_files(path: Path) -> list[Path]:
@@ -167,20 +170,33 @@ def case_key(spans: list[SpanRecord], attribute: str) -> str | None:
     return None
 
 
-def _from_trace(trace: SpanTrace, attribute: str) -> RecordedTrial:
-    reading = read_spans(trace.spans)
-    trial = reading.trial(metadata={"trace_id": trace.trace_id})
-    # The trace's one root span is the trial's span: scores sent out are parented to it.
-    ids = {span.span_id for span in trace.spans}
-    roots = [s.span_id for s in trace.spans if s.parent_id is None or s.parent_id not in ids]
-    trial.trace_id, trial.span_id = trace.trace_id, roots[0] if len(roots) == 1 else None
-    return RecordedTrial(
-        trial=trial,
-        source=f"{trace.source} (trace {trace.trace_id})",
-        key=case_key(trace.spans, attribute),
-        tools=reading.tools,
-        order=trace.order,
-    )
+def _from_trace(trace: SpanTrace, attribute: str) -> list[RecordedTrial]:
+    """The trials of one trace: one, or one per span naming a case below a span of the app's
+    own that holds several (`shape.trials_of_trace`)."""
+    parts = trials_of_trace(trace.spans, attribute)
+    recorded = []
+    for spans in parts:
+        reading = read_spans(spans)
+        trial = reading.trial(metadata={"trace_id": trace.trace_id})
+        # The trial's one root span (a trace's, or the span naming its case in a trace holding
+        # several trials) is the trial's span: scores sent out are parented to it.
+        ids = {span.span_id for span in spans}
+        roots = [s.span_id for s in spans if s.parent_id is None or s.parent_id not in ids]
+        trial.trace_id, trial.span_id = trace.trace_id, roots[0] if len(roots) == 1 else None
+        where = f"trace {trace.trace_id}"
+        if len(parts) > 1:
+            where += f", span {spans[0].span_id}"
+        recorded.append(
+            RecordedTrial(
+                trial=trial,
+                source=f"{trace.source} ({where})",
+                key=case_key(spans, attribute),
+                tools=reading.tools,
+                order=trace.order,
+                shape=trace_shape(spans, trace.spans),
+            )
+        )
+    return recorded
 
 
 def read_recorded(path: str | Path, attribute: str = CASE_ID_ATTRIBUTE) -> list[RecordedTrial]:
@@ -222,5 +238,6 @@ def read_recorded(path: str | Path, attribute: str = CASE_ID_ATTRIBUTE) -> list[
                     RecordedTrial(trial, where, _trial_key(trial, attribute), order=order)
                 )
                 order += 1
-    recorded += [_from_trace(trace, attribute) for trace in traces_from_exports(exports)]
+    for trace in traces_from_exports(exports):
+        recorded += _from_trace(trace, attribute)
     return sorted(recorded, key=lambda r: r.order)

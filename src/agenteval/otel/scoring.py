@@ -35,17 +35,13 @@ __all__ = ["score_traces", "score_traces_async"]
 logger = logging.getLogger("agenteval")
 
 
-def _sample(values: Sequence[str], limit: int = 3) -> str:
-    shown = ", ".join(values[:limit])
-    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
-
-
 async def score_traces_async(
     traces: str | Path,
     cases: Sequence[EvalCase] | str | Path,
     scorers: Sequence[ScorerLike] = (),
     *,
     match_attribute: str = CASE_ID_ATTRIBUTE,
+    match_by_order: bool = False,
     builtins: bool = True,
     store: str | Path = DEFAULT_STORE_PATH,
     judge: Judge | JudgeConfig | str | None = None,
@@ -77,21 +73,15 @@ async def score_traces_async(
     if not case_list:
         raise ConfigError("no cases to score against", field="cases", hint="give at least one case")
     recorded = read_recorded(traces, match_attribute)
-    matched = match_trials(recorded, case_list, attribute=match_attribute, source=str(traces))
-    if matched.unmatched:
-        on_warning(
-            f"{len(matched.unmatched)} traces name no case of the case file and were left out: "
-            f"{_sample(matched.unmatched)}"
-        )
-    if matched.missing:
-        on_warning(
-            f"{len(matched.missing)} cases have no trace and were left out: "
-            f"{_sample(matched.missing)}"
-        )
-    if matched.by_order:
-        on_warning(
-            f"no trace names its case ({match_attribute}): traces are matched to cases by order"
-        )
+    matched = match_trials(
+        recorded,
+        case_list,
+        attribute=match_attribute,
+        source=str(traces),
+        by_order=match_by_order,
+    )
+    for note in matched.notes:
+        on_warning(note)
     options = replace(options, trials=matched.trials_per_case, tools=matched.tools)
     planner = functools.partial(
         plan_recorded,
@@ -101,6 +91,7 @@ async def score_traces_async(
         options=options,
         target=str(traces),
         on_warning=on_warning,
+        settings_extra={"matching": matched.settings()},
     )
     return await run_planned(
         options, planner, on_start=on_start, on_result=on_result, on_warning=on_warning
@@ -113,8 +104,11 @@ score_traces = sync_form(
     file exporter writes it) or agenteval trial JSONL, a file or a folder of them.
 
     Each trace is matched to its case by `match_attribute` on its root span (a trial line by
-    its `case_id`), else by order; several traces of a case are its trials. The result is a
-    stored run like any other: reports, compare and gate work on it.
+    its `case_id`); several traces of a case are its trials. When no trace names its case, it
+    is a `DatasetError` saying what was found and the fix, unless `match_by_order=True`: then
+    trace i answers case i (the file holds one trace per trial, in case order), with a warning,
+    and the run's settings record it (`info.settings["matching"]["by"] == "order"`). The result
+    is a stored run like any other: reports, compare and gate work on it.
 
     `cases` is a list of `EvalCase` or a case file's path; `scorers`, `builtins`, `store`,
     `judge`, `rubrics`, `use_cache`, `prices` and `concurrency` are `agenteval.evaluate`'s

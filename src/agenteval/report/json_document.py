@@ -69,6 +69,8 @@ def _header(
             "max_retries": info.max_retries,
             "scorers": info.scorers,
             "builtins": info.builtins,
+            # How `agenteval score` matched traces to cases (by order? how many left out?).
+            **({"matching": info.settings["matching"]} if "matching" in info.settings else {}),
         },
         "tools": {name: spec.model_dump(mode="json") for name, spec in info.tools.items()},
         "summary": summary.model_dump(mode="json"),

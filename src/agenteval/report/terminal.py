@@ -383,6 +383,21 @@ def _passes_by(summary: Summary) -> str:
     return "every scorer that applied passed"
 
 
+def _print_matching(console: Console, info: RunInfo) -> None:
+    """How `agenteval score` matched recorded traces to cases, when it is worth a line: by
+    order (no trace named its case), or with traces left out."""
+    matching = info.settings.get("matching")
+    if not isinstance(matching, dict):
+        return
+    said = []
+    if matching.get("by") == "order":
+        said.append("matched to cases by order (--match-by-order): no trace named its case")
+    if matching.get("left_out"):
+        said.append(f"{matching['left_out']} of {matching.get('recorded')} traces left out")
+    if said:
+        console.print(Text("  " + "; ".join(said), style="yellow"))
+
+
 def print_summary(summary: Summary, info: RunInfo, console: Console | None = None) -> None:
     """Print the run's summary, section by section (only the sections that apply)."""
     console = console or Console()
@@ -395,6 +410,7 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
             (f"{summary.failed_trials} failed", "red" if summary.failed_trials else ""),
         )
     )
+    _print_matching(console, info)
     if summary.passed.total:
         console.print(
             Text.assemble(
