@@ -113,12 +113,9 @@ def test_without_content_capture_tool_calls_are_unknown_not_absent(
         assert "output" in offline[case_id].trial.not_recorded, case_id
         answer = offline[case_id].scores["exact_match"]
         assert answer.value is None and CONTENT_VARIABLE in str(answer.reason), case_id
-        # Live and offline agree on everything but the answer the agent handed back live.
+        # Live and offline agree on what the trace records; the scores may differ where live
+        # has the answer the agent handed back and offline has not.
         same = ("calls", "usage", "cost", "model_calls", "failure")
         assert {k: facts(live[case_id])[k] for k in same} == {
             k: facts(offline[case_id])[k] for k in same
         }, case_id
-        tool_scores = [*TOOL_SCORES, "tool_arguments_valid", "tool_execution"]
-        assert [live[case_id].scores[n].value for n in tool_scores] == [
-            offline[case_id].scores[n].value for n in tool_scores
-        ], case_id

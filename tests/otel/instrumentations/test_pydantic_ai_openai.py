@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("pydantic_ai")
+pytest.importorskip("pydantic_ai.models.openai")  # imported once, when collected
 
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
