@@ -9,7 +9,7 @@ fails for a city it does not know.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,11 +65,14 @@ TOOL_SCHEMAS: list[Any] = [
 ]
 
 
-def openai_agent(base_url: str) -> Callable[[str], str]:
+def openai_agent(
+    base_url: str, tools: Mapping[str, Callable[..., str]] = TOOLS
+) -> Callable[[str], str]:
     """A plain openai-SDK tool loop: ask, run the tools the model asks for, send their results
     back, until the model answers. A tool that raises is reported to the model as
     `{"error": "..."}`, the way such loops usually do (the chat API has no error channel for a
-    tool result)."""
+    tool result). `tools` are the functions it runs, by name (the plain ones, or the same
+    wrapped by an instrumentation's tool decorator)."""
     import openai
 
     client = openai.OpenAI(base_url=base_url, api_key="x", max_retries=0)
@@ -90,7 +93,7 @@ def openai_agent(base_url: str) -> Callable[[str], str]:
             for call in message.tool_calls:
                 function = getattr(call, "function")  # noqa: B009 - a union member's field
                 try:
-                    content = TOOLS[function.name](**json.loads(function.arguments))
+                    content = tools[function.name](**json.loads(function.arguments))
                 except Exception as exc:  # the tool's failure goes back to the model
                     content = json.dumps({"error": str(exc)})
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": content})

@@ -9,10 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from opentelemetry import trace
 
 from agenteval.records import TrialResult
 
-from .agents import EXPECTED, expected_cost, expected_scores, expected_usage, openai_agent
+from .agents import (
+    EXPECTED,
+    TOOLS,
+    expected_cost,
+    expected_scores,
+    expected_usage,
+    openai_agent,
+)
 from .families import (
     CONTENT_VARIABLE,
     OPENAI_V2,
@@ -119,3 +127,43 @@ def test_without_content_capture_tool_calls_are_unknown_not_absent(
         assert {k: facts(live[case_id])[k] for k in same} == {
             k: facts(offline[case_id])[k] for k in same
         }, case_id
+
+
+@pytest.mark.parametrize("instrumented", [OPENINFERENCE], ids=lambda f: f.name, indirect=True)
+def test_tool_spans_of_the_app_win_over_the_messages_and_count_once(
+    instrumented: Family,
+    openai_server: ScriptedOpenAI,
+    trace_file: TraceFile,
+    tmp_path: Path,
+) -> None:
+    """The app also traces its tools, with OpenInference's own `@tracer.tool` (TOOL spans with
+    `tool.name`, `input.value`, `output.value`, and the exception of the one that fails): the
+    calls are then in the tool spans and in the messages both, and each counts once. A TOOL
+    span carries no tool-call id; whether the messages lend it theirs is not specified."""
+    from openinference.instrumentation import OITracer, TraceConfig
+
+    tracer = OITracer(trace.get_tracer("weather-app"), config=TraceConfig())
+    traced = {name: tracer.tool(name=name)(function) for name, function in TOOLS.items()}
+    agent = openai_agent(openai_server.base_url, tools=traced)
+    offline = run_offline(agent, trace_file, tmp_path / "offline.db")
+    live = run_live(agent, tmp_path / "live.db")
+    assert set(live) == set(offline) == set(EXPECTED)
+    for case_id, expected in EXPECTED.items():
+        seen = facts(live[case_id])
+        assert seen == facts(offline[case_id]), case_id
+        assert [(name, arguments) for name, arguments, _ in seen["calls"]] == [
+            (name, arguments) for name, arguments, _ in expected.calls
+        ], case_id
+        for result, call_error, wanted in zip(
+            seen["results"], seen["call_errors"], expected.results, strict=True
+        ):
+            if wanted is None:  # the tool span's exception, or the result sent to the model
+                assert str(expected.error) in str(call_error), case_id
+            else:
+                assert result == wanted and call_error is None, case_id
+        assert seen["output"] == expected.output, case_id
+        assert (seen["failure"], seen["not_recorded"]) == (None, []), case_id
+        assert seen["model_calls"] == expected.model_calls, case_id
+        assert seen["usage"] == expected_usage(case_id, details=True), case_id
+        assert seen["cost"] == pytest.approx(expected_cost(case_id, details=True)), case_id
+        assert seen["scores"] == expected_scores(case_id, tool_schemas=True), case_id
