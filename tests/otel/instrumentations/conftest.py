@@ -27,7 +27,7 @@ from opentelemetry.exporter.otlp.json.file.trace_exporter import FileSpanExporte
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from .families import CONTENT_VARIABLE, Family
+from .families import ENVIRONMENT, Family
 from .loopback import ScriptedOpenAI, scripted_openai
 from .runs import TraceFile
 
@@ -56,8 +56,8 @@ def instrumented(
     """The family given as the test's parameter, instrumented on the app's provider (with its
     environment set first: openai-v2 reads it in `instrument()`), uninstrumented after."""
     family: Family = request.param
-    monkeypatch.delenv(CONTENT_VARIABLE, raising=False)
-    monkeypatch.delenv("OTEL_SEMCONV_STABILITY_OPT_IN", raising=False)
+    for name in ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
     for name, value in family.env:
         monkeypatch.setenv(name, value)
     instrumentor = family.make()

@@ -44,6 +44,8 @@ class Family:
     env: tuple[tuple[str, str], ...] = ()
     content: bool = True
     """Whether it records message content (tool calls, results, answers)."""
+    content_variable: str = ""
+    """The environment variable that decides whether it records message content."""
     token_details: bool = True
     """Whether it records cached and reasoning tokens (openai-v2 2.4b0 does not)."""
     tool_schemas: bool = True
@@ -66,8 +68,37 @@ OPENAI_V2_NO_CONTENT = Family(
     "openai-v2-no-content",
     _openai_v2,
     content=False,
+    content_variable=CONTENT_VARIABLE,
     token_details=False,
     tool_schemas=False,
 )
 OPENINFERENCE = Family("openinference", _openinference)
+OPENINFERENCE_HIDDEN = Family(
+    "openinference-hidden",
+    _openinference,
+    # OpenInference's TraceConfig switches (read when instrumenting), as a privacy-minded
+    # deployment sets them: no inputs, no outputs on the spans.
+    env=(("OPENINFERENCE_HIDE_INPUTS", "true"), ("OPENINFERENCE_HIDE_OUTPUTS", "true")),
+    content=False,
+    content_variable="OPENINFERENCE_HIDE_OUTPUTS",
+)
 OPENLLMETRY = Family("openllmetry", _openllmetry, env=(("TRACELOOP_TRACE_CONTENT", "true"),))
+OPENLLMETRY_NO_CONTENT = Family(
+    "openllmetry-no-content",
+    _openllmetry,
+    env=(("TRACELOOP_TRACE_CONTENT", "false"),),
+    content=False,
+    content_variable="TRACELOOP_TRACE_CONTENT",
+)
+
+ENVIRONMENT = (
+    CONTENT_VARIABLE,
+    "OTEL_SEMCONV_STABILITY_OPT_IN",
+    "TRACELOOP_TRACE_CONTENT",
+    "OPENINFERENCE_HIDE_INPUTS",
+    "OPENINFERENCE_HIDE_OUTPUTS",
+    "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES",
+)
+"""Every variable the families read about content: unset before each test, so only the
+test's own apply."""

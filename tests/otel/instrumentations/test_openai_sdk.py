@@ -22,11 +22,12 @@ from .agents import (
     openai_agent,
 )
 from .families import (
-    CONTENT_VARIABLE,
     OPENAI_V2,
     OPENAI_V2_NO_CONTENT,
     OPENINFERENCE,
+    OPENINFERENCE_HIDDEN,
     OPENLLMETRY,
+    OPENLLMETRY_NO_CONTENT,
     Family,
 )
 from .loopback import ScriptedOpenAI
@@ -82,20 +83,24 @@ TOOL_SCORES = ("tool_selection", "trajectory_order", "tool_call_accuracy[require
 """The scores that judge which tools were called, and in which order."""
 
 
-@pytest.mark.parametrize(
-    "instrumented", [OPENAI_V2_NO_CONTENT], ids=lambda f: f.name, indirect=True
-)
+WITHOUT_CONTENT = [OPENAI_V2_NO_CONTENT, OPENINFERENCE_HIDDEN, OPENLLMETRY_NO_CONTENT]
+
+
+@pytest.mark.parametrize("instrumented", WITHOUT_CONTENT, ids=lambda f: f.name, indirect=True)
 def test_without_content_capture_tool_calls_are_unknown_not_absent(
     instrumented: Family,
     openai_server: ScriptedOpenAI,
     trace_file: TraceFile,
     tmp_path: Path,
 ) -> None:
-    """openai-v2's default records no message content: a model call says it asked for tools
-    (`finish_reasons = ['tool_calls']`) but not which. The honest reading is "not recorded":
-    no tool score, with a reason naming the variable that turns capture on; never "answered
-    without calling any tool", and never a trial failed for giving no answer. Tokens and cost
-    are on the spans whatever the content setting."""
+    """openai-v2's default records no message content (nor does OpenLLMetry with
+    `TRACELOOP_TRACE_CONTENT=false`, or OpenInference told to hide inputs and outputs): a
+    model call says it asked for tools (its finish reason) but not which. The honest reading is
+    "not recorded": no tool score, with a reason naming the variable that turns capture on;
+    never "answered without calling any tool", and never a trial failed for giving no answer.
+    Tokens and cost are on the spans whatever the content setting."""
+    variable = instrumented.content_variable
+    details = instrumented.token_details
     live, offline = _both(openai_server, trace_file, tmp_path)
     assert set(live) == set(offline) == set(EXPECTED)
     for case_id, expected in EXPECTED.items():
@@ -104,8 +109,8 @@ def test_without_content_capture_tool_calls_are_unknown_not_absent(
             where = f"{case_id} ({way})"
             assert seen["failure"] is None, where
             assert seen["model_calls"] == expected.model_calls, where
-            assert seen["usage"] == expected_usage(case_id, details=False), where
-            assert seen["cost"] == pytest.approx(expected_cost(case_id, details=False)), where
+            assert seen["usage"] == expected_usage(case_id, details=details), where
+            assert seen["cost"] == pytest.approx(expected_cost(case_id, details=details)), where
             if not expected.calls:
                 continue  # no tool asked for: whether that reads as "none" is not specified
             assert seen["calls"] == [], where
@@ -113,14 +118,14 @@ def test_without_content_capture_tool_calls_are_unknown_not_absent(
             for name in (*TOOL_SCORES, "tool_arguments_valid", "tool_execution"):
                 assert result.scores[name].value is None, f"{where}: {name}"
             for name in TOOL_SCORES:
-                assert CONTENT_VARIABLE in str(result.scores[name].reason), f"{where}: {name}"
+                assert variable in str(result.scores[name].reason), f"{where}: {name}"
         # Live, the answer is what the agent returned; offline it is nowhere in the trace.
         assert live[case_id].trial.output == expected.output, case_id
         assert live[case_id].scores["exact_match"].value == 1.0, case_id
         assert offline[case_id].trial.output is None, case_id
         assert "output" in offline[case_id].trial.not_recorded, case_id
         answer = offline[case_id].scores["exact_match"]
-        assert answer.value is None and CONTENT_VARIABLE in str(answer.reason), case_id
+        assert answer.value is None and variable in str(answer.reason), case_id
         # Live and offline agree on what the trace records; the scores may differ where live
         # has the answer the agent handed back and offline has not.
         same = ("calls", "usage", "cost", "model_calls", "failure")
