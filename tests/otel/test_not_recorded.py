@@ -58,6 +58,36 @@ def test_openinference_with_hidden_messages_names_its_variables() -> None:
     assert "OPENINFERENCE_HIDE" in reading.not_recorded["tool_calls"]
 
 
+def test_openinference_s_redaction_marker_is_no_content() -> None:
+    # OPENINFERENCE_HIDE_INPUTS / _OUTPUTS write "__REDACTED__" where the content was (seen with
+    # openinference-instrumentation-openai 0.1.66): a hidden answer, not an answer of that text.
+    def hidden(i: int, finish: str) -> SpanRecord:
+        attributes = {
+            "openinference.span.kind": "LLM",
+            "llm.system": "openai",
+            "llm.model_name": "gpt-test-2025",
+            "llm.finish_reason": finish,
+            "input.value": "__REDACTED__",
+            "output.value": "__REDACTED__",
+        }
+        return SpanRecord(
+            name="ChatCompletion",
+            trace_id=TRACE,
+            span_id=f"{i + 1:016x}",
+            start_ns=T0 + i * 100 * MS,
+            end_ns=T0 + (i * 100 + 50) * MS,
+            attributes=attributes,
+            status=SpanStatus.OK,
+            scope="openinference.instrumentation.openai",
+        )
+
+    reading = read_spans([hidden(0, "tool_calls"), hidden(1, "stop")])
+    assert reading.output is None
+    assert set(reading.not_recorded) == {"tool_calls", "output"}
+    assert "OPENINFERENCE_HIDE_OUTPUTS" in reading.not_recorded["output"]
+    assert reading.trial().failure is None
+
+
 def test_calls_that_all_finished_with_stop_say_no_tool_was_asked_for() -> None:
     spans = [_chat(i, {"gen_ai.response.finish_reasons": ["stop"]}) for i in range(2)]
     reading = read_spans(spans)

@@ -384,7 +384,7 @@ def read_messages(span: SpanRecord) -> Messages:
         reader.flat(attrs)
     if "gcp.vertex.agent.llm_response" in attrs:
         reader.adk(attrs["gcp.vertex.agent.llm_response"])
-    if attrs.get("output.value") not in (None, ""):
+    if span.first("output.value") is not None:
         reader.output_recorded = True  # OpenInference's raw response (hidden with the outputs)
     return reader.messages()
 

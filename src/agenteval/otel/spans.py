@@ -9,7 +9,11 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["SpanEvent", "SpanRecord", "SpanStatus"]
+__all__ = ["HIDDEN_VALUES", "SpanEvent", "SpanRecord", "SpanStatus"]
+
+HIDDEN_VALUES = frozenset({"__REDACTED__"})
+"""What an instrumentation writes in place of content it was told to hide (OpenInference's
+`OPENINFERENCE_HIDE_*`): read as no value, never as the text of an answer or an argument."""
 
 
 class SpanStatus(StrEnum):
@@ -61,9 +65,14 @@ class SpanRecord:
         return datetime.fromtimestamp(self.start_ns / 1e9, UTC)
 
     def first(self, *names: str) -> Any:
-        """The value of the first of `names` the span carries (None when it has none)."""
+        """The value of the first of `names` the span carries (None when it has none, or only
+        an instrumentation's mark of a hidden value)."""
         for name in names:
             value = self.attributes.get(name)
-            if value is not None and value != "":
+            if (
+                value is not None
+                and value != ""
+                and not (isinstance(value, str) and value in HIDDEN_VALUES)
+            ):
                 return value
         return None

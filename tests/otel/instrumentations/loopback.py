@@ -1,0 +1,178 @@
+"""A loopback OpenAI-compatible server that scripts each case's conversation.
+
+`POST /v1/chat/completions` on 127.0.0.1 (a free port), as the openai SDK calls it. Which case
+a request belongs to is read from its first user message, and how far the conversation got
+from whether it already holds tool results (messages of role `tool`):
+
+- "paris": asks for two tool calls at once (`get_weather`, `get_time`), then answers.
+- "atlantis": asks for `get_weather` of a city the tool does not know (the tool fails), then
+  answers that it could not find it.
+- "hello": answers at once, with no tool call.
+
+Every response reports usage with cached and reasoning tokens, as OpenAI's API does
+(`prompt_tokens_details.cached_tokens`, `completion_tokens_details.reasoning_tokens`); the
+first and the second call of a conversation report different numbers, so a reader that drops
+or doubles one is caught.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+REQUEST_MODEL = "gpt-test"
+"""The model the agents ask for."""
+RESPONSE_MODEL = "gpt-test-2025"
+"""The model the server says answered: a dated snapshot of REQUEST_MODEL, as OpenAI answers
+(OpenInference records this one, the other families the requested one)."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One scripted model response: tool calls `(id, name, arguments)` or a text answer."""
+
+    tool_calls: tuple[tuple[str, str, dict[str, Any]], ...] = ()
+    text: str | None = None
+    usage: tuple[int, int, int, int] = (0, 0, 0, 0)
+    """(prompt, completion, cached, reasoning) tokens."""
+
+
+FIRST_USAGE = (50, 20, 10, 5)
+SECOND_USAGE = (80, 12, 40, 3)
+
+SCRIPTS: dict[str, tuple[Turn, ...]] = {
+    "paris": (
+        Turn(
+            tool_calls=(
+                ("call_paris_weather", "get_weather", {"city": "Paris"}),
+                ("call_paris_time", "get_time", {"tz": "CET"}),
+            ),
+            usage=FIRST_USAGE,
+        ),
+        Turn(text="It is sunny, 18 C, and 12:00 in Paris.", usage=SECOND_USAGE),
+    ),
+    "atlantis": (
+        Turn(
+            tool_calls=(("call_atlantis_weather", "get_weather", {"city": "Atlantis"}),),
+            usage=FIRST_USAGE,
+        ),
+        Turn(text="I could not find Atlantis.", usage=SECOND_USAGE),
+    ),
+    "hello": (Turn(text="Hello! Ask me about the weather.", usage=FIRST_USAGE),),
+}
+
+
+def _text(content: Any) -> str:
+    # A message's content is a string, or a list of parts (pydantic-ai may send either).
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def script_of(messages: list[dict[str, Any]]) -> str:
+    """The case a conversation belongs to, by its first user message."""
+    question = next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
+    lowered = question.lower()
+    return next((name for name in SCRIPTS if name in lowered), "hello")
+
+
+def _response(turn: Turn, number: int) -> dict[str, Any]:
+    prompt, completion, cached, reasoning = turn.usage
+    message: dict[str, Any] = {"role": "assistant", "content": turn.text}
+    if turn.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+            for call_id, name, arguments in turn.tool_calls
+        ]
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": 1_764_000_000,
+        "model": RESPONSE_MODEL,
+        "system_fingerprint": "fp_test",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if turn.tool_calls else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": cached},
+            "completion_tokens_details": {"reasoning_tokens": reasoning},
+        },
+    }
+
+
+@dataclass
+class ScriptedOpenAI:
+    """The running server: its base URL (for `openai.OpenAI(base_url=...)`) and the requests
+    it answered, in order."""
+
+    base_url: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = body.get("messages", [])
+        turns = SCRIPTS[script_of(messages)]
+        # One turn per round of tool results already in the conversation.
+        rounds = sum(
+            1
+            for before, message in itertools.pairwise(messages)
+            if message.get("role") == "tool" and before.get("role") != "tool"
+        )
+        with self.lock:
+            self.requests.append(body)
+            number = len(self.requests)
+        return _response(turns[min(rounds, len(turns) - 1)], number)
+
+
+@contextmanager
+def scripted_openai() -> Iterator[ScriptedOpenAI]:
+    """Serve the scripts on 127.0.0.1 (a free port) while the block runs."""
+    server: ScriptedOpenAI | None = None
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            assert server is not None
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self.send_error(404)
+                return
+            out = json.dumps(server.answer(body)).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    http.daemon_threads = True
+    server = ScriptedOpenAI(base_url=f"http://127.0.0.1:{http.server_port}/v1")
+    thread = threading.Thread(target=http.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        http.shutdown()
+        http.server_close()
+        thread.join()
