@@ -41,6 +41,10 @@ class TrialRecorder:
     node_visits: list[str] = field(default_factory=list)
     waits_s: float = 0.0
     retries: dict[str, int] = field(default_factory=dict)
+    trace_id: str | None = None
+    """The attempt's OpenTelemetry trace (32 lowercase hex digits), set by live capture."""
+    span_id: str | None = None
+    """The trial's own span in it (16 lowercase hex digits), set by live capture."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _next_id: int = 0
 
