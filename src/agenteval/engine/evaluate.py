@@ -37,6 +37,7 @@ from agenteval.engine.rescoring import score_stored
 from agenteval.engine.scheduler import execute as run_jobs
 from agenteval.engine.sync import sync_form
 from agenteval.judge.rubrics import RUBRICS
+from agenteval.otel.live import DEFAULT_REMOTE_WAIT_S
 from agenteval.pricing import PriceTable
 from agenteval.records import RunInfo, RunStatus, TrialResult
 from agenteval.retry import RetryPolicy
@@ -131,12 +132,20 @@ async def run_planned(
     on_start: Callable[[RunInfo, int, int], None] | None = None,
     on_result: Callable[[TrialResult], None] | None = None,
     on_warning: Warn = logger.warning,
+    on_notice: Warn = logger.info,
 ) -> Run:
     """The two steps, in the options' store: plan (`planner`), then `execute`.
 
     The store is made when it does not exist and refused when damaged (`open_store`); with
-    `stored` (a rescore, a judging), it must exist already."""
-    with RunStore(options.store, create=False) if stored else open_store(options) as store:
+    `stored` (a rescore, a judging), it must exist already. With `options.otlp_receiver`, an
+    OTLP receiver listens for the whole of it (`on_notice` says where), and is stopped however
+    it ends."""
+    from agenteval.otel.receiver import receiving  # an HTTP server: loaded when a run asks
+
+    with (
+        receiving(options.otlp_receiver, announce=on_notice, warn=on_warning),
+        RunStore(options.store, create=False) if stored else open_store(options) as store,
+    ):
         plan = await planner(store)
         return await execute(
             store, plan, on_start=on_start, on_result=on_result, on_warning=on_warning
@@ -226,6 +235,8 @@ async def evaluate_async(
     on_result: Callable[[TrialResult], None] | None = None,
     on_warning: Warn = logger.warning,
     recorded: Mapping[tuple[str, int], Trial] | None = None,
+    otlp_receiver: int | None = None,
+    otlp_wait: float = DEFAULT_REMOTE_WAIT_S,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -268,6 +279,12 @@ async def evaluate_async(
     (by default the `agenteval` logger). `recorded` (with `agent=None`) holds trials recorded
     elsewhere, by (case id, trial index), to score as they are (`agenteval score`).
 
+    `otlp_receiver` (a port; 0 for any free one, logged) receives OpenTelemetry spans over
+    OTLP/HTTP on 127.0.0.1 while the run lasts: an agent service in another process (or
+    language) that continues the `traceparent` the HTTP agent sends exports its spans there,
+    and each joins its trial; a trial whose service answered waits up to `otlp_wait` seconds
+    for them.
+
     `evaluate_async` is the same, to await; `evaluate` refuses to run inside an event loop.
     """
     if recorded is not None and agent is not None:
@@ -288,6 +305,8 @@ async def evaluate_async(
         infrastructure_errors=infrastructure_errors,
         retry_policy=retry_policy,
         base_dir=base_dir,
+        otlp_receiver=otlp_receiver,
+        otlp_wait=otlp_wait,
     )
     run_agent = load_agent(agent, options)
     planner: Planner = (
