@@ -311,3 +311,18 @@ def test_a_port_in_use_is_one_clear_error() -> None:
 def test_no_receiver_is_nothing() -> None:
     with receiving(None) as receiver:
         assert receiver is None
+
+
+def test_a_services_entry_span_that_arrives_before_its_answer_counts() -> None:
+    """Under load the service's batch can reach the receiver before the agent has read the
+    answer: the entry span must still end the wait (seen failing: every trial then waited the
+    whole bound and was marked not_recorded)."""
+    trace_id = "ef" * 16
+    capture = router.open_capture(int(trace_id, 16))
+    try:
+        entry = SpanRecord(name="invoke_agent", trace_id=trace_id, span_id="1" * 16, parent_id=SPAN)
+        assert router.receive([entry]).unknown == []
+        router.answered(capture, SPAN)
+        assert capture.arrived()
+    finally:
+        router.close_capture(capture)

@@ -20,6 +20,7 @@ import errno
 import importlib
 import json
 import logging
+import sys
 import threading
 import zlib
 from collections import Counter
@@ -238,6 +239,15 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     receiver: OtlpReceiver
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """An exporter that hung up is its own business (no traceback on the run's output);
+        anything else is said in one line."""
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError):
+            logger.debug("OTLP receiver: %s went away: %s", client_address, error)
+        else:
+            logger.warning("the OTLP receiver failed on a request: %r", error)
 
 
 class OtlpReceiver:

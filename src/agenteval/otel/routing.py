@@ -71,7 +71,8 @@ class Capture:
         """Calls of a service the attempt made (and the service answered), by the span (hex)
         whose context they carried: each is to be followed by the service's entry span."""
         self.entries: dict[str, int] = {}
-        """Received spans whose parent is one of those, by parent."""
+        """Received spans by parent span (hex): those whose parent is an answered call's are
+        its service's entry spans."""
         self.waiter: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
         self.waited = False
         """Whether the attempt waited for its service's spans (it answered, with a receiver)."""
@@ -186,7 +187,9 @@ class Router:
                     capture.logs.append(item)
                     continue
                 capture.received.append(item)
-                if item.parent_id is not None and item.parent_id in capture.answered:
+                # Counted whether or not the call is known answered yet: under load the service's
+                # batch may arrive before the agent has read the answer.
+                if item.parent_id is not None:
                     capture.entries[item.parent_id] = capture.entries.get(item.parent_id, 0) + 1
                 if capture.waiter is not None:
                     woken.add(capture)
