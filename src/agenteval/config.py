@@ -22,6 +22,7 @@ from agenteval.exception_refs import exception_class, exception_classes
 from agenteval.expansion import too_many_values
 from agenteval.jsonsafe import MAX_VALUES
 from agenteval.judge.judge import JudgeConfig
+from agenteval.otel.live import DEFAULT_REMOTE_WAIT_S
 from agenteval.pricing import PriceTable
 from agenteval.records import PYTHON_TARGET, pytest_test_of
 from agenteval.store import DEFAULT_STORE_PATH
@@ -187,6 +188,10 @@ class ProjectConfig(BaseModel):
     agent's failure (`load_infrastructure_errors`)."""
     otlp_endpoint: str | None = None
     """An OTLP/HTTP base URL each score is also sent to (`gen_ai.evaluation.result` events)."""
+    otlp_receiver: int | None = Field(default=None, ge=0, le=65535)
+    """The port of an OTLP/HTTP receiver for spans of agents in other processes (0: any)."""
+    otlp_wait: float | None = Field(default=None, ge=0)
+    """Seconds a trial waits for its agent service's spans after the answer."""
 
 
 @dataclass(frozen=True)
@@ -488,6 +493,8 @@ def resolve_settings(
     config_file: Path | None = None,
     env: Mapping[str, str] | None = None,
     otlp_endpoint: str | None = None,
+    otlp_receiver: int | None = None,
+    otlp_wait: float | None = None,
 ) -> RunSettings:
     """A run's options, each setting resolved: flag, then `AGENTEVAL_*` environment variable,
     then config, then default. `builtins=False` (`--no-builtins`) turns off the built-ins the
@@ -539,6 +546,12 @@ def resolve_settings(
             passing=passing,
             base_dir=base_dir,
             otlp_endpoint=endpoint,
+            otlp_receiver=pick(
+                otlp_receiver, "AGENTEVAL_OTLP_RECEIVER", int, config.otlp_receiver, None
+            ),
+            otlp_wait=pick(
+                otlp_wait, "AGENTEVAL_OTLP_WAIT", float, config.otlp_wait, DEFAULT_REMOTE_WAIT_S
+            ),
         )
     except OptionError as exc:
         variable = from_environment.get(exc.field or "")

@@ -22,6 +22,7 @@ from opentelemetry.trace import Status, StatusCode
 import agenteval
 from agenteval import EvalCase, FailureCause
 from agenteval.otel import CASE_ID_ATTRIBUTE, TRIAL_INDEX_ATTRIBUTE, live
+from agenteval.otel.routing import router
 
 CITIES = ["Paris", "Rome", "Oslo", "Lisbon", "Porto", "Madrid"]
 CASES = [
@@ -226,8 +227,8 @@ def test_spans_ending_after_a_timeout_are_dropped_and_nothing_leaks(
         assert result.trial.failure is not None
         assert result.trial.failure.cause is FailureCause.TIMEOUT
         assert [c.name for c in result.trial.tool_calls] == ["early"]
-    assert live._router._by_span == {}
-    assert live._router._by_trace == {}
+    assert router._by_span == {}
+    assert router._by_trace == {}
 
 
 def test_backoff_between_a_refused_model_call_and_its_retry_is_left_out_of_working_latency(

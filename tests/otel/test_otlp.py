@@ -255,3 +255,72 @@ def test_missing_paths_and_empty_folders_are_errors(tmp_path: Path) -> None:
         read_recorded(tmp_path / "nope.jsonl")
     with pytest.raises(DatasetError, match="no trace files"):
         read_recorded(tmp_path)
+
+
+def test_log_records_naming_a_span_become_its_events_in_a_trace_file(tmp_path: Path) -> None:
+    """Spans and log records as the SDK's OTLP JSON file exporters write them, in one file:
+    each record that names a span is an event of that span (with its body), after the span's
+    own events; a record naming no span, or a span of no trace read, is left out."""
+    from opentelemetry.exporter.otlp.json.file._log_exporter import FileLogExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+    from opentelemetry.trace import set_span_in_context
+
+    stream = io.StringIO()
+    spans = TracerProvider()
+    spans.add_span_processor(SimpleSpanProcessor(FileSpanExporter(stream=stream)))
+    logs = LoggerProvider()
+    logs.add_log_record_processor(SimpleLogRecordProcessor(FileLogExporter(stream=stream)))
+    logger = logs.get_logger("openai-v2")
+    tracer = spans.get_tracer("test")
+    with tracer.start_as_current_span(
+        "chat m", attributes={"gen_ai.operation.name": "chat"}
+    ) as chat:
+        chat.add_event("own event")
+        logger.emit(
+            event_name="gen_ai.tool.message",
+            attributes={"gen_ai.system": "openai"},
+            body={"content": "sunny", "id": "call_A"},
+        )
+        logger.emit(
+            event_name="gen_ai.choice",
+            body={"index": 0, "message": {"tool_calls": [{"id": "call_B"}]}},
+        )
+    logger.emit(body="no span named here")
+    other = tracer.start_span("elsewhere")
+    logger.emit(event_name="gen_ai.choice", context=set_span_in_context(other), body={})
+    spans.shutdown()
+    logs.shutdown()
+    path = tmp_path / "trace.jsonl"
+    path.write_text(stream.getvalue())
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert any("resourceLogs" in line for line in lines)
+    [trace] = traces_from_exports([(line, "f", n, n) for n, line in enumerate(lines)])
+    [span] = trace.spans
+    assert [(e.name, e.body) for e in span.events] == [
+        ("own event", None),
+        ("gen_ai.tool.message", {"content": "sunny", "id": "call_A"}),
+        ("gen_ai.choice", {"index": 0, "message": {"tool_calls": [{"id": "call_B"}]}}),
+    ]
+    assert span.events[1].attributes == {"gen_ai.system": "openai"}
+    # The file reads as a trace file, its log lines with it.
+    [recorded] = read_recorded(path)
+    assert recorded.trial.metadata["trace_id"] == trace.trace_id
+
+
+def test_a_log_records_event_name_may_be_an_attribute_and_ids_hex_or_base64() -> None:
+    trace_id, span_id = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174"
+    span = {"traceId": trace_id, "spanId": span_id, "name": "chat m"}
+    record = {
+        "trace_id": base64.b64encode(bytes.fromhex(trace_id)).decode(),
+        "span_id": base64.b64encode(bytes.fromhex(span_id)).decode(),
+        "attributes": [{"key": "event.name", "value": {"stringValue": "gen_ai.user.message"}}],
+        "body": {"kvlistValue": {"values": [{"key": "content", "value": {"stringValue": "hi"}}]}},
+    }
+    export = {
+        "resourceSpans": [{"scopeSpans": [{"spans": [span]}]}],
+        "resource_logs": [{"scope_logs": [{"log_records": [record]}]}],
+    }
+    [trace] = traces_from_exports([(export, "f", 1, 0)])
+    [event] = trace.spans[0].events
+    assert (event.name, event.body) == ("gen_ai.user.message", {"content": "hi"})

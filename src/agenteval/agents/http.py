@@ -15,6 +15,12 @@ The service answers with JSON:
 
 A ``text/plain`` answer is taken as the final answer as it is.
 
+While OpenTelemetry captures the run (the SDK installed), each request carries the trial's W3C
+trace context (``traceparent``, and ``tracestate`` when set), so the spans the service exports
+join the trial's trace: in the user's tracing backend, under the trial's span, and with
+`agenteval run --otlp-receiver PORT`, in the trial's record. A header of the same name in
+``headers`` wins.
+
 What goes wrong maps to agenteval's failure causes, so the engine retries what a retry may fix
 (up to the run's `retries`, honouring ``Retry-After``) and counts each retry by reason:
 
@@ -46,6 +52,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agenteval.agents.calling import InvalidOutputError, read_agent_output
+from agenteval.agents.propagation import outgoing_trace
 from agenteval.errors import ConfigError, InfrastructureError
 from agenteval.trace import FailureCause, ModelCall, Trial, Usage
 
@@ -165,9 +172,17 @@ class HttpAgent:
 
         url = self.config.url
         where = self.reference.removeprefix("http:")
+        trace_headers, answered = outgoing_trace()
+        headers = self._headers
+        if trace_headers:
+            given = {name.lower() for name in headers}
+            headers = {
+                **{k: v for k, v in trace_headers.items() if k.lower() not in given},
+                **headers,
+            }
         try:
             async with httpx2.AsyncClient(timeout=self.config.timeout) as client:
-                response = await client.post(url, json={"input": prompt}, headers=self._headers)
+                response = await client.post(url, json={"input": prompt}, headers=headers)
         except httpx2.TimeoutException as exc:
             raise HttpAgentTimeout(
                 f"no answer from the agent at {where} within {self.config.timeout:g} s"
@@ -176,6 +191,7 @@ class HttpAgent:
             raise HttpAgentConnectionError(
                 f"cannot reach the agent at {where}: {exc or type(exc).__name__}"
             ) from exc
+        answered()  # the service got the request: its spans are on their way
         status = response.status_code
         if status >= 300:
             said = f"the agent at {where} answered {status} {response.reason_phrase}".rstrip()

@@ -46,6 +46,10 @@ class TrialRecorder:
     the model asked for tools, and the instrumentation kept no content to say which."""
     tool_specs: dict[str, ToolSpec] = field(default_factory=dict)
     """The tools the spans say the model was offered, by name (`Trial.tool_specs`)."""
+    trace_id: str | None = None
+    """The attempt's OpenTelemetry trace (32 lowercase hex digits), set by live capture."""
+    span_id: str | None = None
+    """The trial's own span in it (16 lowercase hex digits), set by live capture."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _next_id: int = 0
 

@@ -98,6 +98,24 @@ def run(
             "one beside the case file, else the current directory's).",
         ),
     ] = None,
+    otlp_receiver: Annotated[
+        int | None,
+        typer.Option(
+            "--otlp-receiver",
+            metavar="PORT",
+            help="Receive OpenTelemetry spans over OTLP/HTTP on 127.0.0.1:PORT while the run "
+            "lasts (0: any free port): an agent service's spans join their trial.",
+        ),
+    ] = None,
+    otlp_wait: Annotated[
+        float | None,
+        typer.Option(
+            "--otlp-wait",
+            metavar="SECONDS",
+            help="With --otlp-receiver: how long a trial waits for its agent service's spans "
+            "after the answer (default: 10).",
+        ),
+    ] = None,
     *,
     flags: Flags,
 ) -> None:
@@ -120,6 +138,8 @@ def run(
         passing=names(flags.passing),
         config_file=config_file,
         otlp_endpoint=flags.otlp_endpoint,
+        otlp_receiver=otlp_receiver,
+        otlp_wait=otlp_wait,
     )
     require_judge(settings.judge, flags.judge, config_file)
     agent_spec = (
@@ -228,7 +248,12 @@ def run(
             )
         )
         return run_planned(
-            options, planner, on_start=progress.start, on_result=progress.advance, on_warning=warn
+            options,
+            planner,
+            on_start=progress.start,
+            on_result=progress.advance,
+            on_warning=warn,
+            on_notice=lambda note: errors.print(f"[dim]{escape(note)}[/]"),
         )
 
     resume_store = store_flag(settings.store)

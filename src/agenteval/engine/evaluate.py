@@ -37,6 +37,7 @@ from agenteval.engine.rescoring import score_stored
 from agenteval.engine.scheduler import execute as run_jobs
 from agenteval.engine.sync import sync_form
 from agenteval.judge.rubrics import RUBRICS
+from agenteval.otel.live import DEFAULT_REMOTE_WAIT_S
 from agenteval.pricing import PriceTable
 from agenteval.records import RunInfo, RunStatus, TrialResult
 from agenteval.retry import RetryPolicy
@@ -131,20 +132,28 @@ async def run_planned(
     on_start: Callable[[RunInfo, int, int], None] | None = None,
     on_result: Callable[[TrialResult], None] | None = None,
     on_warning: Warn = logger.warning,
+    on_notice: Warn = logger.info,
 ) -> Run:
     """The two steps, in the options' store: plan (`planner`), then `execute`.
 
     The store is made when it does not exist and refused when damaged (`open_store`); with
     `stored` (a rescore, a judging), it must exist already. With `options.otlp_endpoint`, each
     trial's scores are also sent there as they are stored (`otel.results`), and what is queued
-    is flushed when the run ends, however it ends."""
+    is flushed when the run ends, however it ends. With `options.otlp_receiver`, an OTLP
+    receiver listens for the whole of it (`on_notice` says where), and is stopped however it
+    ends."""
+    from agenteval.otel.receiver import receiving  # an HTTP server: loaded when a run asks
+
     export = None
     if options.otlp_endpoint is not None:  # the OpenTelemetry SDK is loaded only then
         from agenteval.otel.results import ScoreExport
 
         export = ScoreExport.open(options.otlp_endpoint, on_warning)
     try:
-        with RunStore(options.store, create=False) if stored else open_store(options) as store:
+        with (
+            receiving(options.otlp_receiver, announce=on_notice, warn=on_warning),
+            RunStore(options.store, create=False) if stored else open_store(options) as store,
+        ):
             plan = await planner(store)
             if export is not None:
                 again = plan.kind in ("rescore", "judge")
@@ -241,6 +250,8 @@ async def evaluate_async(
     on_warning: Warn = logger.warning,
     recorded: Mapping[tuple[str, int], Trial] | None = None,
     otlp_endpoint: str | None = None,
+    otlp_receiver: int | None = None,
+    otlp_wait: float = DEFAULT_REMOTE_WAIT_S,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -286,6 +297,11 @@ async def evaluate_async(
     `otlp_endpoint` (an OTLP/HTTP base URL, `http://localhost:4318`) also sends each score
     there as a `gen_ai.evaluation.result` event parented to its trial's span (needs the
     `opentelemetry` extra); an endpoint that is down costs one warning, never the run.
+    `otlp_receiver` (a port; 0 for any free one, logged) receives OpenTelemetry spans over
+    OTLP/HTTP on 127.0.0.1 while the run lasts: an agent service in another process (or
+    language) that continues the `traceparent` the HTTP agent sends exports its spans there,
+    and each joins its trial; a trial whose service answered waits up to `otlp_wait` seconds
+    for them.
 
     `evaluate_async` is the same, to await; `evaluate` refuses to run inside an event loop.
     """
@@ -308,6 +324,8 @@ async def evaluate_async(
         retry_policy=retry_policy,
         base_dir=base_dir,
         otlp_endpoint=otlp_endpoint,
+        otlp_receiver=otlp_receiver,
+        otlp_wait=otlp_wait,
     )
     run_agent = load_agent(agent, options)
     planner: Planner = (

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings
 from agenteval.errors import ConfigError
+from agenteval.otel.live import DEFAULT_REMOTE_WAIT_S
 from agenteval.retry import RetryPolicy
 from agenteval.store import DEFAULT_STORE_PATH
 
@@ -96,6 +97,12 @@ class RunOptions:
     otlp_endpoint: str | None = None
     """An OTLP/HTTP endpoint's base URL (`http://localhost:4318`) each score is also sent to,
     as a `gen_ai.evaluation.result` event (`agenteval.otel.results`); None sends nothing."""
+    otlp_receiver: int | None = None
+    """The port of an OTLP/HTTP receiver on 127.0.0.1 while the run lasts (0: any free one),
+    for the spans of agents in other processes; None for none."""
+    otlp_wait: float = DEFAULT_REMOTE_WAIT_S
+    """With the receiver: seconds a trial waits, after its agent service answered, for the
+    service's spans (it stops waiting as soon as they are in)."""
 
     def __post_init__(self) -> None:
         _check_at_least(self.trials, 1, "trials")
@@ -104,6 +111,15 @@ class RunOptions:
             raise OptionError(f"timeout must be positive, got {self.timeout}", field="timeout")
         if self.retries < 0:
             raise OptionError(f"retries must be 0 or more, got {self.retries}", field="retries")
+        if self.otlp_receiver is not None and not 0 <= self.otlp_receiver <= 65535:
+            raise OptionError(
+                f"otlp_receiver must be a port, 0 to 65535, got {self.otlp_receiver}",
+                field="otlp_receiver",
+            )
+        if not self.otlp_wait >= 0:
+            raise OptionError(
+                f"otlp_wait must be 0 or more, got {self.otlp_wait}", field="otlp_wait"
+            )
         # Taken as given (a str, a list) and kept in one shape: a path, tuples.
         set_ = object.__setattr__
         set_(self, "store", Path(self.store))
@@ -132,6 +148,7 @@ class RunOptions:
             timeout_s=self.timeout,
             retry=self.retry_policy or RetryPolicy(max_retries=self.retries),
             infrastructure=infrastructure,
+            remote_wait_s=self.otlp_wait if self.otlp_receiver is not None else None,
         )
 
 

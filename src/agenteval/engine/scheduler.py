@@ -41,6 +41,8 @@ class EngineSettings:
     timeout_s: float | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     infrastructure: tuple[type[BaseException], ...] = ()
+    remote_wait_s: float | None = None
+    """With an OTLP receiver on: how long a trial waits for its agent service's spans."""
 
 
 class WorkerLostError(RuntimeError):
@@ -118,6 +120,7 @@ async def execute(
             timeout_s=settings.timeout_s,
             retry=settings.retry,
             declared=settings.infrastructure,
+            remote_wait_s=settings.remote_wait_s,
         )
     )
     finished: asyncio.Queue[TrialResult | None] = asyncio.Queue(maxsize=4 * settings.concurrency)

@@ -52,18 +52,23 @@ def _merge(returned: Trial, recorder: TrialRecorder) -> Trial:
 class _Tally:
     """What adds up over the attempts of one trial (kept light: one is made per trial)."""
 
-    __slots__ = ("attempts", "retries", "spent", "start", "started_at", "working_s")
+    __slots__ = ("attempts", "retries", "settled_s", "spent", "start", "started_at", "working_s")
 
     def __init__(self) -> None:
         self.started_at = utc_now()
         self.start = monotonic()
         self.working_s = 0.0
+        self.settled_s = 0.0
+        """Time spent waiting for an agent service's spans after it answered: not the
+        agent's, so out of the latencies."""
         self.attempts = 0
         self.retries: dict[str, int] = {}
         self.spent: Usage | None = None
 
     def close_attempt(self, attempt_start: float, recorder: TrialRecorder, trial: Trial) -> None:
-        self.working_s += monotonic() - attempt_start - recorder.waits_s
+        settled, self.settled_s = self.settled_s, 0.0
+        self.working_s += monotonic() - attempt_start - recorder.waits_s - settled
+        self.start += settled  # the wait is not the trial's: its latency starts later
         for reason, count in recorder.retries.items():
             self.retry(reason, count)
         for call in trial.model_calls:
@@ -101,6 +106,7 @@ class TrialRunner:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     capture: SpanCapture | None = None
     declared: tuple[type[BaseException], ...] = ()
+    remote_wait_s: float | None = None
 
     @classmethod
     def of(
@@ -110,17 +116,28 @@ class TrialRunner:
         timeout_s: float | None,
         retry: RetryPolicy,
         declared: tuple[type[BaseException], ...] = (),
+        remote_wait_s: float | None = None,
     ) -> TrialRunner:
-        """The runner of `agent` for this run."""
-        return cls(invoker(agent), timeout_s, retry, span_capture(), declared)
+        """The runner of `agent` for this run (`remote_wait_s`: with an OTLP receiver on,
+        how long a trial waits for its agent service's spans)."""
+        capture = span_capture(remote_wait_s)
+        return cls(invoker(agent), timeout_s, retry, capture, declared, remote_wait_s)
 
-    async def _attempt(self, case: EvalCase, index: int, recorder: TrialRecorder) -> Trial:
+    async def _attempt(
+        self, case: EvalCase, index: int, recorder: TrialRecorder, tally: _Tally
+    ) -> tuple[Trial, str | None]:
+        """The agent's answer, and why spans its service exports may be missing (if so)."""
         with recording(recorder):
             if self.capture is None:
-                return await self._call(case)
+                return await self._call(case), None
             # The agent's OpenTelemetry spans fill the recorder too.
-            with self.capture(recorder, case.id, index):
-                return await self._call(case)
+            with self.capture(recorder, case.id, index) as attempt:
+                returned = await self._call(case)
+                # A service the agent called exports its spans after answering: wait for them.
+                settling = monotonic()
+                missing = await attempt.remote_spans()
+                tally.settled_s += monotonic() - settling
+                return returned, missing
 
     async def _call(self, case: EvalCase) -> Trial:
         if self.timeout_s is None:
@@ -148,7 +165,7 @@ class TrialRunner:
             recorder = TrialRecorder()
             attempt_start = monotonic()
             try:
-                returned = await self._attempt(case, index, recorder)
+                returned, missing = await self._attempt(case, index, recorder, tally)
             except InvalidOutputError as exc:
                 trial = _recorded(
                     recorder, Failure(cause=FailureCause.INVALID_OUTPUT, message=str(exc))
@@ -173,8 +190,12 @@ class TrialRunner:
                     continue
             else:
                 trial = _merge(returned, recorder)
+                if missing is not None and not returned.tool_calls:
+                    trial.not_recorded.setdefault("tool_calls", missing)
                 if trial.failure is None:
                     trial.failure = no_response_failure(trial)
+            if recorder.trace_id is not None and trial.trace_id is None:  # its OTel trace
+                trial.trace_id, trial.span_id = recorder.trace_id, recorder.span_id
             tally.close_attempt(attempt_start, recorder, trial)
             return tally.stamp(trial, case, index)
 

@@ -14,10 +14,19 @@ OpenTelemetry API lets a process set its provider once, so it stays for the proc
 configured, the processor is added to it, and its own processors and exporters keep working.
 Without the SDK installed (`pip install 'agenteval[opentelemetry]'`), or with
 `OTEL_SDK_DISABLED=true`, nothing is captured and nothing changes.
+
+Log records that name a span (the GenAI per-message events) are captured the same way, through
+a log record processor on the global LoggerProvider (one installed, exporting nothing, when
+there is none), and read as events of their span. A service the agent calls over HTTP gets the
+trial's trace context (`traceparent`, through `agents.propagation`); the spans it exports to
+the run's OTLP receiver (`receiver.py`) join the attempt of their trace, which waits, bounded,
+for them after the service answered (`AttemptCapture.remote_spans`). The routing itself is
+`routing.py`'s.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import itertools
@@ -26,44 +35,45 @@ import os
 import random
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
-from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
+from agenteval.agents.propagation import propagating
 from agenteval.agents.recorder import TrialRecorder
 from agenteval.version import __version__
 
 from .convert import CASE_ID_ATTRIBUTE, TRIAL_INDEX_ATTRIBUTE, read_spans
-from .spans import SpanEvent, SpanRecord, SpanStatus
+from .otlp import LogEvent
+from .routing import SCOPE, Unrouted, capturing, log_router, router, span_record
+from .spans import SpanRecord
 
 if TYPE_CHECKING:
-    from opentelemetry.context import Context
-    from opentelemetry.sdk.trace import ReadableSpan
-    from opentelemetry.sdk.trace import Span as SdkSpan
     from opentelemetry.trace import Span, Tracer
 
-__all__ = ["SCOPE", "SpanCapture", "capture_spans", "span_capture", "span_record"]
+__all__ = [
+    "DEFAULT_REMOTE_WAIT_S",
+    "SCOPE",
+    "AttemptCapture",
+    "SpanCapture",
+    "Unrouted",
+    "capture_spans",
+    "receive",
+    "remote_timeouts",
+    "span_capture",
+    "span_record",
+]
 
-SCOPE = "agenteval"
-"""The instrumentation scope of agenteval's own spans (never captured as the agent's)."""
 
 logger = logging.getLogger("agenteval")
 
-
-class _Capture:
-    """The spans of one trial attempt."""
-
-    __slots__ = ("closed", "open", "spans", "trace_id")
-
-    def __init__(self, trace_id: int | None = None) -> None:
-        self.spans: list[ReadableSpan] = []
-        self.open: set[tuple[int, int]] = set()
-        self.trace_id = trace_id
-        self.closed = False
-
-
-_current: ContextVar[_Capture | None] = ContextVar("agenteval_span_capture", default=None)
+DEFAULT_REMOTE_WAIT_S: Final = 10.0
+"""How long, after a service answered, its trial waits for the service's spans (with an OTLP
+receiver on). The SDKs' BatchSpanProcessor exports every 5 s by default
+(`OTEL_BSP_SCHEDULE_DELAY`; Python, Go, Java and JS alike), so a shorter wait would lose the
+spans of a service left at its defaults; 10 s leaves room for the export itself on a loaded
+machine and for one retried export (the exporters back off 1 s first). The wait ends as soon
+as the service's entry span arrives, so a service exporting sooner makes it short."""
 
 
 @functools.cache
@@ -81,74 +91,10 @@ def _disabled() -> bool:
     return os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
 
 
-class _Router:
-    """A span processor handing each span to the trial it belongs to.
-
-    Spans are routed when they start, by the trial in the starting context, else by their
-    trace; a span that ends after its trial's attempt is over is dropped.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_span: dict[tuple[int, int], _Capture] = {}
-        self._by_trace: dict[int, _Capture] = {}
-
-    def on_start(self, span: SdkSpan, parent_context: Context | None = None) -> None:
-        scope = span.instrumentation_scope
-        if scope is not None and scope.name == SCOPE:
-            return
-        context = span.get_span_context()
-        capture = _current.get()
-        with self._lock:
-            if capture is None:
-                capture = self._by_trace.get(context.trace_id)
-            if capture is None or capture.closed:
-                return
-            key = (context.trace_id, context.span_id)
-            self._by_span[key] = capture
-            capture.open.add(key)
-
-    def _on_ending(self, span: SdkSpan) -> None:
-        pass
-
-    def on_end(self, span: ReadableSpan) -> None:
-        context = span.context
-        if context is None:
-            return
-        key = (context.trace_id, context.span_id)
-        with self._lock:
-            capture = self._by_span.pop(key, None)
-            if capture is None or capture.closed:
-                return
-            capture.open.discard(key)
-            capture.spans.append(span)
-
-    def shutdown(self) -> None:
-        pass
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
-
-    def open_capture(self, trace_id: int) -> _Capture:
-        capture = _Capture(trace_id=trace_id)
-        with self._lock:
-            self._by_trace.setdefault(trace_id, capture)
-        return capture
-
-    def close_capture(self, capture: _Capture) -> list[ReadableSpan]:
-        with self._lock:
-            capture.closed = True
-            if capture.trace_id is not None and self._by_trace.get(capture.trace_id) is capture:
-                del self._by_trace[capture.trace_id]
-            for key in capture.open:
-                self._by_span.pop(key, None)
-            capture.open.clear()
-            return list(capture.spans)
-
-
-_router = _Router()
 _tracers: weakref.WeakKeyDictionary[Any, tuple[Tracer, bool]] = weakref.WeakKeyDictionary()
 """agenteval's tracer on each provider, and whether the provider is the user's (exported)."""
+_log_providers: weakref.WeakSet[Any] = weakref.WeakSet()
+"""The logger providers the log router is added to."""
 _setup_lock = threading.Lock()
 _warned: set[str] = set()
 
@@ -169,7 +115,7 @@ def _tracing() -> tuple[Tracer, bool] | None:
             from opentelemetry.sdk.trace import TracerProvider
 
             installed = TracerProvider()
-            installed.add_span_processor(_router)  # type: ignore[arg-type]
+            installed.add_span_processor(router)  # type: ignore[arg-type]
             _tracers[installed] = (_scope_tracer(installed), False)
             trace.set_tracer_provider(installed)
             provider = trace.get_tracer_provider()  # another thread may have set one first
@@ -185,7 +131,7 @@ def _tracing() -> tuple[Tracer, bool] | None:
                         name,
                     )
                 return None
-            add(_router)
+            add(router)
             _tracers[provider] = (_scope_tracer(provider), True)
         return _tracers[provider]
 
@@ -195,48 +141,42 @@ def _scope_tracer(provider: Any) -> Tracer:
     return tracer
 
 
-def span_record(span: ReadableSpan) -> SpanRecord:
-    """A finished SDK span in the shape conversion reads."""
-    from opentelemetry.trace import StatusCode
-
-    context = span.context
-    parent = span.parent
-    status = span.status.status_code
-    return SpanRecord(
-        name=span.name,
-        trace_id=f"{context.trace_id:032x}" if context is not None else "",
-        span_id=f"{context.span_id:016x}" if context is not None else "",
-        parent_id=f"{parent.span_id:016x}" if parent is not None else None,
-        start_ns=span.start_time or 0,
-        end_ns=span.end_time or span.start_time or 0,
-        attributes={k: _plain(v) for k, v in (span.attributes or {}).items()},
-        status=(
-            SpanStatus.ERROR
-            if status is StatusCode.ERROR
-            else SpanStatus.OK
-            if status is StatusCode.OK
-            else SpanStatus.UNSET
-        ),
-        status_message=span.status.description or "",
-        events=tuple(
-            SpanEvent(e.name, {k: _plain(v) for k, v in (e.attributes or {}).items()})
-            for e in span.events
-        ),
-        resource=dict(span.resource.attributes),
-        scope=span.instrumentation_scope.name if span.instrumentation_scope else "",
-    )
+def _logging() -> None:
+    """The log router added to the global LoggerProvider, and an SDK one (exporting nothing)
+    installed when there is none, as `_tracing` does for spans: openai-v2 and other GenAI
+    instrumentations emit their message events through the global LoggerProvider, and with
+    none set those events go nowhere, so the trial could not read them. A provider that takes
+    no processor is left as it is."""
+    try:
+        from opentelemetry import _logs
+        from opentelemetry.sdk._logs import LoggerProvider
+    except ImportError:  # an SDK without the logs signal: spans only
+        return
+    with _setup_lock:
+        provider: Any = _logs.get_logger_provider()
+        if provider in _log_providers:
+            return
+        # None set: the API hands out a proxy (a NoOp one is the user's choice of no logs).
+        if type(provider).__name__ == "ProxyLoggerProvider":
+            installed = LoggerProvider()
+            installed.add_log_record_processor(log_router)  # type: ignore[arg-type]
+            _log_providers.add(installed)
+            _logs.set_logger_provider(installed)
+            provider = _logs.get_logger_provider()  # another thread may have set one first
+            if provider in _log_providers:
+                return
+        add = getattr(provider, "add_log_record_processor", None)
+        if add is not None:
+            add(log_router)
+            _log_providers.add(provider)
 
 
-def _plain(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
-
-
-def _fill(recorder: TrialRecorder, spans: list[ReadableSpan]) -> None:
+def _fill(recorder: TrialRecorder, spans: list[SpanRecord]) -> None:
     """Add what the spans say to what the recorder saw; what the agent recorded itself
     (`@agenteval.tool`, `record_model_call`, `record_wait`) wins, kind by kind."""
     if not spans:
         return
-    reading = read_spans(span_record(span) for span in spans)
+    reading = read_spans(spans)
     own_calls = bool(recorder.tool_calls)
     for kind, why in reading.not_recorded.items():
         # The spans do not say which tools were called: unknown, unless `@tool` recorded them.
@@ -258,62 +198,132 @@ def _fill(recorder: TrialRecorder, spans: list[ReadableSpan]) -> None:
                 recorder.add_retry(reason)
 
 
-class _Attempt(AbstractContextManager[None]):
+class AttemptCapture(AbstractContextManager["AttemptCapture"]):
+    """Capturing one attempt's spans (a context manager around the agent's call); after the
+    agent answered, `remote_spans` waits for the spans its service exports."""
+
+    async def remote_spans(self) -> str | None:
+        """Wait (bounded) for the entry span of every service call the attempt made to be
+        received; None when they all came (or none was awaited), else why spans may be
+        missing."""
+        return None
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        return None
+
+
+class _Attempt(AttemptCapture):
     """Capturing one attempt: the trial's trace made current, its spans routed to `recorder`."""
 
-    __slots__ = ("_attached", "_capture", "_otel", "_recorder", "_span", "_token")
+    __slots__ = ("_attached", "_capture", "_otel", "_propagating", "_recorder", "_span", "_token")
 
     def __init__(self, otel: _Otel, span: Span, recorder: TrialRecorder) -> None:
         self._otel = otel
         self._span = span
         self._recorder = recorder
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> AttemptCapture:
         otel = self._otel
-        self._capture = _router.open_capture(self._span.get_span_context().trace_id)
-        self._token = _current.set(self._capture)
+        context = self._span.get_span_context()
+        self._capture = router.open_capture(context.trace_id)
+        self._recorder.trace_id = f"{context.trace_id:032x}"
+        self._recorder.span_id = f"{context.span_id:016x}"
+        self._token = capturing.set(self._capture)
         self._attached = otel.context.attach(otel.trace.set_span_in_context(self._span))
+        self._propagating = propagating(self)
+        self._propagating.__enter__()
+        return self
+
+    def headers(self) -> tuple[Mapping[str, str], Callable[[], None]]:
+        """The W3C trace context of the current span (the trial's, or the agent's own inside
+        it) for a service call, through the user's propagators too (baggage, ...); and, once
+        the service answered, the call noted so the attempt waits for its entry span."""
+        carrier: dict[str, str] = {}
+        self._otel.propagate.inject(carrier)
+        if "traceparent" not in carrier:  # propagators of the user's without W3C's
+            self._otel.w3c.inject(carrier)
+        span = self._otel.trace.get_current_span().get_span_context()
+        if not span.is_valid:
+            return carrier, _nothing
+        parent = f"{span.span_id:016x}"
+        return carrier, functools.partial(router.answered, self._capture, parent)
+
+    async def remote_spans(self) -> str | None:
+        wait = self._otel.remote_wait_s
+        capture = self._capture
+        if wait is None or not capture.answered:
+            return None
+        capture.waited = True
+        loop = asyncio.get_running_loop()
+        event = asyncio.Event()
+        deadline = loop.time() + wait
+        try:
+            while not router.watch(capture, (loop, event)):
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    router.timeouts += 1
+                    return (
+                        f"the agent service's spans had not all arrived {wait:g} s after its "
+                        "answer (the wait for them ran out): spans may be missing"
+                    )
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(remaining):
+                        await event.wait()
+                event.clear()
+        finally:
+            router.watch(capture, None)
+        return None
 
     def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
         if exc is not None:
             self._span.record_exception(exc)
             self._span.set_status(self._otel.error, str(exc) or type(exc).__name__)
+        self._propagating.__exit__(None, None, None)
         self._otel.context.detach(self._attached)
-        _current.reset(self._token)
+        capturing.reset(self._token)
         self._span.end()
-        _fill(self._recorder, _router.close_capture(self._capture))
+        _fill(self._recorder, router.close_capture(self._capture))
+
+
+def _nothing() -> None:
+    pass
 
 
 class _Otel:
     """The OpenTelemetry modules the capture uses, imported once per run (the SDK is optional)."""
 
-    def __init__(self) -> None:
-        from opentelemetry import context, trace
+    def __init__(self, remote_wait_s: float | None = None) -> None:
+        from opentelemetry import context, propagate, trace
         from opentelemetry.trace import Link, SpanContext, StatusCode, TraceFlags
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+        # Imported here, once a run, not in its first trial (whose latency would count them).
+        _logging()
+        self.propagate = propagate
+        self.w3c = TraceContextTextMapPropagator()
         self.context = context
         self.trace = trace
         self.link = Link
         self.span_context = SpanContext
         self.error = StatusCode.ERROR
         self.sampled = TraceFlags(TraceFlags.SAMPLED)
+        self.remote_wait_s = remote_wait_s
         # Trace ids of bare roots: random high bits for the process, a counter below them.
         self._prefix = random.getrandbits(64) << 64
         self._next = itertools.count(1).__next__
         self._provider: object = None
         self._tracing: tuple[Tracer, bool] | None = None
 
-    def capture(
-        self, recorder: TrialRecorder, case_id: str, index: int
-    ) -> AbstractContextManager[None]:
+    def capture(self, recorder: TrialRecorder, case_id: str, index: int) -> AttemptCapture:
         """Capture one attempt of trial `index` of case `case_id` into `recorder`."""
         # The provider is looked up per attempt: an agent may install its own mid-run.
         provider = self.trace.get_tracer_provider()
         if provider is not self._provider:
             self._provider, self._tracing = provider, _tracing()
+            _logging()
         tracing = self._tracing
         if tracing is None:
-            return contextlib.nullcontext()
+            return AttemptCapture()
         tracer, exported = tracing
         if exported:
             enclosing = self.trace.get_current_span().get_span_context()
@@ -327,7 +337,8 @@ class _Otel:
         else:
             # Nobody exports from the provider agenteval installed, so a recorded root span
             # would be seen by no one: a bare span context gives the trial its own trace for a
-            # fraction of the cost, and the agent's spans (in threads too) still follow it.
+            # fraction of the cost, and the agent's spans (in threads too, and in the services
+            # it calls) still follow it.
             number = self._next()
             root = self.span_context(
                 trace_id=self._prefix | number,
@@ -339,23 +350,35 @@ class _Otel:
         return _Attempt(self, span, recorder)
 
 
-SpanCapture: TypeAlias = Callable[[TrialRecorder, str, int], AbstractContextManager[None]]
+SpanCapture: TypeAlias = Callable[[TrialRecorder, str, int], AttemptCapture]
 """Capturing one attempt's spans into its recorder: `capture(recorder, case_id, index)`."""
 
 
-def span_capture() -> SpanCapture | None:
+def span_capture(remote_wait_s: float | None = None) -> SpanCapture | None:
     """How this run captures the agent's spans (checked once per run, not per trial): None
-    without the OpenTelemetry SDK or with `OTEL_SDK_DISABLED=true`."""
+    without the OpenTelemetry SDK or with `OTEL_SDK_DISABLED=true`. With `remote_wait_s` (the
+    run receives spans over OTLP), an attempt whose agent called a service waits up to that
+    long, after the answer, for the service's spans (`AttemptCapture.remote_spans`)."""
     if not _sdk_available() or _disabled():
         return None
-    return _Otel().capture
+    return _Otel(remote_wait_s).capture
 
 
-def capture_spans(
-    recorder: TrialRecorder, case_id: str, index: int
-) -> AbstractContextManager[None]:
+def capture_spans(recorder: TrialRecorder, case_id: str, index: int) -> AttemptCapture:
     """While the block runs (one attempt of one trial), capture the agent's OpenTelemetry spans
     and, at its end, add the tool calls, model calls, node visits, waits and retries they
     describe to `recorder`. Does nothing without the OpenTelemetry SDK."""
     capture = span_capture()
-    return contextlib.nullcontext() if capture is None else capture(recorder, case_id, index)
+    return AttemptCapture() if capture is None else capture(recorder, case_id, index)
+
+
+def receive(spans: Iterable[SpanRecord], logs: Iterable[LogEvent] = ()) -> Unrouted:
+    """Give spans and log records received from another process (over OTLP) to the running
+    attempts of their traces; what belongs to none is returned."""
+    return router.receive(spans, logs)
+
+
+def remote_timeouts() -> int:
+    """How many attempts, since the process started, stopped waiting for their service's
+    spans before they all arrived."""
+    return router.timeouts

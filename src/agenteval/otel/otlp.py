@@ -6,6 +6,11 @@ printed or not), or a JSON array of them. Spans are grouped into traces by trace
 lines and files, so a trace split over several export batches comes together again.
 Field names may be lowerCamelCase (the OTLP JSON encoding) or snake_case, ids hex or base64,
 enums numbers or names, 64-bit integers numbers or strings; `.gz` files are read through gzip.
+
+Log records (`{"resourceLogs": [...]}`, `LogsData` / `ExportLogsServiceRequest`) may come in
+the same files: one that names a span (the GenAI per-message events, `gen_ai.choice`, ...,
+and openai-v2's `gen_ai.client.inference.operation.details`) becomes an event of that span
+(`SpanEvent` with the record's body), as if the span had recorded it.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import binascii
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agenteval.errors import DatasetError
@@ -24,9 +29,12 @@ from agenteval.jsonsafe import MAX_DEPTH
 from .spans import SpanEvent, SpanRecord, SpanStatus
 
 __all__ = [
+    "LogEvent",
     "SpanTrace",
     "any_value",
+    "attach_logs",
     "is_otlp",
+    "logs_of_export",
     "parse_json",
     "spans_of_export",
     "too_deep",
@@ -47,11 +55,24 @@ class SpanTrace:
     spans: list[SpanRecord] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class LogEvent:
+    """A log record that names a span (by trace and span id, lowercase hex), read as an event
+    of that span."""
+
+    trace_id: str
+    span_id: str
+    event: SpanEvent
+
+
+_OTLP_KEYS = ("resourceSpans", "resource_spans", "resourceLogs", "resource_logs")
+
+
 def is_otlp(value: Any) -> bool:
-    """Whether a parsed JSON value is an OTLP traces export (or a list of them)."""
+    """Whether a parsed JSON value is an OTLP traces (or logs) export, or a list of them."""
     if isinstance(value, list):
         return bool(value) and all(is_otlp(item) for item in value)
-    return isinstance(value, dict) and ("resourceSpans" in value or "resource_spans" in value)
+    return isinstance(value, dict) and any(key in value for key in _OTLP_KEYS)
 
 
 def _get(obj: Mapping[str, Any], camel: str) -> Any:
@@ -190,17 +211,72 @@ def spans_of_export(export: Mapping[str, Any], file: str, line: int | None) -> I
                 yield span
 
 
+def _event_name(record: Mapping[str, Any], attributes: Mapping[str, Any], body: Any) -> str:
+    """A log record's event name: its own field (OTLP 1.5), else the attribute older SDKs'
+    Events API wrote it in, else the body's."""
+    for value in (
+        _get(record, "eventName"),
+        attributes.get("event.name"),
+        body.get("event.name") if isinstance(body, dict) else None,
+    ):
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def logs_of_export(export: Mapping[str, Any]) -> Iterator[LogEvent]:
+    """The log records of one OTLP logs export that name a span, as events of that span (a
+    record naming no span is no event of a trace, and is left out)."""
+    for resource_logs in _list(export, "resourceLogs"):
+        if not isinstance(resource_logs, dict):
+            continue
+        for group in _list(resource_logs, "scopeLogs") or _list(
+            resource_logs, "instrumentationLibraryLogs"
+        ):
+            if not isinstance(group, dict):
+                continue
+            for record in _list(group, "logRecords"):
+                if not isinstance(record, dict):
+                    continue
+                trace_id = _hex_id(_get(record, "traceId"), 16)
+                span_id = _hex_id(_get(record, "spanId"), 8)
+                if not trace_id or not span_id or not trace_id.strip("0"):
+                    continue
+                attributes = _attributes(_list(record, "attributes"))
+                body = any_value(_get(record, "body"))
+                name = _event_name(record, attributes, body)
+                yield LogEvent(trace_id, span_id, SpanEvent(name, attributes, body))
+
+
+def attach_logs(spans: Sequence[SpanRecord], logs: Sequence[LogEvent]) -> list[SpanRecord]:
+    """The spans, each with the log records that name it added to its events (after its own
+    events, in the order the records were read); records naming no span here are left out."""
+    by_span: dict[tuple[str, str], list[SpanEvent]] = {}
+    for log in logs:
+        by_span.setdefault((log.trace_id, log.span_id), []).append(log.event)
+    if not by_span:
+        return list(spans)
+    return [
+        replace(span, events=(*span.events, *by_span[key]))
+        if (key := (span.trace_id, span.span_id)) in by_span
+        else span
+        for span in spans
+    ]
+
+
 def traces_from_exports(
     exports: Sequence[tuple[Any, str, int | None, int]],
 ) -> list[SpanTrace]:
     """The traces in a sequence of (export, file, line, order), in the order each trace first
     appears; spans of one trace from several exports are put together, and a span seen twice
-    is kept once."""
+    is kept once. Log records naming a span are added to its events (`attach_logs`)."""
     traces: dict[str, SpanTrace] = {}
     seen: set[tuple[str, str]] = set()
+    logs: list[LogEvent] = []
     for export, file, line, order in exports:
         items = export if isinstance(export, list) else [export]
         for item in items:
+            logs.extend(logs_of_export(item))
             for span in spans_of_export(item, file, line):
                 if (span.trace_id, span.span_id) in seen:
                     continue  # the same span exported twice (a retried export) counts once
@@ -210,6 +286,9 @@ def traces_from_exports(
                     where = f"{file}:{line}" if line is not None else file
                     trace = traces[span.trace_id] = SpanTrace(span.trace_id, where, order)
                 trace.spans.append(span)
+    if logs:
+        for trace in traces.values():
+            trace.spans = attach_logs(trace.spans, logs)
     return list(traces.values())
 
 
