@@ -1,8 +1,12 @@
 """OpenTelemetry traces as trials: live capture while a trial runs, and recorded traces read
 from files and scored with no agent.
 
-- `live`: a span processor routing each span to the trial running in its context, and the
-  hook the engine wraps around every attempt (`capture_spans`).
+- `live`: the hook the engine wraps around every attempt (`capture_spans`): the trial's trace
+  made current, and a span processor and a log record processor added to the global providers;
+  `routing`: the one router assigning spans and log records (this process's, and those the
+  receiver got) to the trial whose trace they carry, and the wait for a remote service's spans.
+- `receiver`: the OTLP/HTTP receiver `agenteval run --otlp-receiver PORT` runs.
+- `results`: scores sent out as `gen_ai.evaluation.result` events (`--otlp-endpoint`).
 - `convert`: spans to tool calls, model calls and node visits (the GenAI conventions, their
   deprecated names, and older span shapes); `attributes` (each family's attribute names),
   `values`, `messages` (model-call messages of every family), `rebuilt` (tool calls rebuilt

@@ -251,8 +251,9 @@ class Summary(BaseModel):
     reliability: Reliability | None = None
     """pass@k, pass^k and flaky cases; None unless some case ran more than one trial."""
     not_recorded: dict[str, Rate] = Field(default_factory=dict)
-    """Trials whose trace does not record a field (`output`, `tool_calls`: `Trial.not_recorded`),
-    over all trials; the scorers that read it gave those trials no score."""
+    """Trials whose trace does not record a field (`output`, `tool_calls`, `tool_arguments`:
+    `Trial.not_recorded`), over all trials; the scorers that read it gave those trials no
+    score."""
     not_recorded_why: dict[str, str] = Field(default_factory=dict)
     """Why the first such trial's trace does not record each field."""
 

@@ -460,7 +460,11 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
         )
 
 
-_UNRECORDED = {"output": "the answer", "tool_calls": "the tool calls"}
+_UNRECORDED = {
+    "output": "the answer",
+    "tool_calls": "the tool calls",
+    "tool_arguments": "the tool calls' arguments",
+}
 
 
 def _print_section(console: Console, section: Section, summary: Summary, explain: bool) -> bool:
