@@ -117,6 +117,8 @@ def test_the_summary_counts_the_trials_whose_traces_leave_a_field_out(tmp_path: 
     text = out.getvalue()
     assert (
         f"not scored: the traces of 1 of 2 trials do not record the tool calls ({WHY_CALLS}); "
-        "the scorers that read it gave those trials no score (counted as skipped)"
+        "the scorers that read it gave those trials no score (counted as skipped; such a trial "
+        "is no pass: it is left out of Trials passing unless a scorer failed it)"
     ) in text
     assert "do not record the answer" in text
+    assert "Trials passing:" not in text  # neither trial has a verdict
