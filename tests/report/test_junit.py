@@ -240,3 +240,34 @@ def test_the_schema_rejects_what_jenkins_would_not_read(tmp_path: Path, bad: str
     path = tmp_path / "bad.xml"
     path.write_text(bad)
     assert not SCHEMA.is_valid(str(path))
+
+
+def test_a_case_a_scorer_could_not_judge_for_want_of_a_field_is_skipped_not_passed(
+    tmp_path: Path,
+) -> None:
+    # An openai-v2 trace without content: the answer passed, the tool calls the case expects
+    # are unknown. Nothing checked them, so the case is no pass (it was one before).
+    from agenteval.scorers.recorded import NOT_RECORDED
+
+    why = "the trace does not record the tool calls — set CAPTURE_MESSAGE_CONTENT=SPAN_ONLY"
+    gap = Score(
+        name="tool_selection", reason=f"not scored: {why}", details={NOT_RECORDED: ["tool_calls"]}
+    )
+    results = [
+        result("unknown", 0, score("exact_match", True), gap),
+        result("unknown", 1, score("exact_match", True), score("tool_selection", True)),
+        result("wrong", 0, score("exact_match", False, "expected 'Sunny'"), gap),
+    ]
+    path = tmp_path / "junit.xml"
+    totals = write_junit(path, info(), results)
+    SCHEMA.validate(str(path))
+    assert (totals.tests, totals.failures, totals.skipped) == (2, 1, 1)
+    cases = {case.get("name"): case for case in ET.parse(path).getroot().iter("testcase")}
+    skipped = cases["unknown"].find("skipped")
+    assert skipped is not None
+    assert skipped.get("message") == (
+        f"not judged: tool_selection not scored in 1 of 2 trials: {why}"
+    )
+    assert "tool_selection not scored" in (cases["unknown"].findtext("system-out") or "")
+    # A real failure still fails.
+    assert cases["wrong"].find("failure") is not None and cases["wrong"].find("skipped") is None

@@ -24,6 +24,7 @@ from agenteval.report.statistics import (
     wilson,
 )
 from agenteval.run import TrialResult
+from agenteval.scorers.recorded import NOT_RECORDED
 from agenteval.trace import Failure, FailureCause
 
 # -- Wilson ----------------------------------------------------------------------------------
@@ -131,6 +132,11 @@ def test_trial_passed_rules() -> None:
     assert trial_passed(result("x", 0, ok, crashed), passing=["a"]) is True
     assert trial_passed(result("x", 0, skipped)) is None  # nothing applied: no verdict
     assert trial_passed(result("x", 0, ok), passing={"b"}) is None
+    # A scorer its trace could not feed: no verdict, unless another failed the trial.
+    gap = Score(name="e", reason="not scored", details={NOT_RECORDED: ["tool_calls"]})
+    assert trial_passed(result("x", 0, ok, gap)) is None
+    assert trial_passed(result("x", 0, bad, gap)) is False
+    assert trial_passed(result("x", 0, ok, gap), passing={"a"}) is True
     # A trial that did not complete did not pass, whatever the cause.
     timed_out = result("x", 0, skipped, failure=FailureCause.TIMEOUT)
     assert trial_passed(timed_out) is False

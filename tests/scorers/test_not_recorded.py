@@ -89,6 +89,57 @@ async def test_no_tools_expected_is_not_a_vacuous_pass_when_the_calls_are_unknow
         assert "does not record the tool calls" in (result.reason or "")
 
 
+async def test_a_scorer_the_case_does_not_call_for_says_so_not_that_it_was_not_recorded() -> None:
+    # Only the scorers a case is judged by say "not scored" (a pytest test of the case is then
+    # skipped, its trial undecided): the others give their ordinary "does not apply", as on a
+    # trial whose trace records everything, or every case of such a trace would be undecided.
+    from agenteval.judge.rubrics import JudgeRubric
+    from agenteval.scorers.builtin import builtin_scorer
+    from agenteval.scorers.recorded import is_not_recorded
+
+    bare = EvalCase(input="Weather in Paris?")
+    own = {
+        "tool_selection": "no expected_tools in the case",
+        "trajectory_order": "no expected_trajectory in the case",
+        "step_efficiency": "no max_tool_calls, expected_trajectory or expected_tools in the case",
+        "retrieval_recall": "no relevant_docs in the case",
+    }
+    for name, reason in own.items():
+        result = await score(builtin_scorer(name), calls_unknown(), bare)
+        assert (name, result.value, result.reason) == (name, None, reason)
+        assert not is_not_recorded(result)
+    answer_own = {
+        "exact_match": "no expected_output in the case",
+        "avoids_forbidden_text": "no must_not_contain in the case",
+    }
+    for name, reason in answer_own.items():
+        result = await score(builtin_scorer(name), output_unknown(), bare)
+        assert (name, result.reason) == (name, reason)
+    # A judge rubric declines without asking a judge (there is none here to ask).
+    result = await score(JudgeRubric("correctness"), output_unknown(), bare)
+    assert result.reason == "no expected_output in the case"
+    # The ones that judge whatever calls were made apply: the calls were made, and unknown.
+    result = await score(builtin_scorer("tool_execution"), calls_unknown(), bare)
+    assert is_not_recorded(result)
+
+
+async def test_a_declines_that_raises_leaves_the_trial_not_scored() -> None:
+    from agenteval.scorers import reads
+    from agenteval.scorers.recorded import is_not_recorded
+
+    @reads("output")
+    class Picky:
+        name = "picky"
+
+        def declines(self, case: EvalCase) -> str | None:
+            raise RuntimeError("boom")
+
+        def __call__(self, case: EvalCase, trial: Trial) -> float:
+            return 1.0
+
+    assert is_not_recorded(await score(Picky(), output_unknown()))
+
+
 # --- every door declares what it reads -------------------------------------------------------
 
 

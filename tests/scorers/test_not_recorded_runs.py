@@ -83,7 +83,10 @@ def _check(run: agenteval.Run) -> None:
     # Neither gap fails or passes a trial by itself.
     assert trial_passed(paris, ["tool_selection"]) is None
     assert trial_passed(rome, ["exact_match"]) is None
-    assert trial_passed(paris) is True  # judged on what was recorded: its answer
+    # Every scorer counts by default: Paris's answer passed, but the tools it was to call are
+    # unknown, so the trial has no verdict (it passed before: a vacuous pass of tool_selection).
+    assert trial_passed(paris) is None
+    assert trial_passed(paris, ["exact_match"]) is True  # judged on what was recorded
 
 
 def test_scoring_and_rescoring_recorded_trials_honour_what_their_traces_leave_out(
@@ -101,6 +104,9 @@ def test_scoring_and_rescoring_recorded_trials_honour_what_their_traces_leave_ou
 def test_the_summary_counts_the_trials_whose_traces_leave_a_field_out(tmp_path: Path) -> None:
     run = score_traces(_trials_file(tmp_path), CASES, store=tmp_path / "runs.db")
     summary = run.summary
+    # "Trials passing" counts neither trial: each one's case expects what its trace does not
+    # record (both passed before, on the one scorer that could judge each).
+    assert (summary.passed.count, summary.passed.total) == (0, 0)
     assert {field: (r.count, r.total) for field, r in summary.not_recorded.items()} == {
         "tool_calls": (1, 2),
         "output": (1, 2),
@@ -111,6 +117,8 @@ def test_the_summary_counts_the_trials_whose_traces_leave_a_field_out(tmp_path: 
     text = out.getvalue()
     assert (
         f"not scored: the traces of 1 of 2 trials do not record the tool calls ({WHY_CALLS}); "
-        "the scorers that read it gave those trials no score (counted as skipped)"
+        "the scorers that read it gave those trials no score (counted as skipped; such a trial "
+        "is no pass: it is left out of Trials passing unless a scorer failed it)"
     ) in text
     assert "do not record the answer" in text
+    assert "Trials passing:" not in text  # neither trial has a verdict

@@ -10,7 +10,9 @@ Everything is computed from the engine's `Run` (its stored results), so the repo
   `All LLM samples failed`);
 - else `error` when the trial failed for an infrastructure reason (timeout, rate limit,
   provider or connection error): it was not judged;
-- else `undecided` when a criterion's judge tied (see `agenteval.evalset.ties`);
+- else `undecided` when a criterion's judge tied (see `agenteval.evalset.ties`), or a criterion
+  could not score because the trial's trace does not record what it reads (`scorers.recorded`:
+  an instrumentation without content capture): nothing checked that, so it is no pass;
 - else `passed` when at least one criterion passed;
 - else `not_evaluated` (no criterion gave a score: nothing to compare against, no judge).
 
@@ -39,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agenteval.records import MissingTrials, TrialResult
 from agenteval.run import Run
 from agenteval.score import Score
+from agenteval.scorers.recorded import is_not_recorded
 from agenteval.trace import ToolCall
 
 if TYPE_CHECKING:
@@ -53,7 +56,8 @@ class CaseStatus(StrEnum):
     PASSED = "passed"
     FAILED = "failed"
     UNDECIDED = "undecided"
-    """A judge tie, and no criterion failed."""
+    """A judge tie, or a criterion the trace could not feed (`scorers.recorded`), and no
+    criterion failed."""
     ERROR = "error"
     """An infrastructure failure (timeout, rate limit, provider, connection): not judged."""
     NOT_EVALUATED = "not_evaluated"
@@ -164,7 +168,7 @@ class EvalCaseResult(BaseModel):
             status = CaseStatus.FAILED
         elif not trial.responded:
             status = CaseStatus.ERROR
-        elif any(is_tie(s) for s in scores.values()):
+        elif any(is_tie(s) or is_not_recorded(s) for s in scores.values()):
             status = CaseStatus.UNDECIDED
         elif any(s.passed for s in scores.values()):
             status = CaseStatus.PASSED
@@ -368,7 +372,11 @@ class EvalReport:
         lines = [
             f"{title}: {s.passed_cases}/{s.total_cases} cases passed "
             f"(pass rate {_shown(s.pass_rate, percent=True)}), {s.failed_cases} failed"
-            + (f", {s.undecided_cases} undecided (judge tie)" if s.undecided_cases else "")
+            + (
+                f", {s.undecided_cases} undecided (a judge tie, or a criterion the trace could not feed)"
+                if s.undecided_cases
+                else ""
+            )
             + (f", {s.error_cases} not judged (infrastructure)" if s.error_cases else "")
             + (f", {s.not_evaluated_cases} not evaluated" if s.not_evaluated_cases else ""),
         ]

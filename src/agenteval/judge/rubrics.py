@@ -105,6 +105,13 @@ class JudgeRubric:
             fields.add("tool_calls")
         return frozenset(fields)
 
+    def declines(self, case: EvalCase) -> str | None:
+        """Why it does not apply to `case`, whatever the trial did (`scorers.recorded`): its
+        template compares with an `expected_output` the case lacks. Cheap: no judge is asked."""
+        if "expected_output" in load_template(self.template_id).needs and not case.expected_output:
+            return "no expected_output in the case"
+        return None
+
     async def __call__(self, case: EvalCase, trial: Trial) -> Score:
         if trial.failure is not None and not trial.responded:
             # The agent never got to answer: as every built-in scorer has it

@@ -28,6 +28,15 @@ reasons unless the case meets its requirement:
 A scorer that did not apply gives no score and neither passes nor fails a trial; a scorer that
 raised fails it (its error is the reason).
 
+A scorer that counts and applies to the case but could not score a trial, because the trial's
+trace does not record what it reads (`Trial.not_recorded`: an OpenTelemetry instrumentation
+without message content capture, openai-v2's default), leaves that trial without a verdict:
+nothing checked it. When only such trials keep the case from passing (it would pass had they
+passed), the test is *skipped*, naming the scorers, how many trials, and the setting that
+records the field; a case that fails anyway still fails. A scorer that would not apply to the
+case anyway (`tool_selection` on a case with no `expected_tools`) gives its ordinary no-score
+and holds nothing up; `required` leaves out the scorers you do not want to wait on.
+
 A case is judged only on trials the store holds: when any of its trials has no stored
 result (the store lost it, say), the test fails naming the missing trials, however the
 stored ones did, and the run is not marked finished.

@@ -196,14 +196,17 @@ class CaseResult:
         """Each trial's final answer."""
         return [result.trial.output for result in self.results]
 
+    def _counted(self, name: str) -> bool:
+        return self.spec.required is None or name in self.spec.required
+
     def problems(self, result: TrialResult) -> list[str]:
-        """Why a trial did not pass (empty when it passed)."""
+        """Why a trial failed (empty when it did not fail: it passed, or is `unscored`)."""
         found: list[str] = []
         failure = result.trial.failure
         if failure is not None:
             found.append(f"failed ({failure.cause.value}): {failure.message}")
         for name, score in result.scores.items():
-            if self.spec.required is not None and name not in self.spec.required:
+            if not self._counted(name):
                 continue
             if score.error is not None:
                 found.append(f"{name} errored: {score.error}")
@@ -220,10 +223,36 @@ class CaseResult:
                 found.append(f"{name} failed ({score.value:.2f}){_because(score.reason)}")
         return found
 
+    def unscored(self, result: TrialResult) -> list[str]:
+        """The scorers that count and could not score the trial, because its trace does not
+        record what they read (`scorers.recorded`), each with why: such a trial neither
+        passed nor failed on them, so it did not pass (empty when none)."""
+        from agenteval.scorers.recorded import is_not_recorded
+
+        return [
+            f"{name} {score.reason}"
+            for name, score in result.scores.items()
+            if self._counted(name) and is_not_recorded(score)
+        ]
+
     @property
     def passes(self) -> list[bool]:
-        """Whether each trial passed."""
-        return [not self.problems(result) for result in self.results]
+        """Whether each trial passed: nothing failed, and no scorer that counts went unscored
+        for a field its trace does not record."""
+        return [not self.problems(result) and not self.unscored(result) for result in self.results]
+
+    @property
+    def undecided(self) -> bool:
+        """Whether the case's verdict hangs on scorers the trace could not feed: it did not
+        pass, but would have had every trial not failed (only `unscored`) passed. Such a case
+        is skipped, with why, not passed (nothing checked it) and not failed (nothing failed)."""
+        if self.missing or not self.results or self.passed:
+            return False
+        hopeful = sum(not self.problems(result) for result in self.results)
+        from agenteval.report.statistics import pass_hat_k
+
+        n, k = len(self.results), self.spec.pass_k
+        return n >= k and pass_hat_k(n, hopeful, k) >= self.spec.pass_k_min - 1e-12
 
     @property
     def pass_k_value(self) -> float:
@@ -253,6 +282,8 @@ class CaseResult:
             f"case {self.case.id!r}: {c} of {count(n, 'trial')} passed; "
             f"pass^{k} = {self.pass_k_value:.2f}, needs {self.spec.pass_k_min:.2f}"
         ]
+        if self.undecided:
+            lines.insert(0, f"case {self.case.id!r}: not judged: {self._unscored_summary()}")
         if self.missing:
             from agenteval.records import MissingTrials
 
@@ -264,12 +295,13 @@ class CaseResult:
             )
             lines.insert(0, f"case {self.case.id!r}: {lost.describe()}; the run stays unfinished")
         for result in self.results:
-            problems = self.problems(result)
-            if not problems:
+            problems, unscored = self.problems(result), self.unscored(result)
+            if not problems and not unscored:
                 continue
             lines.append(f"  trial {result.trial.trial}:")
             lines.extend(f"    {problem}" for problem in problems)
-            if result.trial.output is not None:
+            lines.extend(f"    {gap}" for gap in unscored)
+            if problems and result.trial.output is not None:
                 lines.append(f"    answer: {_clip(result.trial.output)!r}")
         lines.append(f"run {self.run_id} in {self.store} (agenteval show {self.run_id})")
         # The trials are the ones in memory, not the store's redacted copies: the report goes to
@@ -278,11 +310,33 @@ class CaseResult:
 
         return Redactor.from_environment().redact_text("\n".join(lines))
 
+    def _unscored_summary(self) -> str:
+        """`tool_selection not scored on 2 of 3 trials (...)`: the `unscored` scorers."""
+        times: dict[str, int] = {}
+        for result in self.results:
+            for name, score in result.scores.items():
+                if f"{name} {score.reason}" in self.unscored(result):
+                    times[name] = times.get(name, 0) + 1
+        said = "; ".join(
+            f"{name} not scored on {k} of {count(len(self.results), 'trial')}"
+            for name, k in times.items()
+        )
+        scorers = "scorer reads" if len(times) == 1 else "scorers read"
+        return (
+            f"{said}: the trace does not record what the {scorers}, so nothing checked it "
+            "(record it, as each trial says below, or leave the scorer out of `required`)"
+        )
+
     def check(self) -> None:
-        """Fail the test, with the failing scorers and reasons, unless the case passed."""
+        """Fail the test, with the failing scorers and reasons, unless the case passed; skip
+        it, with the scorers its trials' traces could not feed, when only those kept it from
+        passing (`undecided`)."""
         self.checked = True
-        if not self.passed:
-            pytest.fail(self.report(), pytrace=False)
+        if self.passed:
+            return
+        if self.undecided:
+            pytest.skip(self.report())
+        pytest.fail(self.report(), pytrace=False)
 
 
 def _because(reason: str | None) -> str:

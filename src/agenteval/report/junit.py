@@ -6,7 +6,10 @@ One `<testcase>` per eval case, its trials inside:
   scorer that passed, or did not apply, is never reported as failed.
 - `<error>`, apart from failures, when a trial did not complete (its failure cause: a timeout, a
   rate limit, the agent's own exception, ...) or a scorer crashed. A case can have both.
-- `<skipped>` when no scorer applied to any trial and nothing went wrong.
+- `<skipped>` when nothing went wrong and either no scorer applied to any trial, or a scorer
+  that applies could not score a trial because its trace does not record what the scorer reads
+  (`scorers.recorded`: an OpenTelemetry instrumentation without content capture): nothing
+  checked that, so the case is no pass; the message names the scorers and the fix.
 - `<system-out>`: each trial's answer and scores.
 
 A run with trials missing (no stored result) gets one more `<testcase>`, `run completeness`,
@@ -32,6 +35,7 @@ from xml.sax.saxutils import quoteattr
 
 from agenteval.records import MissingTrials, RunInfo, TrialResult
 from agenteval.redaction import Redactor
+from agenteval.scorers.recorded import is_not_recorded
 
 __all__ = ["JUnitTotals", "write_junit"]
 
@@ -78,6 +82,9 @@ def _testcase(case_id: str, classname: str, results: list[TrialResult]) -> tuple
     error_lines: list[str] = []
     error_types: list[str] = []
     applied = False
+    unscored: dict[str, int] = {}
+    unscored_why: dict[str, str] = {}
+    unscored_lines: list[str] = []
     out_lines: list[str] = []
     for result in results:
         trial = result.trial
@@ -95,6 +102,12 @@ def _testcase(case_id: str, classname: str, results: list[TrialResult]) -> tuple
                 error_lines.append(f"trial {trial.trial}: scorer {name} errored: {score.error}")
                 verdicts.append(f"{name} error")
             elif score.value is None:
+                if is_not_recorded(score):
+                    unscored[name] = unscored.get(name, 0) + 1
+                    why = (score.reason or "").removeprefix("not scored: ")
+                    unscored_why.setdefault(name, why)
+                    unscored_lines.append(f"trial {trial.trial} · {name}: {why}")
+                    verdicts.append(f"{name} not scored")
                 continue
             else:
                 applied = True
@@ -132,8 +145,15 @@ def _testcase(case_id: str, classname: str, results: list[TrialResult]) -> tuple
             },
         )
         error.text = _clean("\n".join(error_lines))
-    skipped = not applied and not failing and not error_lines
-    if skipped:
+    skipped = (not applied or bool(unscored)) and not failing and not error_lines
+    if skipped and unscored:
+        message = "not judged: " + "; ".join(
+            f"{name} not scored in {count} of {_plural(trials, 'trial')}: {unscored_why[name]}"
+            for name, count in unscored.items()
+        )
+        skip = ET.SubElement(element, "skipped", {"message": _short(message, _MESSAGE_CHARS)})
+        skip.text = _clean("\n".join(unscored_lines))
+    elif skipped:
         ET.SubElement(element, "skipped", {"message": "no scorer applied to any trial"})
     system_out = ET.SubElement(element, "system-out")
     system_out.text = _clean("\n".join(out_lines))

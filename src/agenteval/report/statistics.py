@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agenteval.errors import ConfigError
 from agenteval.records import TrialResult
+from agenteval.scorers.recorded import is_not_recorded
 from agenteval.suggestions import meant
 
 __all__ = [
@@ -155,18 +156,21 @@ def trial_passed(result: TrialResult, passing: Collection[str] | None = None) ->
     This is the user's view, so it is stricter than any one scorer: a trial that did not
     complete (`trial.failure`, whatever the cause, a timeout included) did not pass, and
     neither did one on which a defining scorer errored. None (no verdict) when the trial
-    completed but none of the defining scorers applied to it.
+    completed but none of the defining scorers applied to it, or when nothing failed it but a
+    defining scorer that applies could not score it, its trace not recording what the scorer
+    reads (`scorers.recorded`): nothing checked that, so it is no pass.
     """
     if result.trial.failure is not None:
         return False
-    applied = False
+    applied = unknown = False
     for name, score in result.scores.items():
         if passing is not None and name not in passing:
             continue
         if score.error is not None or (score.value is not None and not score.passed):
             return False
         applied = applied or score.value is not None
-    return True if applied else None
+        unknown = unknown or is_not_recorded(score)
+    return True if applied and not unknown else None
 
 
 class PassAtK(BaseModel):

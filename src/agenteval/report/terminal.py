@@ -454,7 +454,8 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
             Text(
                 f"not scored: the traces of {rate.count} of {rate.total} trials do not record "
                 f"{_UNRECORDED.get(field, field)}{f' ({why})' if why else ''}; the scorers that "
-                "read it gave those trials no score (counted as skipped)",
+                "read it gave those trials no score (counted as skipped; such a trial is no pass: "
+                "it is left out of Trials passing unless a scorer failed it)",
                 style="yellow",
             )
         )

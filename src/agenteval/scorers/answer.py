@@ -49,12 +49,19 @@ class ExactMatch:
     reads: ClassVar[frozenset[str]] = frozenset({"output"})
     """The trial fields it reads (`scorers.recorded`)."""
 
+    def declines(self, case: EvalCase) -> str | None:
+        """Why it does not apply to `case`, whatever the trial did (`scorers.recorded`)."""
+        if case.expected_output is None:
+            return "no expected_output in the case"
+        if not case.expected_output.strip():
+            return "the case's expected_output is blank"
+        return None
+
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
-        expected = case.expected_output
-        if expected is None:
-            return Score(name=self.name, reason="no expected_output in the case")
-        if not expected.strip():
-            return Score(name=self.name, reason="the case's expected_output is blank")
+        declined = self.declines(case)
+        if declined is not None:
+            return Score(name=self.name, reason=declined)
+        expected = case.expected_output or ""
         skipped = not_judged(self.name, trial)
         if skipped is not None:
             return skipped

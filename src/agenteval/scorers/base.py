@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 from agenteval.case import EvalCase
 from agenteval.interrupts import stops_the_run
 from agenteval.score import Score
-from agenteval.scorers.recorded import declared_reads, unrecorded
+from agenteval.scorers.recorded import declared_reads, declined, unrecorded
 from agenteval.trace import Trial
 
 __all__ = [
@@ -153,7 +153,8 @@ class PreparedScorer:
     thread.
 
     A trial whose trace does not record a field the scorer reads (`Trial.not_recorded`) gets
-    the no-score of `scorers.recorded.unrecorded` without the scorer being called.
+    the no-score of `scorers.recorded.unrecorded` without the scorer being called, unless the
+    scorer declines the case anyway (`scorers.recorded.declined`): then its own no-score.
 
     Scoring many trials with the same scorers (a rescore, a run) prepares them once
     (`prepare_scorers`) and calls `call` or `run` per trial; the scores are the ones
@@ -174,7 +175,7 @@ class PreparedScorer:
         """Score an inline scorer's trial without the event loop: the `Score` itself, or an
         awaitable of it when the scorer is async (or returned an awaitable)."""
         if self.reads and trial.not_recorded:
-            unknown = unrecorded(self.name, self.reads, trial)
+            unknown = self._unrecorded(case, trial)
             if unknown is not None:
                 return unknown
         try:
@@ -191,7 +192,7 @@ class PreparedScorer:
         """Score one trial, as `run_scorer` does."""
         if not self.inline:
             if self.reads and trial.not_recorded:
-                unknown = unrecorded(self.name, self.reads, trial)
+                unknown = self._unrecorded(case, trial)
                 if unknown is not None:
                     return unknown
             # A user's sync scorer may be slow (a regex over a long answer, a model of its
@@ -207,6 +208,16 @@ class PreparedScorer:
                 return _error_score(self.name, exc)
         score = self.call(case, trial)
         return score if isinstance(score, Score) else await score
+
+    def _unrecorded(self, case: EvalCase, trial: Trial) -> Score | None:
+        """The score given without calling the scorer on a trial whose trace does not record a
+        field it reads: its own "does not apply" when it declines the case (so only a scorer
+        the case is judged by says "not scored"), else `unrecorded`'s no-score; None when
+        everything it reads is recorded."""
+        unknown = unrecorded(self.name, self.reads, trial)
+        if unknown is None:
+            return None
+        return declined(self.scorer, self.name, case) or unknown
 
     async def _finish(self, pending: Awaitable[ScorerResult]) -> Score:
         try:

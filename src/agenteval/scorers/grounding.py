@@ -311,6 +311,12 @@ class RetrievalRecall:
     search_tools: tuple[str, ...] = ("search", "retriev")
     doc_keys: tuple[str, ...] = ("id", "doc_id", "url")
 
+    def declines(self, case: EvalCase) -> str | None:
+        """Why it does not apply to `case`, whatever the trial did (`scorers.recorded`)."""
+        if not any(doc.strip() for doc in case.relevant_docs or []):
+            return "no relevant_docs in the case"
+        return None
+
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         relevant = list(dict.fromkeys(doc.strip() for doc in case.relevant_docs or []))
         if not relevant:

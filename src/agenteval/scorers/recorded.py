@@ -12,6 +12,12 @@ it (`scorers.base.PreparedScorer`, the one place every run, rescore and `run_sco
 through), so no scorer checks this itself. A scorer of the user's is left alone unless it
 declares what it reads too: `@reads("output")` on a function or class, or a `reads` attribute.
 
+A scorer that would not apply to the case anyway (`tool_selection` on a case with no
+`expected_tools`) gives its own "does not apply" no-score instead, so that only the scorers a
+case would have been judged by say "not scored" (and hold a pytest test, a JUnit case, a trial's
+verdict undecided): a scorer says so, without reading the trial, by a `declines(case)` method
+returning its reason (`declined`). One without it counts as applying.
+
 A trial that failed for an infrastructure reason keeps today's rule (`scorers.answer.not_judged`
 names the cause): the check applies to trials the agent got to answer.
 """
@@ -21,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from agenteval.case import EvalCase
 from agenteval.errors import ScorerError
 from agenteval.score import Score
 from agenteval.trace import Trial
@@ -28,6 +35,7 @@ from agenteval.trace import Trial
 __all__ = [
     "NOT_RECORDED",
     "declared_reads",
+    "declined",
     "is_not_recorded",
     "reads",
     "unrecorded",
@@ -93,6 +101,19 @@ def declared_reads(scorer: object) -> frozenset[str]:
     except TypeError:  # not hashable items: not a declaration
         return frozenset()
     return names if all(isinstance(name, str) for name in names) else frozenset()
+
+
+def declined(scorer: object, name: str, case: EvalCase) -> Score | None:
+    """The no-score of `scorer` (named `name`) on a case it does not apply to whatever its trial
+    did: its `declines(case)`'s reason; None when it may apply, or declares no `declines`.
+    Asked only when a field the scorer reads is not recorded, and cheap (no judge is called):
+    a `declines` that raises declines nothing, and the trial stays not scored."""
+    try:
+        method: Any = getattr(scorer, "declines", None)
+        reason = method(case) if callable(method) else None
+    except Exception:  # a scorer of the user's: not scored is the safe side
+        return None
+    return Score(name=name, reason=reason) if isinstance(reason, str) and reason else None
 
 
 def unrecorded(name: str, fields: frozenset[str], trial: Trial) -> Score | None:

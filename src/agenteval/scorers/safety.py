@@ -54,6 +54,12 @@ class AvoidsForbiddenText:
     reads: ClassVar[frozenset[str]] = frozenset({"output"})
     """The trial fields it reads (`scorers.recorded`)."""
 
+    def declines(self, case: EvalCase) -> str | None:
+        """Why it does not apply to `case`, whatever the trial did (`scorers.recorded`)."""
+        if not any(normalise(phrase) for phrase in case.must_not_contain or []):
+            return "no must_not_contain in the case"
+        return None
+
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         phrases = [phrase for phrase in case.must_not_contain or [] if normalise(phrase)]
         if not phrases:

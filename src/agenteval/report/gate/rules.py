@@ -223,7 +223,8 @@ def _regressions(comparison: Comparison, policy: GatePolicy) -> list[RuleOutcome
                     rule=rule,
                     passed=False,
                     detail=f"cannot check: the base judged {scorer.unjudged_in_candidate} "
-                    "shared case(s) with it, the candidate none (did it error, or not run?); "
+                    "shared case(s) with it, the candidate none "
+                    f"({_unrecorded(comparison)}did it error, or not run?); "
                     "list it under ignore_regressions if it was dropped on purpose",
                 )
             )
@@ -260,6 +261,19 @@ def _regressions(comparison: Comparison, policy: GatePolicy) -> list[RuleOutcome
             )
         )
     return outcomes
+
+
+def _unrecorded(comparison: Comparison) -> str:
+    """`the candidate's traces do not record the tool calls in 6 of 6 trials (why); ` when
+    some do not (`Trial.not_recorded`): the scorers reading those fields gave no score."""
+    summary = comparison.candidate.summary
+    said = [
+        f"{field} in {rate.count} of {rate.total} trials"
+        + (f" ({summary.not_recorded_why[field]})" if field in summary.not_recorded_why else "")
+        for field, rate in summary.not_recorded.items()
+        if rate.count
+    ]
+    return f"the candidate's traces do not record {'; '.join(said)}; or " if said else ""
 
 
 def _k_row(rows: Sequence[PassAtK], k: int) -> PassAtK | None:

@@ -71,6 +71,10 @@ class TrajectoryOrder:
     reads: ClassVar[frozenset[str]] = frozenset({"tool_calls", "tool_arguments"})
     """The trial fields it reads (`scorers.recorded`)."""
 
+    def declines(self, case: EvalCase) -> str | None:
+        """Why it does not apply to `case`, whatever the trial did (`scorers.recorded`)."""
+        return "no expected_trajectory in the case" if case.expected_trajectory is None else None
+
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         expected = case.expected_trajectory
         if expected is None:
@@ -136,6 +140,12 @@ class StepEfficiency:
     threshold: float = 0.5
     reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
     """The trial fields it reads (`scorers.recorded`)."""
+
+    def declines(self, case: EvalCase) -> str | None:
+        """Why it does not apply to `case`, whatever the trial did (`scorers.recorded`)."""
+        if (case.max_tool_calls, case.expected_trajectory, case.expected_tools) == (None,) * 3:
+            return "no max_tool_calls, expected_trajectory or expected_tools in the case"
+        return None
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         if case.max_tool_calls is not None:

@@ -42,6 +42,10 @@ class ToolSelection:
     reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
     """The trial fields it reads (`scorers.recorded`)."""
 
+    def declines(self, case: EvalCase) -> str | None:
+        """Why it does not apply to `case`, whatever the trial did (`scorers.recorded`)."""
+        return "no expected_tools in the case" if case.expected_tools is None else None
+
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         if case.expected_tools is None:
             return Score(name=self.name, reason="no expected_tools in the case")
