@@ -268,11 +268,15 @@ def test_spans_of_no_trial_are_dropped_counted_and_said_once_at_the_end() -> Non
     warnings: list[str] = []
     notes: list[str] = []
     # An attempt that waited for its service's spans and stopped: its span comes late.
+    # (Both passed their trace context on to a service: only such an attempt's trace is
+    # remembered once it ends.)
     waited = router.open_capture(int("ab" * 16, 16))
-    waited.waited = True
+    waited.propagated = waited.waited = True
     router.close_capture(waited)
     # One that ended without waiting (it failed): its span is abandoned.
-    router.close_capture(router.open_capture(int("cd" * 16, 16)))
+    failed = router.open_capture(int("cd" * 16, 16))
+    failed.propagated = True
+    router.close_capture(failed)
     with receiving(0, announce=notes.append, warn=warnings.append) as receiver:
         assert receiver is not None
         url = receiver.url

@@ -10,12 +10,11 @@ and a call carries no trace context.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar, Token
 from typing import Protocol
 
-__all__ = ["Outgoing", "outgoing_trace", "propagating"]
+__all__ = ["Outgoing", "outgoing_trace", "propagate_from", "stop_propagating"]
 
 
 class Outgoing(Protocol):
@@ -43,11 +42,14 @@ def outgoing_trace() -> tuple[Mapping[str, str], Callable[[], None]]:
     return outgoing.headers()
 
 
-@contextmanager
-def propagating(outgoing: Outgoing) -> Iterator[None]:
-    """Calls made inside the block pass on the trace context `outgoing` gives."""
-    token = _outgoing.set(outgoing)
-    try:
-        yield
-    finally:
-        _outgoing.reset(token)
+def propagate_from(outgoing: Outgoing) -> Token[Outgoing | None]:
+    """Calls made from here on, in this context, pass on the trace context `outgoing` gives,
+    until `stop_propagating` with the token returned. (A token, not a context manager: live
+    capture enters one per attempt, and a generator-based manager cost a tenth of a bare
+    trial's time.)"""
+    return _outgoing.set(outgoing)
+
+
+def stop_propagating(token: Token[Outgoing | None]) -> None:
+    """Undo `propagate_from`."""
+    _outgoing.reset(token)

@@ -87,15 +87,19 @@ class TrialRecorder:
         The spans' word on the answer never applies here: what the agent returned is its answer,
         whatever the instrumentation kept of the model's text (an agent that returned nothing
         gave no answer)."""
-        gaps = dict(returned.not_recorded) if returned is not None else {}
-        if returned is not None and returned.tool_calls:
+        # The returned trial's own dict comes back as it is when the spans add nothing (the
+        # engine then copies no trial: this runs once per attempt).
+        gaps = returned.not_recorded if returned is not None else {}
+        if not self.not_recorded or (returned is not None and returned.tool_calls):
             return gaps  # the agent's own record of its calls wins over the spans'
-        for kind in ("tool_calls", "tool_arguments"):
-            why = self.not_recorded.get(kind)
-            if why is None or kind in gaps or (kind == "tool_calls" and self.tool_calls):
-                continue
-            gaps[kind] = why
-        return gaps
+        added = {
+            kind: why
+            for kind in ("tool_calls", "tool_arguments")
+            if (why := self.not_recorded.get(kind)) is not None
+            and kind not in gaps
+            and not (kind == "tool_calls" and self.tool_calls)
+        }
+        return {**gaps, **added} if added else gaps
 
 
 _current: ContextVar[TrialRecorder | None] = ContextVar("agenteval_recorder", default=None)

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from agenteval.agents.propagation import propagating
+from agenteval.agents.propagation import propagate_from, stop_propagating
 from agenteval.agents.recorder import TrialRecorder
 from agenteval.version import __version__
 
@@ -230,14 +230,14 @@ class _Attempt(AttemptCapture):
         self._recorder.span_id = f"{context.span_id:016x}"
         self._token = capturing.set(self._capture)
         self._attached = otel.context.attach(otel.trace.set_span_in_context(self._span))
-        self._propagating = propagating(self)
-        self._propagating.__enter__()
+        self._propagating = propagate_from(self)
         return self
 
     def headers(self) -> tuple[Mapping[str, str], Callable[[], None]]:
         """The W3C trace context of the current span (the trial's, or the agent's own inside
         it) for a service call, through the user's propagators too (baggage, ...); and, once
         the service answered, the call noted so the attempt waits for its entry span."""
+        self._capture.propagated = True
         carrier: dict[str, str] = {}
         self._otel.propagate.inject(carrier)
         if "traceparent" not in carrier:  # propagators of the user's without W3C's
@@ -278,7 +278,7 @@ class _Attempt(AttemptCapture):
         if exc is not None:
             self._span.record_exception(exc)
             self._span.set_status(self._otel.error, str(exc) or type(exc).__name__)
-        self._propagating.__exit__(None, None, None)
+        stop_propagating(self._propagating)
         self._otel.context.detach(self._attached)
         capturing.reset(self._token)
         self._span.end()

@@ -53,6 +53,7 @@ class Capture:
         "entries",
         "logs",
         "open",
+        "propagated",
         "received",
         "spans",
         "trace_id",
@@ -76,6 +77,9 @@ class Capture:
         self.waiter: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
         self.waited = False
         """Whether the attempt waited for its service's spans (it answered, with a receiver)."""
+        self.propagated = False
+        """Whether the attempt passed its trace context on to a service (only then can spans
+        of its trace arrive from elsewhere after it ended)."""
 
     def arrived(self) -> bool:
         """Whether every answered call's entry span has been received."""
@@ -224,13 +228,18 @@ class Router:
             capture.closed = True
             if capture.trace_id is not None and self._by_trace.get(capture.trace_id) is capture:
                 del self._by_trace[capture.trace_id]
-                self._ended[capture.trace_id] = capture.waited
-                while len(self._ended) > _ENDED_KEPT:
-                    self._ended.popitem(last=False)
+                # Remembered only for an attempt that passed its trace on: the rest (nearly
+                # every trial of an in-process agent) would cost memory for nothing.
+                if capture.propagated:
+                    self._ended[capture.trace_id] = capture.waited
+                    while len(self._ended) > _ENDED_KEPT:
+                        self._ended.popitem(last=False)
             for key in capture.open:
                 self._by_span.pop(key, None)
             capture.open.clear()
             spans, received, logs = list(capture.spans), list(capture.received), capture.logs
+        if not spans and not received:
+            return []  # the usual trial of an agent that emits no span: nothing to read
         records = [span_record(span) for span in spans]
         seen = {(r.trace_id, r.span_id) for r in records}
         for record in received:  # a retried export may bring a span twice: it counts once
