@@ -133,6 +133,8 @@ class TrialRunner:
             # The agent's OpenTelemetry spans fill the recorder too.
             with self.capture(recorder, case.id, index) as attempt:
                 returned = await self._call(case)
+                if self.remote_wait_s is None:  # no receiver: nothing comes later
+                    return returned, None
                 # A service the agent called exports its spans after answering: wait for them.
                 settling = monotonic()
                 missing = await attempt.remote_spans()
