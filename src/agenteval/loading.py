@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib
 import importlib.util
 import sys
@@ -20,7 +21,10 @@ __all__ = ["import_file", "import_named_module", "load_object"]
 def import_file(path: Path, kind: type[AgentEvalError], ref: str) -> ModuleType:
     resolved = path.resolve()
     # A module loaded twice (once per run in one process) would register its tools twice; reuse it.
-    module_name = f"agenteval_user_{abs(hash(str(resolved))):x}_{resolved.stem}"
+    # The name is the same in every process (not `hash()`, which Python salts per process):
+    # stored runs name a scorer by it, and a rescore in another process must find it again.
+    digest = hashlib.blake2b(str(resolved).encode("utf-8", "surrogatepass"), digest_size=8)
+    module_name = f"agenteval_user_{digest.hexdigest()}_{resolved.stem}"
     if module_name in sys.modules:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, resolved)
