@@ -15,15 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .attributes import FINISH_REASONS, TOOL_FINISH_REASONS
 from .convert import SpanKind, span_kind
 from .spans import SpanRecord
 
 __all__ = ["TraceShape", "trace_shape", "trials_of_trace"]
 
-# Finish reasons that mean "the model asked for tools": OpenAI's (and the GenAI conventions'
-# openai-v2 writes), OpenLLMetry's and pydantic-ai's, Anthropic's, OpenAI's legacy functions.
-_TOOL_FINISH = frozenset({"tool_calls", "tool_call", "tool_use", "function_call"})
-_FINISH_KEYS = ("gen_ai.response.finish_reasons", "llm.finish_reason")
 _FINISH_KEY = re.compile(r"^gen_ai\.completion\.\d+\.finish_reason$")
 # Flattened tool-call requests in a model call's output (OpenInference, OpenLLMetry < 0.55).
 _REQUEST_KEY = re.compile(
@@ -81,7 +78,7 @@ def _attribute_maps(span: SpanRecord) -> list[Mapping[str, Any]]:
 def _finish_reasons(span: SpanRecord) -> Iterable[str]:
     for attributes in _attribute_maps(span):
         for key, value in attributes.items():
-            if key in _FINISH_KEYS or _FINISH_KEY.match(key):
+            if key in FINISH_REASONS or _FINISH_KEY.match(key):
                 values = value if isinstance(value, list | tuple) else [value]
                 yield from (str(v).lower() for v in values)
         for message in _messages(attributes.get(_OUTPUT)):
@@ -103,7 +100,7 @@ def _parts(value: Any) -> Iterable[Mapping[str, Any]]:
 
 
 def _asks_for_tools(span: SpanRecord) -> bool:
-    if any(reason in _TOOL_FINISH for reason in _finish_reasons(span)):
+    if any(reason in TOOL_FINISH_REASONS for reason in _finish_reasons(span)):
         return True
     return any(
         any(_REQUEST_KEY.match(key) for key in attributes)

@@ -21,6 +21,7 @@ from agenteval.report.summary import (
     Section,
     Summary,
 )
+from agenteval.scorers.recorded import FIELD_WORDS
 
 __all__ = [
     "RUBRIC_MEANINGS",
@@ -453,19 +454,12 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
         console.print(
             Text(
                 f"not scored: the traces of {rate.count} of {rate.total} trials do not record "
-                f"{_UNRECORDED.get(field, field)}{f' ({why})' if why else ''}; the scorers that "
+                f"{FIELD_WORDS.get(field, field)}{f' ({why})' if why else ''}; the scorers that "
                 "read it gave those trials no score (counted as skipped; such a trial is no pass: "
                 "it is left out of Trials passing unless a scorer failed it)",
                 style="yellow",
             )
         )
-
-
-_UNRECORDED = {
-    "output": "the answer",
-    "tool_calls": "the tool calls",
-    "tool_arguments": "the tool calls' arguments",
-}
 
 
 def _print_section(console: Console, section: Section, summary: Summary, explain: bool) -> bool:

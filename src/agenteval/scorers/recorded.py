@@ -33,6 +33,7 @@ from agenteval.score import Score
 from agenteval.trace import Trial
 
 __all__ = [
+    "FIELD_WORDS",
     "NOT_RECORDED",
     "declared_reads",
     "declined",
@@ -45,7 +46,7 @@ NOT_RECORDED = "agenteval.not_recorded"
 """The `details` key of the no-score `unrecorded` gives: the fields the trace does not record,
 so reports can count these apart from scores a scorer declined for reasons of its own."""
 
-_WHAT = {
+FIELD_WORDS = {  # how a no-score's reason and the run summary name each field
     "output": "the answer",
     "tool_calls": "the tool calls",
     "tool_arguments": "the tool calls' arguments",
@@ -128,7 +129,9 @@ def unrecorded(name: str, fields: frozenset[str], trial: Trial) -> Score | None:
     if not missing:
         return None
     said = "; ".join(
-        f"{_WHAT.get(field, field)} — {gaps[field]}" if gaps[field] else _WHAT.get(field, field)
+        f"{FIELD_WORDS.get(field, field)} — {gaps[field]}"
+        if gaps[field]
+        else FIELD_WORDS.get(field, field)
         for field in missing
     )
     return Score(
