@@ -7,7 +7,19 @@ from __future__ import annotations
 import subprocess
 import sys
 
-OPTIONAL = ("openai", "anthropic", "google", "opentelemetry", "pydantic_ai", "ray", "starlette")
+OPTIONAL = (
+    "openai",
+    "anthropic",
+    "google",
+    "opentelemetry",
+    "pydantic_ai",
+    "agents",
+    "langgraph",
+    "langchain_core",
+    "langchain",
+    "ray",
+    "starlette",
+)
 
 
 def test_importing_agenteval_imports_no_optional_dependency() -> None:

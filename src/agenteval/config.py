@@ -150,14 +150,19 @@ def _resolve_agent(spec: AgentSpec | Mapping[str, Any], base_dir: Path | None) -
 
         builtin = BuiltinAgent(spec, base_dir=base_dir)
         return builtin, builtin.reference
+    from agenteval.agents.frameworks import as_framework_agent
     from agenteval.loading import load_object
 
     agent = load_object(spec, base_dir=base_dir)
+    framework = as_framework_agent(agent)
+    if framework is not None:
+        return framework, spec
     if not callable(agent):
         raise ConfigError(
             f"{spec!r} is not callable",
             field="agent",
-            hint="the agent must be a function of the case input",
+            hint="the agent must be a function of the case input, or an agent of Google ADK, "
+            "the OpenAI Agents SDK, LangGraph or pydantic-ai",
         )
     return agent, spec
 

@@ -15,7 +15,13 @@ from typing import Any
 
 from agenteval.errors import AgentEvalError, AgentLoadError
 
-__all__ = ["import_file", "import_named_module", "load_object"]
+__all__ = [
+    "FRAMEWORK_EXTRAS",
+    "framework_hint",
+    "import_file",
+    "import_named_module",
+    "load_object",
+]
 
 
 def import_file(path: Path, kind: type[AgentEvalError], ref: str) -> ModuleType:
@@ -44,6 +50,34 @@ def import_file(path: Path, kind: type[AgentEvalError], ref: str) -> ModuleType:
     return module
 
 
+FRAMEWORK_EXTRAS: dict[str, str] = {
+    "google.adk": "agenteval[adk]",
+    "agents": "agenteval[openai-agents]",
+    "langgraph": "agenteval[langgraph]",
+    "langchain_core": "agenteval[langgraph]",
+    "langchain": "agenteval[langgraph]",
+    "pydantic_ai": "agenteval[pydantic-ai]",
+}
+"""The agent frameworks agenteval runs agents of, by their top-level module, and the agenteval
+extra that installs each (`agents` is the OpenAI Agents SDK's module)."""
+
+_FRAMEWORK_NAMES = {
+    "agenteval[adk]": "Google ADK",
+    "agenteval[openai-agents]": "the OpenAI Agents SDK",
+    "agenteval[langgraph]": "LangGraph",
+    "agenteval[pydantic-ai]": "pydantic-ai",
+}
+
+
+def framework_hint(missing: str | None) -> str | None:
+    """How to install the agent framework whose module `missing` is (a `ModuleNotFoundError`'s
+    `name`, which may be a submodule), or None when it is no framework's."""
+    for module, extra in FRAMEWORK_EXTRAS.items():
+        if missing is not None and (missing == module or missing.startswith(module + ".")):
+            return f"install {_FRAMEWORK_NAMES[extra]}: pip install '{extra}'"
+    return None
+
+
 def _import_failed(exc: Exception, shown: str, kind: type[AgentEvalError]) -> AgentEvalError:
     """The error for a module that raised while being imported: the user's file and line the
     failure came from (the deepest frame in a file of theirs, not in a library), and the fix."""
@@ -51,7 +85,10 @@ def _import_failed(exc: Exception, shown: str, kind: type[AgentEvalError]) -> Ag
     what = f"{type(exc).__name__}: {exc}"
     if file is None:
         return kind(f"importing {shown} failed: {what}", hint=f"fix the error in {shown}")
-    if isinstance(exc, ModuleNotFoundError) and exc.name:
+    framework = framework_hint(exc.name) if isinstance(exc, ModuleNotFoundError) else None
+    if framework is not None:
+        hint = framework
+    elif isinstance(exc, ModuleNotFoundError) and exc.name:
         hint = f"install {exc.name!r}, or remove the import on line {line} of {file}"
     else:
         hint = f"fix line {line} of {file} (`python {file}` shows the traceback)"

@@ -19,6 +19,7 @@ from typing import Any, TypeAlias, cast
 
 from pydantic import ValidationError
 
+from agenteval.agents.frameworks import FrameworkAgent, as_framework_agent
 from agenteval.case import EvalCase
 from agenteval.trace import AgentStep, Failure, FailureCause, ToolCall, Trial
 
@@ -80,9 +81,13 @@ async def _in_own_thread(agent: Agent, prompt: Any) -> Any:
     return result
 
 
-def invoker(agent: Agent) -> Invoke:
-    """How to call `agent`, decided once per run: an async agent is awaited in the event loop, a
-    sync one runs in a thread of its own."""
+def invoker(agent: Agent) -> Invoke | FrameworkAgent:
+    """How to call `agent`, decided once per run: an agent built on a framework through its
+    adapter (`agents/frameworks/`), an async agent awaited in the event loop, a sync one in a
+    thread of its own."""
+    framework = as_framework_agent(agent)
+    if framework is not None:
+        return framework
     if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(
         getattr(agent, "__call__", None)  # noqa: B004 - async callable objects
     ):
@@ -90,13 +95,18 @@ def invoker(agent: Agent) -> Invoke:
     return functools.partial(_in_own_thread, agent)
 
 
-async def call_agent(agent: Agent | Invoke, case: EvalCase, *, prepared: bool = False) -> Trial:
+async def call_agent(
+    agent: Agent | Invoke | FrameworkAgent, case: EvalCase, *, prepared: bool = False
+) -> Trial:
     """Run the agent on the case and return what it did (not yet timed or recorded).
 
     `prepared`: `agent` is already an `invoker`. A multi-turn case calls the agent once per
-    user turn with the conversation so far.
+    user turn with the conversation so far; a framework's agent plays the whole case itself,
+    in one session.
     """
     call_once = agent if prepared else invoker(agent)
+    if isinstance(call_once, FrameworkAgent):
+        return await call_once.run_case(case)
     if not case.conversation:
         prompt: Any = (
             case.input

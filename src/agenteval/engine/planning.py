@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from agenteval.agents.calling import Agent
+from agenteval.agents.frameworks import as_framework_agent
 from agenteval.agents.tools import known_tools, registered_tools
 from agenteval.case import EvalCase
 from agenteval.catalog import SCORER_REFS, ResolvedScorers, resolve_run_scorers, scorer_reference
@@ -106,8 +107,11 @@ class RunPlan:
 
 def load_agent(agent: Agent | str | None, options: RunOptions) -> Agent | None:
     """The agent to call: a `module:function` / `path/to/file.py:function` reference loaded
-    (relative to `options.base_dir`), else as given."""
-    return load_object(agent, base_dir=options.base_dir) if isinstance(agent, str) else agent
+    (relative to `options.base_dir`), else as given; an agent built on a framework (an ADK
+    agent, a LangGraph graph, ...) as its adapter (`agents/frameworks/`)."""
+    loaded = load_object(agent, base_dir=options.base_dir) if isinstance(agent, str) else agent
+    framework = as_framework_agent(loaded)
+    return loaded if framework is None else framework
 
 
 def open_store(options: RunOptions) -> RunStore:
@@ -220,6 +224,9 @@ def python_target(agent: Agent | str | None) -> str:
     inner: Any = agent
     while isinstance(inner, functools.partial):
         inner = inner.func
+    framework = as_framework_agent(inner)
+    if framework is not None:
+        return f"{PYTHON_TARGET}{framework.reference}"
     name = getattr(inner, "__qualname__", None) or type(inner).__qualname__
     return f"{PYTHON_TARGET}{name}"
 

@@ -13,6 +13,7 @@ from agenteval.agents.calling import (
     invoker,
     no_response_failure,
 )
+from agenteval.agents.frameworks import FrameworkAgent
 from agenteval.agents.recorder import TrialRecorder, monotonic, recording
 from agenteval.case import EvalCase
 from agenteval.engine.deadline import Deadline, grace_s
@@ -101,7 +102,7 @@ class TrialRunner:
     spans, the time limit, the retry policy and the exception classes the run declares as
     infrastructure."""
 
-    invoke: Invoke
+    invoke: Invoke | FrameworkAgent
     timeout_s: float | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     capture: SpanCapture | None = None

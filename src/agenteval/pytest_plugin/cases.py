@@ -358,6 +358,11 @@ def agent_of(agent: Any, base_dir: Path) -> tuple[Any, str]:
         return resolve_agent({"url": agent})
     if isinstance(agent, str | Mapping | HttpAgentConfig | BuiltinAgentConfig):
         return resolve_agent(agent, base_dir=base_dir)
+    from agenteval.agents.frameworks import as_framework_agent
+
+    framework = as_framework_agent(agent)
+    if framework is not None:
+        return framework, framework.reference
     if not callable(agent):
         raise TypeError(f"agent must be callable, a reference or an agent mapping, not {agent!r}")
     name = getattr(agent, "__qualname__", None) or type(agent).__qualname__
