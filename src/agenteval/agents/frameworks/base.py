@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
+from agenteval.agents.recorder import current_recorder
 from agenteval.case import EvalCase, Message
 from agenteval.jsonsafe import plain_copy
 from agenteval.trace import AgentStep, ModelCall, ToolCall, ToolSpec, Trial, Usage
@@ -198,6 +200,23 @@ class TrialBuilder:
         """Something the trial records besides the answer and the calls (the final session
         state under `session_state`, a guardrail that tripped, ...)."""
         self._metadata[key] = value
+
+    @contextmanager
+    def kept_on_failure(self) -> Iterator[TrialBuilder]:
+        """Run the framework inside this: when it raises (a tool's exception it does not
+        catch, a cancellation, a timeout), what was recorded before is handed to the running
+        trial's recorder, so the failed trial keeps the calls made up to then."""
+        try:
+            yield self
+        except BaseException:
+            recorder = current_recorder()
+            if recorder is not None:
+                trial = self.build()
+                recorder.tool_calls.extend(trial.tool_calls)
+                recorder.model_calls.extend(trial.model_calls)
+                recorder.node_visits.extend(trial.node_visits)
+                recorder.tool_specs.update(trial.tool_specs)
+            raise
 
     def build(self) -> Trial:
         """The trial as recorded so far."""
