@@ -10,7 +10,7 @@ import agenteval
 from agenteval.agents.frameworks import FrameworkAgent, TrialBuilder, conversation
 from agenteval.case import EvalCase, Invocation
 from agenteval.store import RunStore
-from agenteval.trace import ToolSpec, Trial
+from agenteval.trace import ToolSpec, Trial, Usage
 
 SPEC = ToolSpec(
     name="lookup",
@@ -85,3 +85,81 @@ def test_the_declared_schemas_check_the_calls_arguments(tmp_path: Path) -> None:
     scores = {r.trial.case_id: r.scores["tool_arguments_valid"] for r in run.results}
     assert scores["good"].passed is True
     assert scores["bad"].passed is False
+
+
+class Traced(Scripted):
+    """Also emits the OpenTelemetry spans a framework's own tracing does (ADK traces every
+    model call and tool call with the GenAI conventions): a model call with its usage, and a
+    tool call, while reporting both in its trial."""
+
+    async def run_case(self, case: EvalCase) -> Trial:
+        from opentelemetry import trace
+
+        tracer = trace.get_tracer("framework-under-test")
+        with tracer.start_as_current_span("call_llm") as span:
+            span.set_attribute("gen_ai.operation.name", "chat")
+            span.set_attribute("gen_ai.request.model", "scripted-model")
+            span.set_attribute("gen_ai.usage.input_tokens", 100)
+            span.set_attribute("gen_ai.usage.output_tokens", 10)
+        with tracer.start_as_current_span("execute_tool lookup") as span:
+            span.set_attribute("gen_ai.operation.name", "execute_tool")
+            span.set_attribute("gen_ai.tool.name", "lookup")
+        talk = conversation(case)
+        builder = TrialBuilder(talk, self.tool_specs())
+        builder.call("lookup", {"word": "apple"}, "c1")
+        builder.result("c1", {"found": "apple"})
+        builder.model_call("scripted-model", Usage(input_tokens=100, output_tokens=10))
+        builder.answer("apple: found")
+        return builder.build()
+
+
+def test_the_frameworks_record_wins_over_its_own_spans(tmp_path: Path) -> None:
+    # The framework's run objects already hold every model call and tool call its spans
+    # describe: the spans, captured live, must not add them a second time.
+    run = agenteval.evaluate(
+        Traced(None), [EvalCase(id="one", input="apple")], store=tmp_path / "runs.db"
+    )
+    trial = run.results[0].trial
+    assert [c.name for c in trial.tool_calls] == ["lookup"]
+    assert len(trial.model_calls) == 1
+    assert trial.usage.input_tokens == 100
+
+
+class TracedFailing(Scripted):
+    """A framework run that traces a tool call and a model call, then raises (a tool's
+    exception the framework does not catch)."""
+
+    async def run_case(self, case: EvalCase) -> Trial:
+        from opentelemetry import trace
+
+        tracer = trace.get_tracer("framework-under-test")
+        builder = TrialBuilder(conversation(case), self.tool_specs())
+        with builder.kept_on_failure():
+            with tracer.start_as_current_span("call_llm") as span:
+                span.set_attribute("gen_ai.operation.name", "chat")
+                span.set_attribute("gen_ai.request.model", "scripted-model")
+                span.set_attribute("gen_ai.usage.input_tokens", 100)
+            builder.model_call("scripted-model", Usage(input_tokens=100))
+            with tracer.start_as_current_span("execute_tool lookup") as span:
+                span.set_attribute("gen_ai.operation.name", "execute_tool")
+                span.set_attribute("gen_ai.tool.name", "lookup")
+                builder.call("lookup", {"word": "apple"}, "c1")
+                builder.result("c1", error="LookupError: the dictionary is closed")
+                raise LookupError("the dictionary is closed")
+        return builder.build()
+
+
+def test_a_failed_framework_run_keeps_its_calls_once(tmp_path: Path) -> None:
+    run = agenteval.evaluate(
+        TracedFailing(None),
+        [EvalCase(id="one", input="apple")],
+        retries=0,
+        store=tmp_path / "runs.db",
+    )
+    trial = run.results[0].trial
+    assert trial.failure is not None
+    assert trial.failure.error_type == "LookupError"
+    assert [(c.name, c.error) for c in trial.tool_calls] == [
+        ("lookup", "LookupError: the dictionary is closed")
+    ]
+    assert trial.usage.input_tokens == 100
