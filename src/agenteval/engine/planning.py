@@ -233,11 +233,12 @@ def python_target(agent: Agent | str | None) -> str:
 
 def _run_tools(agent: Agent | None, options: RunOptions) -> Mapping[str, ToolSpec]:
     """The agent's tools, live: a tool imported mid-run is known by the time it is scored. A
-    framework's agent declares its tools to the framework: those, with any `@tool`."""
+    framework's agent declares its tools to the framework: those (not every `@tool` the
+    process has imported)."""
     if options.tools is not None:
         return options.tools
     if isinstance(agent, FrameworkAgent):
-        return {**registered_tools(), **agent.tool_specs()}
+        return agent.tool_specs()
     return registered_tools() if agent is not None else {}
 
 
