@@ -22,6 +22,7 @@ ADK is imported only inside functions: importing agenteval imports no framework.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -63,6 +64,17 @@ DEFAULT_USER_ID = "test_user_id"
 _RUNNER_APP = "agenteval"
 """The name of the `App` wrapping the agent (ADK checks it as an identifier); the session's app
 name, which may be any text, overrides it in the runner."""
+
+
+def _quiet_unconfigured_logs() -> None:
+    """ADK logs a tool's exception with its traceback before letting it out of the runner;
+    with no logging configured, Python prints that on stderr (its last-resort handler), over
+    the run's progress, for a failure the trial already records. A `NullHandler` on ADK's
+    logger, what the logging docs ask of a library, stops only that last resort: handlers a
+    user configured still get ADK's records."""
+    adk_logger = logging.getLogger("google_adk")
+    if not any(isinstance(h, logging.NullHandler) for h in adk_logger.handlers):
+        adk_logger.addHandler(logging.NullHandler())
 
 
 def _error_text(exc: BaseException) -> str:
@@ -279,6 +291,7 @@ class AdkAgent(FrameworkAgent):
         self, agent: Any, *, session_service: Callable[[], BaseSessionService] | None = None
     ) -> None:
         super().__init__(agent)
+        _quiet_unconfigured_logs()
         self._session_service = session_service
         self._specs: dict[str, ToolSpec] | None = None
 
