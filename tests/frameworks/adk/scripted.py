@@ -5,7 +5,7 @@ The script is keyed by the user's message: for the prompt `p`, the k-th model ca
 in the request answers `script[p][k]` (k counts the model's own turns since `p`). Nothing is
 kept between calls, so concurrent trials sharing the model never disturb each other. A step is
 text (the answer), a list of calls `("tool", {args})` (parallel when several), or an exception
-to raise (the model's own failure).
+to raise (the model's own failure), or a response given as is (one ADK ends a turn on).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from google.adk.tools import ToolContext
 from google.genai import types
 from pydantic import Field
 
-Step = str | Sequence[tuple[str, Mapping[str, Any]]] | BaseException
+Step = str | Sequence[tuple[str, Mapping[str, Any]]] | BaseException | LlmResponse
 
 
 def _prompt_index(request: LlmRequest, prompts: Mapping[str, Any]) -> tuple[str, int]:
@@ -55,6 +55,9 @@ class ScriptedModel(BaseLlm):
         step = steps[min(index, len(steps) - 1)]
         if isinstance(step, BaseException):
             raise step
+        if isinstance(step, LlmResponse):
+            yield step
+            return
         if isinstance(step, str):
             parts = [types.Part(text=step)]
         else:

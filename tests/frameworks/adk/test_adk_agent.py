@@ -11,6 +11,7 @@ import pytest
 from google.adk.agents import BaseAgent, LlmAgent, SequentialAgent
 from google.adk.apps import App
 from google.adk.events import Event
+from google.adk.models.llm_response import LlmResponse
 from google.adk.sessions import InMemorySessionService
 from google.adk.tools import FunctionTool
 from google.genai import errors as genai_errors
@@ -209,6 +210,18 @@ def test_a_model_error_keeps_its_classification(tmp_path: Path) -> None:
     (result,) = _stored(run, tmp_path / "runs.db")
     assert result.trial.failure is not None
     assert result.trial.failure.cause is FailureCause.PROVIDER_ERROR
+
+
+def test_a_turn_adk_ends_on_an_error_code_says_why_it_has_no_answer(tmp_path: Path) -> None:
+    blocked = LlmResponse(error_code="SAFETY", error_message="blocked by the safety filter")
+    run = _run(weather_agent({"hi": [blocked]}), [EvalCase(id="blocked", input="hi")], tmp_path)
+    (result,) = _stored(run, tmp_path / "runs.db")
+    failure = result.trial.failure
+    assert failure is not None
+    assert failure.cause is FailureCause.NO_RESPONSE
+    assert failure.message == (
+        "ADK ended the turn without an answer: SAFETY: blocked by the safety filter"
+    )
 
 
 def test_a_transfer_to_a_sub_agent_is_a_node_visit(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from agenteval.agents.frameworks.base import (
 from agenteval.case import EvalCase, Message
 from agenteval.errors import AgentLoadError
 from agenteval.jsonsafe import plain_copy
-from agenteval.trace import ToolSpec, Trial
+from agenteval.trace import Failure, FailureCause, ToolSpec, Trial
 
 if TYPE_CHECKING:
     from google.adk.events import Event
@@ -231,10 +231,18 @@ class _EventReader:
     models: dict[str, str | None]
     """Each agent's model name, by agent name, for pricing its model calls."""
     tool_errors: dict[str, str] = field(default_factory=dict)
+    ended_with: str | None = None
+    """The error code and message of the last event of the run, when ADK ended a turn on one
+    (a response the model refused or cut, `error_code` set, nothing raised)."""
 
     def read(self, event: Event) -> None:
         if event.partial:  # streamed pieces: the whole response follows (and is what ADK keeps)
             return
+        self.ended_with = (
+            f"{event.error_code}: {event.error_message or ''}".rstrip(": ")
+            if event.error_code
+            else None
+        )
         author = event.author or ""
         if author and author != "user":
             self.builder.visit(author)
@@ -333,7 +341,14 @@ class AdkAgent(FrameworkAgent):
         reader = _EventReader(builder, {a.name: _model_name(a) for a in _agents(self.agent)})
         with builder.kept_on_failure():
             await self._play(talk, session_input, history, reader)
-        return builder.build()
+        trial = builder.build()
+        if reader.ended_with is not None and not (trial.output or "").strip():
+            # Not the engine's bare "no answer": why ADK ended the turn without one.
+            trial.failure = Failure(
+                cause=FailureCause.NO_RESPONSE,
+                message=f"ADK ended the turn without an answer: {reader.ended_with}",
+            )
+        return trial
 
     async def _play(
         self,
