@@ -14,6 +14,7 @@ from google.adk.events import Event
 from google.adk.models.llm_response import LlmResponse
 from google.adk.sessions import InMemorySessionService
 from google.adk.tools import FunctionTool
+from google.adk.tools.base_toolset import BaseToolset
 from google.genai import errors as genai_errors
 from google.genai import types
 from tests.frameworks.adk.scripted import ScriptedModel, get_weather, team, weather_agent
@@ -112,6 +113,36 @@ def test_arguments_outside_the_declared_schema_fail_tool_arguments_valid(tmp_pat
     score = result.scores["tool_arguments_valid"]
     assert score.passed is False
     assert "city" in (score.reason or "")
+
+
+def test_a_toolsets_tools_get_the_schemas_adk_offered_the_model(tmp_path: Path) -> None:
+    class CityTools(BaseToolset):
+        """Tools listed only when a run asks (as an MCP server's)."""
+
+        async def get_tools(self, readonly_context: Any = None) -> list[Any]:
+            return [FunctionTool(get_weather)]
+
+    agent = LlmAgent(
+        name="toolset_agent",
+        model=ScriptedModel(
+            script={
+                "ok": [[("get_weather", {"city": "Paris"})], "21C"],
+                "bad": [[("get_weather", {"city": 3})], "??"],
+            }
+        ),
+        tools=[CityTools()],
+    )
+    assert AdkAgent.of(agent).tool_specs() == {}  # not listed before a run
+    run = _run(
+        agent,
+        [EvalCase(id="ok", input="ok"), EvalCase(id="bad", input="bad")],
+        tmp_path,
+        scorers=["tool_arguments_valid"],
+    )
+    bad, ok = _stored(run, tmp_path / "runs.db")
+    assert ok.trial.tool_specs["get_weather"].parameters["required"] == ["city"]
+    assert ok.scores["tool_arguments_valid"].passed is True
+    assert bad.scores["tool_arguments_valid"].passed is False
 
 
 def test_a_conversation_plays_every_turn_in_one_session_from_its_initial_state(

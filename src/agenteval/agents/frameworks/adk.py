@@ -15,7 +15,9 @@ What is read, and from where:
 - the session state at the end, under `metadata["session_state"]`, so
   `final_session_state_match` applies;
 - tool schemas: ADK's own declarations of each agent's tools (`LlmRequest.append_tools`, public
-  API), the sub-agents' included, and of `transfer_to_agent` where an agent can transfer.
+  API), the sub-agents' included, and of `transfer_to_agent` where an agent can transfer; and,
+  during the run, the declarations each model call is offered (a plugin's
+  `before_model_callback`), which add the tools of toolsets (MCP, OpenAPI), listed only then.
 
 ADK is imported only inside functions: importing agenteval imports no framework.
 """
@@ -156,8 +158,15 @@ def _declared(tool: Any) -> list[ToolSpec]:
         request.append_tools([tool])
     except Exception:  # a declaration ADK cannot build is no schema to check calls against
         return []
+    return _requested_tools(request)
+
+
+def _requested_tools(request: Any) -> list[ToolSpec]:
+    """The function declarations of an `LlmRequest` (the tools the model is offered), as
+    `ToolSpec`s with JSON schemas."""
     specs: list[ToolSpec] = []
-    for declared in request.config.tools or ():
+    config = getattr(request, "config", None)
+    for declared in getattr(config, "tools", None) or ():
         for declaration in getattr(declared, "function_declarations", None) or ():
             parameters: Any = declaration.parameters_json_schema
             if parameters is None and declaration.parameters is not None:
@@ -165,13 +174,14 @@ def _declared(tool: Any) -> list[ToolSpec]:
                     mode="json", exclude_none=True, by_alias=True
                 )
             copied, _ = plain_copy(parameters or {})
-            specs.append(
-                ToolSpec(
-                    name=declaration.name or getattr(tool, "name", ""),
-                    description=declaration.description or "",
-                    parameters=copied if isinstance(copied, dict) else {},
+            if declaration.name:
+                specs.append(
+                    ToolSpec(
+                        name=declaration.name,
+                        description=declaration.description or "",
+                        parameters=copied if isinstance(copied, dict) else {},
+                    )
                 )
-            )
     return specs
 
 
@@ -207,20 +217,26 @@ def declared_tools(root: Any) -> dict[str, ToolSpec]:
     return specs
 
 
-def _plugin(errors: dict[str, str]) -> Any:
-    """A runner plugin noting which call each tool exception belongs to (its function call
-    id), and changing nothing: it returns None, so ADK handles the error as it would."""
+def _plugin(reader: _EventReader) -> Any:
+    """The trial's runner plugin, which changes nothing (each callback returns None, so ADK
+    goes on as it would): it notes which call each tool exception belongs to (its function
+    call id), and the tools each model call is offered (a toolset's tools are listed only
+    then)."""
     from google.adk.plugins import BasePlugin
 
-    class ToolErrors(BasePlugin):
+    class AgentevalRecorder(BasePlugin):
+        async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
+            for spec in _requested_tools(llm_request):
+                reader.builder.declare(spec)
+
         async def on_tool_error_callback(
             self, *, tool: Any, tool_args: Any, tool_context: Any, error: Exception
         ) -> None:
             call_id = getattr(tool_context, "function_call_id", None)
             if call_id:
-                errors[str(call_id)] = _error_text(error)
+                reader.tool_errors[str(call_id)] = _error_text(error)
 
-    return ToolErrors(name="agenteval_tool_errors")
+    return AgentevalRecorder(name="agenteval_recorder")
 
 
 @dataclass
@@ -365,7 +381,7 @@ class AdkAgent(FrameworkAgent):
         from google.genai import types
 
         service = self._session_service() if self._session_service else InMemorySessionService()
-        app = App(name=_RUNNER_APP, root_agent=self.agent, plugins=[_plugin(reader.tool_errors)])
+        app = App(name=_RUNNER_APP, root_agent=self.agent, plugins=[_plugin(reader)])
         runner = Runner(
             app=app,
             app_name=session_input.app_name,
