@@ -116,11 +116,16 @@ def test_arguments_outside_the_declared_schema_fail_tool_arguments_valid(tmp_pat
 
 
 def test_a_toolsets_tools_get_the_schemas_adk_offered_the_model(tmp_path: Path) -> None:
+    closed: list[bool] = []
+
     class CityTools(BaseToolset):
         """Tools listed only when a run asks (as an MCP server's)."""
 
         async def get_tools(self, readonly_context: Any = None) -> list[Any]:
             return [FunctionTool(get_weather)]
+
+        async def close(self) -> None:
+            closed.append(True)
 
     agent = LlmAgent(
         name="toolset_agent",
@@ -143,6 +148,8 @@ def test_a_toolsets_tools_get_the_schemas_adk_offered_the_model(tmp_path: Path) 
     assert ok.trial.tool_specs["get_weather"].parameters["required"] == ["city"]
     assert ok.scores["tool_arguments_valid"].passed is True
     assert bad.scores["tool_arguments_valid"].passed is False
+    # The toolset is the user's, shared by every trial: no trial closes it.
+    assert closed == []
 
 
 def test_a_conversation_plays_every_turn_in_one_session_from_its_initial_state(

@@ -389,35 +389,35 @@ class AdkAgent(FrameworkAgent):
             artifact_service=InMemoryArtifactService(),
             memory_service=InMemoryMemoryService(),
         )
-        try:
-            session = await service.create_session(
-                app_name=session_input.app_name,
-                user_id=session_input.user_id,
-                state=session_input.state,
-                session_id=f"agenteval-{uuid.uuid4().hex}",
-            )
-            for event in history:
-                await service.append_event(session, event)
-            for turn in talk.turns:
-                reader.builder.start_turn()
-                message = types.Content(role="user", parts=[types.Part(text=turn)])
-                try:
-                    async for event in runner.run_async(
-                        user_id=session_input.user_id, session_id=session.id, new_message=message
-                    ):
-                        reader.read(event)
-                except BaseException:
-                    reader.failed()
-                    raise
-            ended = await service.get_session(
-                app_name=session_input.app_name,
-                user_id=session_input.user_id,
-                session_id=session.id,
-            )
-            state, _ = plain_copy(dict(ended.state) if ended is not None else {})
-            reader.builder.metadata(SESSION_STATE, state)
-        finally:
-            await runner.close()
+        # No `runner.close()`: it closes the agent's toolsets (an MCP server's connection),
+        # which the agent shares with the trials still running; the runner's own services
+        # are in memory and go with it.
+        session = await service.create_session(
+            app_name=session_input.app_name,
+            user_id=session_input.user_id,
+            state=session_input.state,
+            session_id=f"agenteval-{uuid.uuid4().hex}",
+        )
+        for event in history:
+            await service.append_event(session, event)
+        for turn in talk.turns:
+            reader.builder.start_turn()
+            message = types.Content(role="user", parts=[types.Part(text=turn)])
+            try:
+                async for event in runner.run_async(
+                    user_id=session_input.user_id, session_id=session.id, new_message=message
+                ):
+                    reader.read(event)
+            except BaseException:
+                reader.failed()
+                raise
+        ended = await service.get_session(
+            app_name=session_input.app_name,
+            user_id=session_input.user_id,
+            session_id=session.id,
+        )
+        state, _ = plain_copy(dict(ended.state) if ended is not None else {})
+        reader.builder.metadata(SESSION_STATE, state)
 
 
 def _history(talk: Conversation, root: str, case: EvalCase) -> list[Event]:
