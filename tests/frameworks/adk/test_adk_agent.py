@@ -4,6 +4,7 @@ events say."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +241,25 @@ def test_a_tool_error_a_callback_answers_keeps_the_error_and_the_run_goes_on() -
     assert calls["Atlantis"].error == "LookupError: no weather station in Atlantis"
     assert calls["Atlantis"].result == {"error": "station offline"}
     assert calls["Paris"].error is None
+
+
+def test_a_trial_past_its_time_limit_keeps_the_call_it_was_waiting_on(tmp_path: Path) -> None:
+    async def wait_forever(city: str) -> str:
+        """A tool that never answers."""
+        await asyncio.Event().wait()
+        return city
+
+    agent = LlmAgent(
+        name="stuck",
+        model=ScriptedModel(script={"go": [[("wait_forever", {"city": "Oslo"})], "never"]}),
+        tools=[wait_forever],
+    )
+    run = _run(agent, [EvalCase(id="stuck", input="go")], tmp_path, timeout=2.0, retries=0)
+    (result,) = _stored(run, tmp_path / "runs.db")
+    trial = result.trial
+    assert trial.failure is not None and trial.failure.cause is FailureCause.TIMEOUT
+    # The call was cancelled by the time limit: no error of its own (the trial says why).
+    assert [(c.name, c.result, c.error) for c in trial.tool_calls] == [("wait_forever", None, None)]
 
 
 def test_a_model_error_keeps_its_classification(tmp_path: Path) -> None:
