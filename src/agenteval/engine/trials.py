@@ -136,16 +136,22 @@ class TrialRunner:
         with recording(recorder):
             if self.capture is None:
                 return await self._call(case), None
-            # The agent's OpenTelemetry spans fill the recorder too.
-            with self.capture(recorder, case.id, index) as attempt:
-                returned = await self._call(case)
-                if self.remote_wait_s is None:  # no receiver: nothing comes later
-                    return returned, None
-                # A service the agent called exports its spans after answering: wait for them.
-                settling = monotonic()
-                missing = await attempt.remote_spans()
-                tally.settled_s += monotonic() - settling
-                return returned, missing
+            # The agent's OpenTelemetry spans fill the recorder too; but a framework agent's run
+            # objects are its whole record, which its spans (ADK's, say) would only repeat:
+            # they go to a recorder of their own, and give the trial its trace ids alone.
+            spans = TrialRecorder() if isinstance(self.invoke, FrameworkAgent) else recorder
+            try:
+                with self.capture(spans, case.id, index) as attempt:
+                    returned = await self._call(case)
+                    if self.remote_wait_s is None:  # no receiver: nothing comes later
+                        return returned, None
+                    # A service the agent called exports its spans after answering: wait.
+                    settling = monotonic()
+                    missing = await attempt.remote_spans()
+                    tally.settled_s += monotonic() - settling
+                    return returned, missing
+            finally:
+                recorder.trace_id, recorder.span_id = spans.trace_id, spans.span_id
 
     async def _call(self, case: EvalCase) -> Trial:
         if self.timeout_s is None:
