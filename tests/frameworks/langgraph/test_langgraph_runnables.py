@@ -1,0 +1,184 @@
+"""LangChain runnables that are no graph, sync code off the event loop, interrupts, and the
+objects agenteval refuses as agents (each with one clear message)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from langchain_core.runnables import RunnableLambda
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import interrupt
+from tests.frameworks.langgraph.scripted_chat import ScriptedChat, add, respond
+from typing_extensions import TypedDict
+
+from agenteval import EvalCase, evaluate
+from agenteval.agents.frameworks import as_framework_agent
+from agenteval.agents.frameworks.langgraph import GraphAgent
+from agenteval.case import Invocation
+from agenteval.errors import AgentLoadError
+from agenteval.run import TrialResult
+from agenteval.trace import FailureCause
+
+
+def _on_an_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def results(agent: Any, cases: list[EvalCase], tmp_path: Path, **options: Any) -> list[TrialResult]:
+    return evaluate(agent, cases, store=tmp_path / "runs.db", **options).results
+
+
+def test_a_sync_runnable_over_messages_runs_off_the_loop_with_the_history(
+    tmp_path: Path,
+) -> None:
+    seen: list[tuple[int, bool]] = []
+
+    def reply(state: dict[str, Any]) -> AIMessage:
+        messages: Sequence[BaseMessage] = state["messages"]
+        seen.append((len(messages), _on_an_event_loop()))
+        answer = respond(messages)
+        answer.usage_metadata = {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5}
+        answer.response_metadata = {"model": "lambda-1"}
+        return answer
+
+    case = EvalCase(id="talk", conversation=[Invocation(input="hello"), Invocation(input="recall")])
+    (result,) = results(RunnableLambda(reply), [case], tmp_path)
+    trial = result.trial
+    assert trial.metadata["turn_outputs"] == ["echo: hello", "you first said: hello"]
+    # The second turn got the first turn's user message and answer, then its own.
+    assert [length for length, _ in seen] == [1, 3]
+    assert not any(on_loop for _, on_loop in seen)
+    assert [(c.model, c.usage.total_tokens) for c in trial.model_calls] == [("lambda-1", 5)] * 2
+    assert trial.tool_specs == {}
+    assert trial.node_visits == []
+
+
+def test_a_prompt_piped_into_a_chat_model_is_an_agent(tmp_path: Path) -> None:
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "be brief"), MessagesPlaceholder("messages")]
+    )
+    chain = prompt | ScriptedChat(respond=respond)
+    (result,) = results(chain, [EvalCase(id="c", input="hi there")], tmp_path)
+    assert result.trial.output == "echo: hi there"
+    assert result.trial.model_calls[0].usage.input_tokens == 4  # "be brief" and "hi there"
+
+
+def test_a_runnable_returning_only_its_new_messages_keeps_the_conversation(
+    tmp_path: Path,
+) -> None:
+    def reply(state: dict[str, Any]) -> dict[str, Any]:
+        return {"messages": [respond(state["messages"])]}
+
+    case = EvalCase(id="t", conversation=[Invocation(input="hello"), Invocation(input="recall")])
+    (result,) = results(RunnableLambda(reply), [case], tmp_path)
+    assert result.trial.metadata["turn_outputs"] == ["echo: hello", "you first said: hello"]
+
+
+def test_a_runnable_returning_no_messages_fails_its_trial_saying_what_to_return(
+    tmp_path: Path,
+) -> None:
+    (result,) = results(RunnableLambda(lambda state: 42), [EvalCase(id="c", input="hi")], tmp_path)
+    failure = result.trial.failure
+    assert failure is not None
+    assert failure.cause is FailureCause.AGENT_ERROR
+    assert "returned int" in failure.message
+    assert "{'messages': [...]}" in failure.message
+
+
+def test_sync_graph_nodes_of_concurrent_trials_run_in_threads_of_their_own(
+    tmp_path: Path,
+) -> None:
+    # Two trials meet at a barrier inside a sync node: were the node run on the event loop,
+    # the second could never arrive (the barrier breaks after its timeout, failing both).
+    meeting = threading.Barrier(2, timeout=60)
+
+    def wait_for_the_other(state: MessagesState) -> dict[str, Any]:
+        meeting.wait()
+        return {"messages": [AIMessage(content="met")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("meet", wait_for_the_other)
+    builder.add_edge(START, "meet")
+    builder.add_edge("meet", END)
+    graph = builder.compile(name="meeting")
+    cases = [EvalCase(id="a", input="one"), EvalCase(id="b", input="two")]
+    done = results(graph, cases, tmp_path, concurrency=2)
+    assert [(r.trial.failure, r.trial.output) for r in done] == [(None, "met"), (None, "met")]
+    assert all(r.trial.node_visits == ["meet"] for r in done)
+
+
+def test_an_interrupt_ends_the_turn_and_is_recorded(tmp_path: Path) -> None:
+    def ask(state: MessagesState) -> dict[str, Any]:
+        approved = interrupt({"question": "approve the refund?"})
+        return {"messages": [AIMessage(content=f"approved: {approved}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("ask", ask)
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    (result,) = results(graph, [EvalCase(id="c", input="refund me")], tmp_path, retries=0)
+    assert result.trial.metadata["interrupts"] == [{"question": "approve the refund?"}]
+    assert result.trial.failure is not None
+    assert result.trial.failure.cause is FailureCause.NO_RESPONSE
+
+
+class Question(TypedDict):
+    question: str
+
+
+def _question_graph() -> Any:
+    builder = StateGraph(Question)
+    builder.add_node("answer", lambda state: state)
+    builder.add_edge(START, "answer")
+    return builder.compile(name="qa")
+
+
+@pytest.mark.parametrize(
+    ("make", "says", "hint"),
+    [
+        (lambda: add, "'add' is a LangChain tool, not an agent", "create_react_agent"),
+        (lambda: ScriptedChat(respond=respond), "chat model, not an agent", "create_react_agent"),
+        (
+            _question_graph,
+            "'qa' has no 'messages' in its state (it has ['question'])",
+            "MessagesState",
+        ),
+        (
+            lambda: ChatPromptTemplate.from_messages([("user", "{question}")]),
+            "takes ['question'], not 'messages'",
+            "MessagesPlaceholder",
+        ),
+    ],
+    ids=["tool", "chat-model", "graph-over-other-state", "prompt-over-other-input"],
+)
+def test_a_runnable_that_cannot_be_an_agent_is_refused_naming_the_fix(
+    tmp_path: Path, make: Any, says: str, hint: str
+) -> None:
+    with pytest.raises(AgentLoadError) as caught:
+        as_framework_agent(make())
+    assert says in caught.value.message
+    assert hint in (caught.value.hint or "")
+    with pytest.raises(AgentLoadError):
+        results(make(), [EvalCase(id="c", input="hi")], tmp_path)
+
+
+def test_an_agent_is_named_by_its_graph_or_runnable() -> None:
+    graph = StateGraph(MessagesState)
+    graph.add_node("n", lambda state: {})
+    graph.add_edge(START, "n")
+    assert GraphAgent.of(graph.compile()).reference == "langgraph:LangGraph"
+    assert GraphAgent.of(graph.compile(name="triage")).reference == "langgraph:triage"
+    assert GraphAgent.of(RunnableLambda(lambda s: s, name="mine")).name == "mine"
