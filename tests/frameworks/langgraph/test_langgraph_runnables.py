@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import interrupt
-from tests.frameworks.langgraph.scripted_chat import ScriptedChat, add, respond
+from tests.frameworks.langgraph.scripted_chat import TOOLS, ScriptedChat, add, respond
 from typing_extensions import TypedDict
 
 from agenteval import EvalCase, evaluate
@@ -182,3 +182,68 @@ def test_an_agent_is_named_by_its_graph_or_runnable() -> None:
     assert GraphAgent.of(graph.compile()).reference == "langgraph:LangGraph"
     assert GraphAgent.of(graph.compile(name="triage")).reference == "langgraph:triage"
     assert GraphAgent.of(RunnableLambda(lambda s: s, name="mine")).name == "mine"
+
+
+def test_tools_run_by_a_node_of_its_own_are_known_from_the_models_bound_tools(
+    tmp_path: Path,
+) -> None:
+    # No ToolNode: the graph's own node runs the tools. Their schemas come from what the
+    # chat model was bound with.
+    model = ScriptedChat(respond=respond).bind_tools(TOOLS)
+    by_name = {t.name: t for t in TOOLS}
+
+    async def assistant(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    def run_tools(state: MessagesState) -> dict[str, Any]:
+        last = state["messages"][-1]
+        replies = []
+        for call in getattr(last, "tool_calls", []):
+            try:
+                content, status = str(by_name[call["name"]].invoke(call["args"])), "success"
+            except Exception as exc:
+                content, status = f"failed: {exc}", "error"
+            replies.append(
+                ToolMessage(content, name=call["name"], tool_call_id=call["id"], status=status)
+            )
+        return {"messages": replies}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("assistant", assistant)
+    builder.add_node("run_tools", run_tools)
+    builder.add_edge(START, "assistant")
+    builder.add_conditional_edges(
+        "assistant", lambda s: "run_tools" if s["messages"][-1].tool_calls else END
+    )
+    builder.add_edge("run_tools", "assistant")
+    graph = builder.compile(name="own_tools")
+    assert GraphAgent.of(graph).tool_specs() == {}
+    cases = [EvalCase(id="bad", input="bad args"), EvalCase(id="good", input="add 2 2")]
+    done = {r.case.id: r for r in results(graph, cases, tmp_path)}
+    good, bad = done["good"], done["bad"]
+    assert set(good.trial.tool_specs) == {"get_weather", "add", "charge"}
+    assert good.trial.tool_specs["add"].parameters["properties"] == {
+        "a": {"type": "integer"},
+        "b": {"type": "integer"},
+    }
+    assert good.trial.output == "results: add=4"
+    assert good.scores["tool_arguments_valid"].passed is True
+    assert bad.scores["tool_arguments_valid"].passed is False
+    assert bad.trial.tool_calls[0].error is not None
+    assert good.trial.node_visits == ["assistant", "run_tools", "assistant"]
+
+
+def test_a_chain_over_a_model_bound_to_tools_records_the_calls_it_asked_for(
+    tmp_path: Path,
+) -> None:
+    prompt = ChatPromptTemplate.from_messages([MessagesPlaceholder("messages")])
+    chain = prompt | ScriptedChat(respond=respond).bind_tools(TOOLS)
+    (result,) = results(chain, [EvalCase(id="w", input="weather Oslo")], tmp_path)
+    trial = result.trial
+    assert [(c.name, c.arguments, c.result) for c in trial.tool_calls] == [
+        ("get_weather", {"city": "Oslo"}, None)
+    ]
+    assert set(trial.tool_specs) == {"get_weather", "add", "charge"}
+    # The model asked for a tool and said nothing: no answer.
+    assert trial.failure is not None
+    assert trial.failure.cause is FailureCause.NO_RESPONSE

@@ -14,10 +14,14 @@ whose new messages are read as they appear, so a run that raises midway keeps wh
 That costs nothing the graph does not do anyway (no checkpoint is read back, and a graph without
 a checkpointer has none to read). Any other runnable is awaited once per turn (`ainvoke`).
 LangChain runs a sync-only runnable, node or tool in an executor thread, off the event loop.
+
+The tools' schemas come from the graph's `ToolNode`s (before any trial), and from what the run's
+chat models were bound with (a callback on each model call), so `tool_arguments_valid` applies.
 """
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
@@ -85,7 +89,8 @@ class GraphAgent(FrameworkAgent):
         """The tools of every `ToolNode` in the graph and its subgraphs (`create_react_agent`'s
         `tools` node included), as the model sees them (`convert_to_openai_tool`: the tool's
         `tool_call_schema`, injected arguments left out). A runnable that is no graph, or a
-        graph calling tools from nodes of its own, declares none."""
+        graph calling tools from nodes of its own, declares none here; every trial also
+        records the tools its chat models were bound with (`_bound_tools_handler`)."""
         if self._specs is None:
             self._specs = _tool_specs(self.agent) if self._graph else {}
         return dict(self._specs)
@@ -107,7 +112,11 @@ class _Thread:
     def __init__(self, agent: GraphAgent, builder: TrialBuilder, thread_id: str) -> None:
         self._agent = agent
         self._builder = builder
-        self._config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
+        self._config: dict[str, Any] = {
+            "configurable": {"thread_id": thread_id},
+            # What the chat models were offered: their bound tools' schemas (see `_declared`).
+            "callbacks": [_bound_tools_handler()(builder)],
+        }
         self._state: list[BaseMessage] = []
         """The conversation as the graph last left it (sent again without a checkpointer)."""
         self._interrupts: list[Any] = []
@@ -344,13 +353,55 @@ def _input_properties(agent: Any) -> set[str] | None:
     return {str(key) for key in properties} if isinstance(properties, Mapping) else None
 
 
+@functools.cache
+def _bound_tools_handler() -> type[Any]:
+    """The callback handler that declares, to a trial's builder, every tool a chat model of the
+    run was bound with (`bind_tools`: LangChain hands them to `on_chat_model_start` as the
+    invocation's `tools`). So a graph whose tools run in a node of its own, or a runnable that
+    is no graph, still has its tools' schemas checked. (A class made once, on first use: it
+    subclasses LangChain's, which importing agenteval must not import.)"""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class BoundTools(BaseCallbackHandler):
+        run_inline = True  # a few dict lookups: no executor thread for them
+
+        def __init__(self, builder: TrialBuilder) -> None:
+            self.builder = builder
+
+        def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+            params = kwargs.get("invocation_params")
+            tools = params.get("tools") if isinstance(params, Mapping) else None
+            for tool in tools if isinstance(tools, list | tuple) else ():
+                spec = _spec_of(tool)
+                if spec is not None:
+                    self.builder.declare(spec)
+
+    return BoundTools
+
+
+def _spec_of(tool: Any) -> ToolSpec | None:
+    """A tool (a LangChain tool, or a provider's tool declaration) as the model sees it, by
+    `convert_to_openai_tool`; None for what is no function (a provider's built-in tool)."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    try:
+        function = convert_to_openai_tool(tool).get("function")
+    except Exception:  # a built-in tool of the provider's (web search, say): no schema
+        return None
+    if not isinstance(function, Mapping) or not function.get("name"):
+        return None
+    return ToolSpec(
+        name=str(function["name"]),
+        description=str(function.get("description") or ""),
+        parameters=dict(function.get("parameters") or {}),
+    )
+
+
 def _tool_specs(graph: Any) -> dict[str, ToolSpec]:
     try:
         from langgraph.prebuilt import ToolNode
     except ImportError:  # langgraph without its prebuilt package: no ToolNode to read
         return {}
-    from langchain_core.utils.function_calling import convert_to_openai_tool
-
     graphs = [graph, *(sub for _, sub in graph.get_subgraphs(recurse=True))]
     specs: dict[str, ToolSpec] = {}
     for each in graphs:
@@ -358,11 +409,8 @@ def _tool_specs(graph: Any) -> dict[str, ToolSpec]:
             bound = getattr(node, "bound", None)
             if not isinstance(bound, ToolNode):
                 continue
-            for name, tool in bound.tools_by_name.items():
-                function = convert_to_openai_tool(tool).get("function", {})
-                specs[name] = ToolSpec(
-                    name=name,
-                    description=str(function.get("description") or ""),
-                    parameters=dict(function.get("parameters") or {}),
-                )
+            for tool in bound.tools_by_name.values():
+                spec = _spec_of(tool)
+                if spec is not None:
+                    specs[spec.name] = spec
     return specs
