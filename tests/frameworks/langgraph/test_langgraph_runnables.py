@@ -4,13 +4,14 @@ objects agenteval refuses as agents (each with one clear message)."""
 from __future__ import annotations
 
 import asyncio
+import operator
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
@@ -117,6 +118,34 @@ def test_sync_graph_nodes_of_concurrent_trials_run_in_threads_of_their_own(
     done = results(graph, cases, tmp_path, concurrency=2)
     assert [(r.trial.failure, r.trial.output) for r in done] == [(None, "met"), (None, "met")]
     assert all(r.trial.node_visits == ["meet"] for r in done)
+    # An AI message a node writes itself is no model call.
+    assert all(r.trial.model_calls == [] for r in done)
+
+
+def test_a_model_call_whose_message_the_graph_does_not_keep_still_counts(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedChat(respond=respond)
+
+    async def route(state: MessagesState) -> dict[str, Any]:
+        # A classifier's call: its answer steers the graph and never enters the state.
+        await model.ainvoke([HumanMessage("classify: " + str(state["messages"][-1].content))])
+        return {}
+
+    async def answer(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("route", route)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "route")
+    builder.add_edge("route", "answer")
+    graph = builder.compile(name="routed")
+    (result,) = results(graph, [EvalCase(id="c", input="hi")], tmp_path)
+    trial = result.trial
+    assert trial.output == "echo: hi"
+    assert [c.usage.input_tokens for c in trial.model_calls] == [2, 1]
+    assert trial.usage.input_tokens == 3
 
 
 def test_an_interrupt_ends_the_turn_and_is_recorded(tmp_path: Path) -> None:
@@ -247,3 +276,46 @@ def test_a_chain_over_a_model_bound_to_tools_records_the_calls_it_asked_for(
     # The model asked for a tool and said nothing: no answer.
     assert trial.failure is not None
     assert trial.failure.cause is FailureCause.NO_RESPONSE
+
+
+class AppendOnly(TypedDict):
+    messages: Annotated[list[BaseMessage], operator.add]
+
+
+@pytest.mark.parametrize("checkpointer", [None, InMemorySaver()], ids=["history", "checkpointer"])
+def test_a_checkpointed_thread_gets_only_the_new_user_message_each_turn(
+    tmp_path: Path, checkpointer: InMemorySaver | None
+) -> None:
+    # A plain list channel appends whatever it is sent: sending the history again to a graph
+    # that keeps it would double it.
+    model = ScriptedChat(respond=respond)
+
+    async def reply(state: AppendOnly) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(AppendOnly)
+    builder.add_node("reply", reply)
+    builder.add_edge(START, "reply")
+    graph = builder.compile(checkpointer=checkpointer)
+    case = EvalCase(
+        id="t",
+        conversation=[
+            Invocation(input="hello"),
+            Invocation(input="hi"),
+            Invocation(input="recall"),
+        ],
+    )
+    (result,) = results(graph, [case], tmp_path)
+    trial = result.trial
+    assert trial.metadata["turn_outputs"] == ["echo: hello", "echo: hi", "you first said: hello"]
+    assert len(trial.model_calls) == 3
+    if checkpointer is not None:
+        state = graph.get_state({"configurable": {"thread_id": trial.metadata["thread_id"]}})
+        assert [m.content for m in state.values["messages"]] == [
+            "hello",
+            "echo: hello",
+            "hi",
+            "echo: hi",
+            "recall",
+            "you first said: hello",
+        ]

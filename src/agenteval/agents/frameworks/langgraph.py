@@ -5,8 +5,9 @@ Each trial runs in a fresh thread (`configurable.thread_id`), every user turn of
 it. A graph with a checkpointer keeps the conversation itself, so a turn sends only the new user
 message; without one, a turn sends the whole conversation so far (what a checkpointer would have
 kept). The record is read from the messages the trial's turns added to the graph's state (an AI
-message's `tool_calls` and `usage_metadata`, a `ToolMessage`'s content and `status`), not from a
-trace: it is what the graph itself keeps, exactly.
+message's `tool_calls`, a `ToolMessage`'s content and `status`, the last AI message's text) and
+from the model calls LangChain reports to callbacks (each with its message's `usage_metadata`),
+not from a trace: it is what the graph itself keeps, exactly (`langgraph_record.py`).
 
 A graph runs through `astream(stream_mode=["updates", "values"])`: the updates name the nodes
 each step ran (the trial's node visits, in order), and the values are the state after each step,
@@ -21,9 +22,8 @@ chat models were bound with (a callback on each model call), so `tool_arguments_
 
 from __future__ import annotations
 
-import functools
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 from agenteval.agents.frameworks.base import (
@@ -32,10 +32,16 @@ from agenteval.agents.frameworks.base import (
     TrialBuilder,
     conversation,
 )
+from agenteval.agents.frameworks.langgraph_record import (
+    RunRecord,
+    TurnReader,
+    graph_tool_specs,
+    message_key,
+)
 from agenteval.case import EvalCase, Message
 from agenteval.errors import AgentLoadError
 from agenteval.jsonsafe import plain_copy
-from agenteval.trace import ToolSpec, Trial, Usage
+from agenteval.trace import ToolSpec, Trial
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -90,9 +96,9 @@ class GraphAgent(FrameworkAgent):
         `tools` node included), as the model sees them (`convert_to_openai_tool`: the tool's
         `tool_call_schema`, injected arguments left out). A runnable that is no graph, or a
         graph calling tools from nodes of its own, declares none here; every trial also
-        records the tools its chat models were bound with (`_bound_tools_handler`)."""
+        records the tools its chat models were bound with (`RunRecord`)."""
         if self._specs is None:
-            self._specs = _tool_specs(self.agent) if self._graph else {}
+            self._specs = graph_tool_specs(self.agent) if self._graph else {}
         return dict(self._specs)
 
     async def run_case(self, case: EvalCase) -> Trial:
@@ -112,10 +118,11 @@ class _Thread:
     def __init__(self, agent: GraphAgent, builder: TrialBuilder, thread_id: str) -> None:
         self._agent = agent
         self._builder = builder
+        self._record = RunRecord(builder)
         self._config: dict[str, Any] = {
             "configurable": {"thread_id": thread_id},
-            # What the chat models were offered: their bound tools' schemas (see `_declared`).
-            "callbacks": [_bound_tools_handler()(builder)],
+            # The model calls, and the tools the models were bound with (`RunRecord`).
+            "callbacks": [self._record.handler()],
         }
         self._state: list[BaseMessage] = []
         """The conversation as the graph last left it (sent again without a checkpointer)."""
@@ -133,17 +140,15 @@ class _Thread:
                 sent = [*history, user] if index == 0 else [user]
             else:
                 sent = [*(history if index == 0 else self._state), user]
-            known = {_key(message, i) for i, message in enumerate([*self._state, *sent])}
-            reader = _TurnReader(self._builder, known)
+            known = {message_key(m, i) for i, m in enumerate([*self._state, *sent])}
+            reader = TurnReader(self._record, known)
             if self._agent._graph:
                 await self._stream(sent, reader)
             else:
                 await self._invoke(sent, reader)
             self._builder.answer(reader.answer)
-        if self._interrupts:
-            self._builder.metadata("interrupts", self._interrupts)
 
-    async def _stream(self, sent: list[BaseMessage], reader: _TurnReader) -> None:
+    async def _stream(self, sent: list[BaseMessage], reader: TurnReader) -> None:
         stream = self._agent.agent.astream(
             {_MESSAGES: sent}, self._config, stream_mode=["updates", "values"]
         )
@@ -152,13 +157,14 @@ class _Thread:
                 for node, update in chunk.items():
                     if node == _INTERRUPT:
                         self._interrupts.extend(_interrupt_values(update))
+                        self._builder.metadata("interrupts", self._interrupts)
                     else:
                         self._builder.visit(str(node))
             elif mode == "values" and isinstance(chunk, Mapping):
                 self._state = _message_list(chunk.get(_MESSAGES))
                 reader.read(self._state)
 
-    async def _invoke(self, sent: list[BaseMessage], reader: _TurnReader) -> None:
+    async def _invoke(self, sent: list[BaseMessage], reader: TurnReader) -> None:
         from langchain_core.messages import AIMessage, BaseMessage
 
         output = await self._agent.agent.ainvoke({_MESSAGES: sent}, self._config)
@@ -181,83 +187,6 @@ class _Thread:
         added = reader.read(messages)
         kept = messages if len(added) < len(messages) else [*sent, *messages]
         self._state = [m if m.id else m.model_copy(update={"id": _new_id()}) for m in kept]
-
-
-class _TurnReader:
-    """The messages one turn added, read into the builder once each as they appear: an AI
-    message's model call and tool calls, a tool message's result or error."""
-
-    def __init__(self, builder: TrialBuilder, known: set[object]) -> None:
-        self._builder = builder
-        self._known = known
-        self.answer: str | None = None
-
-    def read(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """Read the messages of `messages` not read (nor sent) before; returns them."""
-        added = []
-        for index, message in enumerate(messages):
-            key = _key(message, index)
-            if key in self._known:
-                continue
-            self._known.add(key)
-            added.append(message)
-            self._one(message)
-        return added
-
-    def _one(self, message: BaseMessage) -> None:
-        from langchain_core.messages import AIMessage, ToolMessage
-
-        if isinstance(message, AIMessage):
-            self._ai(message)
-        elif isinstance(message, ToolMessage):
-            content, _ = plain_copy(message.content)
-            if message.status == "error":
-                self._builder.result(message.tool_call_id, error=message.text or "error")
-            else:
-                self._builder.result(message.tool_call_id, content)
-
-    def _ai(self, message: Any) -> None:
-        metadata = message.response_metadata or {}
-        model = metadata.get("model_name") or metadata.get("model") or "unknown"
-        provider = metadata.get("model_provider")
-        self._builder.model_call(
-            str(model), _usage(message.usage_metadata), provider=str(provider) if provider else None
-        )
-        for call in message.tool_calls:
-            self._builder.call(str(call["name"]), call.get("args"), call.get("id"))
-        for invalid in message.invalid_tool_calls:
-            # Arguments the model wrote that are not JSON: the call is kept (the arguments as
-            # written), and no tool runs it.
-            recorded = self._builder.call(
-                str(invalid.get("name") or ""), invalid.get("args"), invalid.get("id")
-            )
-            self._builder.result(recorded.id, error=str(invalid.get("error") or "invalid call"))
-        self.answer = message.text or None
-
-
-def _usage(metadata: Mapping[str, Any] | None) -> Usage:
-    """LangChain's `usage_metadata` as agenteval's usage: its input tokens count the cached
-    ones too (`input_token_details.cache_read`), as agenteval's do."""
-    if not metadata:
-        return Usage()
-    inputs = metadata.get("input_token_details") or {}
-    outputs = metadata.get("output_token_details") or {}
-    return Usage(
-        input_tokens=_count(metadata.get("input_tokens")),
-        output_tokens=_count(metadata.get("output_tokens")),
-        cached_tokens=_count(inputs.get("cache_read")),
-        reasoning_tokens=_count(outputs.get("reasoning")),
-    )
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _key(message: BaseMessage, index: int) -> object:
-    """What tells one message of a state from another: its id (LangGraph's `add_messages`
-    gives every message one), else its place in the list (a plain list channel appends)."""
-    return message.id if message.id else ("at", index)
 
 
 def _new_id() -> str:
@@ -351,66 +280,3 @@ def _input_properties(agent: Any) -> set[str] | None:
         return None
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
     return {str(key) for key in properties} if isinstance(properties, Mapping) else None
-
-
-@functools.cache
-def _bound_tools_handler() -> type[Any]:
-    """The callback handler that declares, to a trial's builder, every tool a chat model of the
-    run was bound with (`bind_tools`: LangChain hands them to `on_chat_model_start` as the
-    invocation's `tools`). So a graph whose tools run in a node of its own, or a runnable that
-    is no graph, still has its tools' schemas checked. (A class made once, on first use: it
-    subclasses LangChain's, which importing agenteval must not import.)"""
-    from langchain_core.callbacks import BaseCallbackHandler
-
-    class BoundTools(BaseCallbackHandler):
-        run_inline = True  # a few dict lookups: no executor thread for them
-
-        def __init__(self, builder: TrialBuilder) -> None:
-            self.builder = builder
-
-        def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
-            params = kwargs.get("invocation_params")
-            tools = params.get("tools") if isinstance(params, Mapping) else None
-            for tool in tools if isinstance(tools, list | tuple) else ():
-                spec = _spec_of(tool)
-                if spec is not None:
-                    self.builder.declare(spec)
-
-    return BoundTools
-
-
-def _spec_of(tool: Any) -> ToolSpec | None:
-    """A tool (a LangChain tool, or a provider's tool declaration) as the model sees it, by
-    `convert_to_openai_tool`; None for what is no function (a provider's built-in tool)."""
-    from langchain_core.utils.function_calling import convert_to_openai_tool
-
-    try:
-        function = convert_to_openai_tool(tool).get("function")
-    except Exception:  # a built-in tool of the provider's (web search, say): no schema
-        return None
-    if not isinstance(function, Mapping) or not function.get("name"):
-        return None
-    return ToolSpec(
-        name=str(function["name"]),
-        description=str(function.get("description") or ""),
-        parameters=dict(function.get("parameters") or {}),
-    )
-
-
-def _tool_specs(graph: Any) -> dict[str, ToolSpec]:
-    try:
-        from langgraph.prebuilt import ToolNode
-    except ImportError:  # langgraph without its prebuilt package: no ToolNode to read
-        return {}
-    graphs = [graph, *(sub for _, sub in graph.get_subgraphs(recurse=True))]
-    specs: dict[str, ToolSpec] = {}
-    for each in graphs:
-        for node in (getattr(each, "nodes", None) or {}).values():
-            bound = getattr(node, "bound", None)
-            if not isinstance(bound, ToolNode):
-                continue
-            for tool in bound.tools_by_name.values():
-                spec = _spec_of(tool)
-                if spec is not None:
-                    specs[spec.name] = spec
-    return specs
