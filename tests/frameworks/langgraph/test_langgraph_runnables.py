@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import operator
 import threading
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.func import entrypoint
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import interrupt
 from tests.frameworks.langgraph.scripted_chat import TOOLS, ScriptedChat, add, respond
@@ -168,6 +170,17 @@ class Question(TypedDict):
     question: str
 
 
+class PlainQuestion(typing.TypedDict):  # no schema from it on Python < 3.12: the state says
+    question: str
+
+
+def _plain_question_graph() -> Any:
+    builder = StateGraph(PlainQuestion)
+    builder.add_node("answer", lambda state: state)
+    builder.add_edge(START, "answer")
+    return builder.compile(name="plain")
+
+
 def _question_graph() -> Any:
     builder = StateGraph(Question)
     builder.add_node("answer", lambda state: state)
@@ -182,16 +195,17 @@ def _question_graph() -> Any:
         (lambda: ScriptedChat(respond=respond), "chat model, not an agent", "create_react_agent"),
         (
             _question_graph,
-            "'qa' has no 'messages' in its state (it has ['question'])",
+            "the graph 'qa' takes ['question'], not 'messages'",
             "MessagesState",
         ),
+        (_plain_question_graph, "the graph 'plain' takes ['question']", "MessagesState"),
         (
             lambda: ChatPromptTemplate.from_messages([("user", "{question}")]),
             "takes ['question'], not 'messages'",
             "MessagesPlaceholder",
         ),
     ],
-    ids=["tool", "chat-model", "graph-over-other-state", "prompt-over-other-input"],
+    ids=["tool", "chat-model", "graph-over-other-state", "typed-dict-state", "prompt"],
 )
 def test_a_runnable_that_cannot_be_an_agent_is_refused_naming_the_fix(
     tmp_path: Path, make: Any, says: str, hint: str
@@ -319,3 +333,17 @@ def test_a_checkpointed_thread_gets_only_the_new_user_message_each_turn(
             "recall",
             "you first said: hello",
         ]
+
+
+def test_a_functional_api_entrypoint_over_messages_is_an_agent(tmp_path: Path) -> None:
+    @entrypoint(checkpointer=InMemorySaver())
+    def desk(inputs: dict[str, Any], *, previous: list[BaseMessage] | None = None) -> Any:
+        conversation = [*(previous or []), *inputs["messages"]]
+        reply = respond(conversation)
+        conversation.append(reply)
+        return entrypoint.final(value={"messages": conversation}, save=conversation)
+
+    case = EvalCase(id="t", conversation=[Invocation(input="hello"), Invocation(input="recall")])
+    (result,) = results(desk, [case], tmp_path)
+    assert result.trial.metadata["turn_outputs"] == ["echo: hello", "you first said: hello"]
+    assert result.trial.node_visits == ["desk"]

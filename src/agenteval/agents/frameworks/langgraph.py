@@ -76,11 +76,7 @@ class GraphAgent(FrameworkAgent):
     def name(self) -> str:
         """The graph's `name` (`create_react_agent(name=...)`; LangGraph's default is
         `LangGraph`), or the runnable's own name."""
-        name = getattr(self.agent, "name", None)
-        if isinstance(name, str) and name:
-            return name
-        get_name = getattr(self.agent, "get_name", None)
-        return str(get_name()) if callable(get_name) else type(self.agent).__name__
+        return _name_of(self.agent)
 
     @property
     def checkpointed(self) -> bool:
@@ -226,6 +222,14 @@ def _interrupt_values(update: Any) -> Iterable[Any]:
         yield value
 
 
+def _name_of(agent: Any) -> str:
+    name = getattr(agent, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    get_name = getattr(agent, "get_name", None)
+    return str(get_name()) if callable(get_name) else type(agent).__name__
+
+
 def _is_graph(agent: Any) -> bool:
     """A LangGraph `Pregel` (every compiled graph is one), told by its class hierarchy so a
     LangChain runnable needs no langgraph installed."""
@@ -251,24 +255,21 @@ def _refuse_non_agents(agent: Any) -> None:
             "{'messages': [...]}",
             hint="pass a graph over it, e.g. create_react_agent(model, tools)",
         )
-    if _is_graph(agent):
-        channels = getattr(agent, "channels", None) or {}
-        if _MESSAGES not in channels:
-            raise AgentLoadError(
-                f"the graph {getattr(agent, 'name', what)!r} has no 'messages' in its state "
-                f"(it has {sorted(k for k in channels if not str(k).startswith(('__', 'branch:')))}): "
-                "agenteval sends each user turn as {'messages': [...]}",
-                hint="give the graph a messages state (MessagesState, or a 'messages' key "
-                "with add_messages)",
-            )
-        return
     properties = _input_properties(agent)
+    if properties is None and _is_graph(agent):
+        # No input schema LangChain can build (a TypedDict state on Python < 3.12, say): the
+        # graph's state keys say what it takes. A functional-API graph has none (any input).
+        channels = getattr(agent, "channels", None) or {}
+        properties = {str(k) for k in channels if not str(k).startswith(("__", "branch:"))}
+        properties = properties or None
     if properties is not None and _MESSAGES not in properties:
+        kind = "graph" if _is_graph(agent) else "runnable"
         raise AgentLoadError(
-            f"the runnable {what} takes {sorted(properties)}, not 'messages': agenteval sends "
-            "each user turn as {'messages': [...]}",
-            hint="pass a runnable over {'messages': [...]} (a prompt with "
-            "MessagesPlaceholder('messages'), or a compiled graph)",
+            f"the {kind} {_name_of(agent)!r} takes {sorted(properties)}, not 'messages': "
+            "agenteval sends each user turn as {'messages': [...]}",
+            hint="give it a messages state (MessagesState, or a 'messages' key with "
+            "add_messages), or pass a runnable over {'messages': [...]} (a prompt with "
+            "MessagesPlaceholder('messages'))",
         )
 
 
