@@ -227,3 +227,20 @@ def test_a_framework_agent_called_as_a_plain_agent_runs_one_turn() -> None:
     trial = asyncio.run(agent("add 4 5"))
     assert trial.output == "results: add=9"
     assert agent.reference == "langgraph:support"
+
+
+def test_a_graph_past_its_recursion_limit_fails_the_trial_keeping_its_calls(
+    tmp_path: Path,
+) -> None:
+    # triage, assistant, tools: no step left to answer (create_react_agent would say so
+    # itself; a graph of one's own raises).
+    graph = hand_built_graph().with_config(recursion_limit=3)
+    result = only(run(graph, [EvalCase(id="c", input="add 1 2")], tmp_path, retries=0))
+    trial = result.trial
+    assert trial.failure is not None
+    assert trial.failure.cause is FailureCause.AGENT_ERROR
+    assert "GraphRecursionError" in (trial.failure.error_type or "")
+    assert [(c.name, c.arguments, c.result) for c in trial.tool_calls] == [
+        ("add", {"a": 1, "b": 2}, "3")
+    ]
+    assert trial.node_visits == ["triage", "assistant", "tools"]

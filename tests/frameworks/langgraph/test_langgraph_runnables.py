@@ -194,6 +194,11 @@ def _question_graph() -> Any:
         (lambda: add, "'add' is a LangChain tool, not an agent", "create_react_agent"),
         (lambda: ScriptedChat(respond=respond), "chat model, not an agent", "create_react_agent"),
         (
+            lambda: ScriptedChat(respond=respond).bind_tools(TOOLS),
+            "ScriptedChat is a LangChain chat model",
+            "create_react_agent",
+        ),
+        (
             _question_graph,
             "the graph 'qa' takes ['question'], not 'messages'",
             "MessagesState",
@@ -205,7 +210,7 @@ def _question_graph() -> Any:
             "MessagesPlaceholder",
         ),
     ],
-    ids=["tool", "chat-model", "graph-over-other-state", "typed-dict-state", "prompt"],
+    ids=["tool", "chat-model", "bound-model", "graph-over-other-state", "typed-dict", "prompt"],
 )
 def test_a_runnable_that_cannot_be_an_agent_is_refused_naming_the_fix(
     tmp_path: Path, make: Any, says: str, hint: str

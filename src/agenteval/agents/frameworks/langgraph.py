@@ -79,6 +79,12 @@ class GraphAgent(FrameworkAgent):
         return _name_of(self.agent)
 
     @property
+    def is_graph(self) -> bool:
+        """Whether the agent is a LangGraph graph (streamed step by step), not another
+        runnable (awaited whole)."""
+        return self._graph
+
+    @property
     def checkpointed(self) -> bool:
         """Whether the graph keeps its threads itself (compiled with a checkpointer)."""
         if not self._graph:
@@ -138,7 +144,7 @@ class _Thread:
                 sent = [*(history if index == 0 else self._state), user]
             known = {message_key(m, i) for i, m in enumerate([*self._state, *sent])}
             reader = TurnReader(self._record, known)
-            if self._agent._graph:
+            if self._agent.is_graph:
                 await self._stream(sent, reader)
             else:
                 await self._invoke(sent, reader)
@@ -241,15 +247,19 @@ def _is_graph(agent: Any) -> bool:
 
 def _refuse_non_agents(agent: Any) -> None:
     from langchain_core.language_models import BaseLanguageModel
+    from langchain_core.runnables import RunnableBinding
     from langchain_core.tools import BaseTool
 
-    what = type(agent).__name__
-    if isinstance(agent, BaseTool):
+    inner = agent
+    while isinstance(inner, RunnableBinding):  # `model.bind_tools(...)`, `.with_config(...)`
+        inner = inner.bound
+    what = type(inner).__name__
+    if isinstance(inner, BaseTool):
         raise AgentLoadError(
-            f"{what} {agent.name!r} is a LangChain tool, not an agent",
+            f"{what} {inner.name!r} is a LangChain tool, not an agent",
             hint="pass the graph that calls it, e.g. create_react_agent(model, [tool])",
         )
-    if isinstance(agent, BaseLanguageModel):
+    if isinstance(inner, BaseLanguageModel):
         raise AgentLoadError(
             f"{what} is a LangChain chat model, not an agent: it takes messages, not "
             "{'messages': [...]}",
