@@ -11,8 +11,12 @@ from tests.cli_process import agenteval_cli, assert_clean, cli_env
 from tests.frameworks.langgraph.scripted_chat import react_agent
 
 from agenteval import EvalCase
+from agenteval.case import Invocation
+from agenteval.evalset import AgentEvaluator, EvalConfig
+from agenteval.evalset.report import CaseStatus
 from agenteval.evaluators import EvalSuite, ToolCallAccuracy
 from agenteval.store import RunStore
+from agenteval.trace import ToolCall
 
 pytest_plugins = ("pytester",)
 
@@ -142,3 +146,28 @@ def test_the_pytest_plugin_runs_a_graph_object(pytester: pytest.Pytester) -> Non
         done = list(store.iter_results(row.run_id))
     assert info.agent == "langgraph:support"
     assert len(done) == 8
+
+
+async def test_agent_evaluator_runs_a_graph_object_turn_by_turn(tmp_path: Path) -> None:
+    case = EvalCase(
+        id="talk",
+        conversation=[
+            Invocation(
+                input="add 2 3",
+                expected_tool_trajectory=[ToolCall(name="add", args={"a": 2, "b": 3})],
+                expected_final_response="results: add=5",
+            ),
+            Invocation(input="recall", expected_final_response="you first said: add 2 3"),
+        ],
+    )
+    config = EvalConfig(criteria={"tool_trajectory_avg_score": 1.0})
+    evaluator = AgentEvaluator(react_agent(), config, trials=2, store=tmp_path / "runs.db")
+    report = await evaluator.evaluate([case])
+    assert [(r.eval_id, r.status) for r in report.results] == [
+        ("talk", CaseStatus.PASSED),
+        ("talk", CaseStatus.PASSED),
+    ]
+    first = report.results[0]
+    assert first.actual_response == "you first said: add 2 3"
+    assert [c.name for c in first.tool_calls] == ["add"]
+    assert first.criterion_results["tool_trajectory_avg_score"].value == 1.0
