@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.func import entrypoint
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -352,3 +352,18 @@ def test_a_functional_api_entrypoint_over_messages_is_an_agent(tmp_path: Path) -
     (result,) = results(desk, [case], tmp_path)
     assert result.trial.metadata["turn_outputs"] == ["echo: hello", "you first said: hello"]
     assert result.trial.node_visits == ["desk"]
+
+
+def test_a_graph_bound_to_its_configuration_keeps_it_beside_the_trials_thread(
+    tmp_path: Path,
+) -> None:
+    def greet(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
+        settings = config["configurable"]
+        return {"messages": [AIMessage(f"hello {settings['user']} in {settings['thread_id']}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("greet", greet)
+    builder.add_edge(START, "greet")
+    graph = builder.compile().with_config(configurable={"user": "ada"})
+    (result,) = results(graph, [EvalCase(id="c", input="hi")], tmp_path)
+    assert result.trial.output == f"hello ada in {result.trial.metadata['thread_id']}"
