@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.func import entrypoint
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -367,3 +367,18 @@ def test_a_graph_bound_to_its_configuration_keeps_it_beside_the_trials_thread(
     graph = builder.compile().with_config(configurable={"user": "ada"})
     (result,) = results(graph, [EvalCase(id="c", input="hi")], tmp_path)
     assert result.trial.output == f"hello ada in {result.trial.metadata['thread_id']}"
+
+
+def test_a_runnable_with_only_a_sync_invoke_runs_off_the_loop(tmp_path: Path) -> None:
+    class SyncOnly(Runnable[dict[str, Any], dict[str, Any]]):
+        """A runnable of one's own that implements `invoke` only."""
+
+        def invoke(self, input: dict[str, Any], config: Any = None, **kwargs: Any) -> Any:
+            on_loop = _on_an_event_loop()
+            return {"messages": [*input["messages"], AIMessage(f"on the loop: {on_loop}")]}
+
+    agent = as_framework_agent(SyncOnly())
+    assert isinstance(agent, GraphAgent)
+    assert not agent.is_graph
+    (result,) = results(SyncOnly(), [EvalCase(id="c", input="hi")], tmp_path)
+    assert result.trial.output == "on the loop: False"

@@ -222,6 +222,7 @@ def _lc_message(message: Message) -> BaseMessage:
 
 
 def _interrupt_values(update: Any) -> Iterable[Any]:
+    """The values an `__interrupt__` update carries (`Interrupt.value`), as plain data."""
     items = update if isinstance(update, list | tuple) else [update]
     for item in items:
         value, _ = plain_copy(getattr(item, "value", item))
@@ -229,6 +230,7 @@ def _interrupt_values(update: Any) -> Iterable[Any]:
 
 
 def _name_of(agent: Any) -> str:
+    """A graph's `name`, else the runnable's `get_name()`, else its class's name."""
     name = getattr(agent, "name", None)
     if isinstance(name, str) and name:
         return name
@@ -246,6 +248,8 @@ def _is_graph(agent: Any) -> bool:
 
 
 def _refuse_non_agents(agent: Any) -> None:
+    """Raise `AgentLoadError` for a runnable that cannot play a case: a tool, a chat model
+    (itself or behind a binding), or one whose input has no `messages`."""
     from langchain_core.language_models import BaseLanguageModel
     from langchain_core.runnables import RunnableBinding
     from langchain_core.tools import BaseTool
