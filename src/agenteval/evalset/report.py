@@ -16,6 +16,10 @@ Everything is computed from the engine's `Run` (its stored results), so the repo
 - else `passed` when at least one criterion passed;
 - else `not_evaluated` (no criterion gave a score: nothing to compare against, no judge).
 
+A reported metric (ADK's efficiency metrics, `tool_call_count_v1` and its siblings: see
+`agenteval.scorers.reported`) never changes a status: its measurement is shown
+(`CriterionStats.reported`, `mean` in its `unit`), never counted as a pass or a fail, as in ADK.
+
 A (case, trial) the run asked for but has no stored result for (the store lost it, say) is an
 `error` too, with the error saying so; and a report of such an incomplete run never passes
 (`complete` is False, `summary.missing_trials` counts them).
@@ -42,6 +46,7 @@ from agenteval.records import MissingTrials, TrialResult
 from agenteval.run import Run
 from agenteval.score import Score
 from agenteval.scorers.recorded import is_not_recorded
+from agenteval.scorers.reported import is_reported, reported_unit, reported_value
 from agenteval.trace import ToolCall
 
 if TYPE_CHECKING:
@@ -102,7 +107,13 @@ class CriterionStats(BaseModel):
     """Undecided judge ties: neither passed nor failed."""
     skipped: int = 0
     """Trials it gave no score (nothing to compare against, no judge, an infrastructure
-    failure), ties apart."""
+    failure, a measurement that could not be made), ties apart."""
+    reported: int = 0
+    """Trials a reported metric measured (an efficiency metric: never a pass or a fail); its
+    `mean`, `min` and `max` are then the measured values, in `unit`, and it has no threshold
+    and no pass rate."""
+    unit: str | None = None
+    """What a reported metric's values count (`tool calls per turn`)."""
 
     @property
     def avg_score(self) -> float | None:
@@ -251,6 +262,15 @@ class EvalSummary(BaseModel):
                     entry.failed += 1  # the criterion crashed: no score, counted as a fail
                 elif is_tie(score):
                     entry.ties += 1
+                elif is_reported(score):
+                    entry.threshold = None  # measured, never held to a mark
+                    entry.unit = reported_unit(score)
+                    measured = reported_value(score)
+                    if measured is None:
+                        entry.skipped += 1
+                    else:
+                        entry.reported += 1
+                        values[name].append(measured)
                 else:
                     entry.skipped += 1
         for name, entry in stats.items():
@@ -388,6 +408,14 @@ class EvalReport:
             )
         width = max((len(name) for name in s.criterion_stats), default=0)
         for name, c in s.criterion_stats.items():
+            if c.unit is not None and not c.scored:
+                lines.append(
+                    f"  {name:<{width}}  reported {_shown(c.mean)} {c.unit} (mean of "
+                    f"{c.reported} trial{'s' * (c.reported != 1)}"
+                    + (f", {c.skipped} not measured" if c.skipped else "")
+                    + "), never a pass or a fail"
+                )
+                continue
             lines.append(
                 f"  {name:<{width}}  mean {_shown(c.mean)}  pass {_shown(c.pass_rate, True)}"
                 f"  ({c.passed}/{c.scored} passed"
