@@ -20,7 +20,7 @@ from agenteval.redaction import masked_json
 from agenteval.scorers.tools.schemas import known_tools
 from agenteval.trace import AgentStep, ToolCall, ToolSpec, Trial
 
-__all__ = ["Turn", "tool_declarations", "transcript", "turn_text", "turns_of"]
+__all__ = ["Turn", "tool_declarations", "tool_lines", "transcript", "turn_text", "turns_of"]
 
 _MAX_VALUE_CHARS = 4_000
 _MAX_TRANSCRIPT_CHARS = 60_000
@@ -79,12 +79,11 @@ def turns_of(case: EvalCase, trial: Trial) -> list[Turn]:
     return turns
 
 
-def turn_text(turn: Turn, *, numbered: bool = True) -> str:
-    """One turn as lines: `USER TURN n: ...`, `AGENT TURN n (tool call): name({...})`,
-    `AGENT TURN n (tool output): name -> ...`, `AGENT TURN n: answer`."""
-    tag = f" TURN {turn.index + 1}" if numbered else ""
-    lines = [f"USER{tag}: {turn.user}"]
-    for call in turn.tool_calls:
+def tool_lines(calls: tuple[ToolCall, ...], tag: str = "") -> list[str]:
+    """Each call and what it returned or raised: `AGENT{tag} (tool call): name({...})`, then
+    `AGENT{tag} (tool output): name -> ...` or `AGENT{tag} (tool error): name raised ...`."""
+    lines: list[str] = []
+    for call in calls:
         lines.append(f"AGENT{tag} (tool call): {call.name}({_text(call.arguments)})")
         if call.error is not None:
             lines.append(f"AGENT{tag} (tool error): {call.name} raised {_text(call.error)}")
@@ -92,6 +91,14 @@ def turn_text(turn: Turn, *, numbered: bool = True) -> str:
             lines.append(f"AGENT{tag} (tool output): {call.name} -> {_text(call.result)}")
         else:
             lines.append(f"AGENT{tag} (tool output): {call.name} -> (no result recorded)")
+    return lines
+
+
+def turn_text(turn: Turn, *, numbered: bool = True) -> str:
+    """One turn as lines: `USER TURN n: ...`, `AGENT TURN n (tool call): name({...})`,
+    `AGENT TURN n (tool output): name -> ...`, `AGENT TURN n: answer`."""
+    tag = f" TURN {turn.index + 1}" if numbered else ""
+    lines = [f"USER{tag}: {turn.user}", *tool_lines(turn.tool_calls, tag)]
     if turn.answer:
         lines.append(f"AGENT{tag}: {turn.answer}")
     if turn.failure is not None:

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from agenteval.case import EvalCase
 from agenteval.criteria.base import CriterionResult
-from agenteval.criteria.conversation import Turn, tool_declarations, turn_text, turns_of
+from agenteval.criteria.conversation import Turn, tool_declarations, tool_lines, turns_of
 from agenteval.criteria.judging import criterion_judge
 from agenteval.criteria.llm import JudgeAsk, TemplatedLLMCriterion
 from agenteval.criteria.rubric_verdicts import RubricVotes, ask_rubrics, rubric_lines, typed_rubrics
@@ -37,8 +37,7 @@ TOOL_USE_QUALITY = "TOOL_USE_QUALITY"
 def _tool_use_text(turn: Turn) -> str:
     if not turn.tool_calls:
         return "(the agent called no tool in this turn)"
-    lines = turn_text(Turn(turn.index, "", turn.tool_calls, None), numbered=False).splitlines()
-    return "\n".join(line for line in lines if "(tool " in line)
+    return "\n".join(tool_lines(turn.tool_calls))
 
 
 def judged_result(

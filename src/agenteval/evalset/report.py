@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agenteval.evalset.criterion_settings import EFFICIENCY_METRICS
 from agenteval.records import MissingTrials, TrialResult
 from agenteval.run import Run
 from agenteval.score import Score
@@ -233,7 +234,11 @@ class EvalSummary(BaseModel):
     ) -> EvalSummary:
         """The summary of these results; `thresholds` gives each criterion's pass mark (and the
         order `criterion_stats` lists them in)."""
-        marks = dict(thresholds or {})
+        # ADK's efficiency metrics are measured, never held to a mark, whatever the config says.
+        marks = {
+            name: None if name in EFFICIENCY_METRICS else mark
+            for name, mark in (thresholds or {}).items()
+        }
         by_case: dict[str, list[CaseStatus]] = defaultdict(list)
         values: dict[str, list[float]] = defaultdict(list)
         stats: dict[str, CriterionStats] = {

@@ -349,3 +349,43 @@ async def test_trajectory_rubrics_are_judged_over_the_conversation(
     assert len(asked) == 3
     assert rubric_ids(asked[0]["rubrics"]) == ["plans_in_order", "keeps_peru"]
     assert "USER TURN 2: Start planning" in asked[0]["conversation"]
+
+
+async def test_the_judge_sees_every_line_of_a_result_and_the_errors(
+    tmp_path: Path, judge: ScriptedJudge, judge_config: JudgeConfig
+) -> None:
+    """Seen failing first: only the first line of a multi-line result reached the judge."""
+    judge.answers["tool_use_rubrics"] = lambda blocks, seen: rubric_verdict(
+        dict.fromkeys(rubric_ids(blocks["rubrics"]), True)
+    )
+    case = EvalCase(
+        id="lines",
+        input="read the log",
+        rubrics=[{"rubric_id": "reads", "content": "Reads the log.", "type": "TOOL_USE_QUALITY"}],
+    )
+
+    def agent(prompt: str) -> dict[str, Any]:
+        return {
+            "output": "done",
+            "tool_calls": [
+                {"name": "read_log", "arguments": {}, "result": "line one\nline two"},
+                {"name": "delete_log", "arguments": {"password": "hunter2"}, "error": "denied"},
+            ],
+        }
+
+    evaluator = AgentEvaluator(
+        agent,
+        config(tmp_path, {"rubric_based_tool_use_quality_v1": judged(0.8, 1)}),
+        store=tmp_path / "runs.db",
+        judge=judge_config,
+    )
+    report = await evaluator.evaluate([case])
+    assert report.results[0].criterion_results["rubric_based_tool_use_quality_v1"].value == 1.0
+    [asked] = judge.of("tool_use_rubrics")
+    assert asked["tool_use"].splitlines() == [
+        "AGENT (tool call): read_log({})",
+        "AGENT (tool output): read_log -> line one",
+        "line two",
+        'AGENT (tool call): delete_log({"password": "[REDACTED]"})',
+        "AGENT (tool error): delete_log raised denied",
+    ]
