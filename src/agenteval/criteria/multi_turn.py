@@ -125,6 +125,8 @@ class MultiTurnToolUseQualityCriterion(_ConversationCriterion):
     name = "multi_turn_tool_use_quality_v1"
     description = "The agent's tool calls across the conversation were good ones (LLM judge)"
     template_id = "multi_turn_tool_use_quality"
+    reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls", "tool_arguments"})
+    """The trial fields it reads: the calls' arguments too (`agenteval.scorers.recorded`)."""
 
 
 class RubricBasedMultiTurnTrajectoryCriterion(TemplatedLLMCriterion):

@@ -103,7 +103,7 @@ class RubricBasedToolUseCriterion(TemplatedLLMCriterion):
     description = "The tool calls of each turn meet your TOOL_USE_QUALITY rubrics (LLM judge)"
     template_id = "tool_use_rubrics"
     rubric_type: ClassVar[str] = TOOL_USE_QUALITY
-    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls", "tool_arguments"})
     """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def ask(self, actual: Trial, expected: EvalCase) -> JudgeAsk | CriterionResult:
