@@ -108,9 +108,10 @@ def turn_text(turn: Turn, *, numbered: bool = True) -> str:
     return "\n".join(lines)
 
 
-def transcript(turns: list[Turn]) -> str:
+def transcript(turns: list[Turn], visits: list[str] | None = None) -> str:
     """Every turn, in order, numbered; a transcript past 60,000 characters keeps its last turns
-    whole and says how many earlier turns were left out."""
+    whole and says how many earlier turns were left out. `visits`: the agents (graph nodes)
+    that took part, in order, said in a last line (ADK names each event's author)."""
     parts = [turn_text(turn) for turn in turns]
     kept: list[str] = []
     size = 0
@@ -121,7 +122,8 @@ def transcript(turns: list[Turn]) -> str:
         size += len(part)
     left = len(parts) - len(kept)
     head = [f"(the first {left} turns are left out: the conversation is too long)"] if left else []
-    return "\n\n".join([*head, *reversed(kept)])
+    tail = [f"(the agents that took part, in order: {' -> '.join(visits)})"] if visits else []
+    return "\n\n".join([*head, *reversed(kept), *tail])
 
 
 def tool_declarations(run_tools: Mapping[str, ToolSpec] | None, trial: Trial) -> str:

@@ -71,7 +71,7 @@ class _ConversationCriterion(TemplatedLLMCriterion):
         return JudgeAsk(
             {
                 "tools": tool_declarations(context.tools if context else None, actual),
-                "conversation": transcript(turns),
+                "conversation": transcript(turns, actual.node_visits),
             },
             {"turns": len(turns)},
         )
@@ -153,7 +153,7 @@ class RubricBasedMultiTurnTrajectoryCriterion(TemplatedLLMCriterion):
         return JudgeAsk(
             {
                 "tools": tool_declarations(context.tools if context else None, actual),
-                "conversation": transcript(turns_of(expected, actual)),
+                "conversation": transcript(turns_of(expected, actual), actual.node_visits),
                 "rubrics": rubric_lines(rubrics),
             },
             {"rubrics": [r.rubric_id for r in rubrics]},

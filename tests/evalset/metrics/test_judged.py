@@ -389,3 +389,20 @@ async def test_the_judge_sees_every_line_of_a_result_and_the_errors(
         'AGENT (tool call): delete_log({"password": "[REDACTED]"})',
         "AGENT (tool error): delete_log raised denied",
     ]
+
+
+async def test_the_judge_is_told_which_agents_took_part(
+    tmp_path: Path, judge: ScriptedJudge, judge_config: JudgeConfig
+) -> None:
+    judge.answers["multi_turn_trajectory_quality"] = lambda blocks, seen: checks_verdict([True])
+    evaluator = AgentEvaluator(
+        lambda prompt: {"output": "18°C", "node_visits": ["root", "weather_agent"]},
+        config(tmp_path, {"multi_turn_trajectory_quality_v1": judged(0.8, 1)}),
+        store=tmp_path / "runs.db",
+        judge=judge_config,
+    )
+    await evaluator.evaluate([EvalCase(id="one", input="Weather in Paris?")])
+    [asked] = judge.of("multi_turn_trajectory_quality")
+    assert asked["conversation"].splitlines()[-1] == (
+        "(the agents that took part, in order: root -> weather_agent)"
+    )
