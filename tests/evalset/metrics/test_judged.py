@@ -406,3 +406,39 @@ async def test_the_judge_is_told_which_agents_took_part(
     assert asked["conversation"].splitlines()[-1] == (
         "(the agents that took part, in order: root -> weather_agent)"
     )
+
+
+async def test_a_rubric_the_judge_leaves_out_is_unvoted_and_none_decided_is_an_error(
+    tmp_path: Path, judge: ScriptedJudge, judge_config: JudgeConfig
+) -> None:
+    """A judge that skips `keeps_peru` decides `plans_in_order` alone (ADK drops an unnamed
+    rubric the same way); one that names no rubric it was asked about has failed."""
+    judge.answers["conversation_rubrics"] = lambda blocks, seen: rubric_verdict(
+        {"plans_in_order": True, "made_up": False}
+    )
+    report = await evaluate(
+        tmp_path, judge_config, {"rubric_based_multi_turn_trajectory_quality_v1": judged(0.5, 3)}
+    )
+    score = report.results[0].criterion_results["rubric_based_multi_turn_trajectory_quality_v1"]
+    assert (score.value, score.details["unvoted"]) == (1.0, ["keeps_peru"])
+    assert score.details["votes"]["keeps_peru"] == {"met": 0, "not_met": 0}
+
+    judge.answers["conversation_rubrics"] = lambda blocks, seen: rubric_verdict({"other": True})
+    evaluator = AgentEvaluator(
+        lambda prompt: "ok",
+        config(tmp_path, {"rubric_based_multi_turn_trajectory_quality_v1": judged(0.5, 1)}),
+        store=tmp_path / "runs.db",
+        judge=judge_config,
+    )
+    case = EvalCase(
+        id="one",
+        input="plan a trip",
+        rubrics=[{"rubric_id": "asks", "content": "Asks where to.", "type": "TRAJECTORY_QUALITY"}],
+    )
+    report = await evaluator.evaluate([case])
+    [result] = report.results
+    score = result.criterion_results["rubric_based_multi_turn_trajectory_quality_v1"]
+    assert score.error == "the judge decided no rubric (its samples named none of them)"
+    assert (
+        report.summary.criterion_stats["rubric_based_multi_turn_trajectory_quality_v1"].errors == 1
+    )
