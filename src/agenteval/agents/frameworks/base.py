@@ -196,6 +196,11 @@ class TrialBuilder:
         if not self._node_visits or self._node_visits[-1] != node:
             self._node_visits.append(node)
 
+    def tool_spec(self, spec: ToolSpec) -> None:
+        """A tool the run met that was not known up front (an agent reached at run time):
+        added to the trial's tool specs unless one of its name is known already."""
+        self._tool_specs.setdefault(spec.name, spec)
+
     def metadata(self, key: str, value: Any) -> None:
         """Something the trial records besides the answer and the calls (the final session
         state under `session_state`, a guardrail that tripped, ...)."""
