@@ -18,7 +18,9 @@ from tests.cli_process import agenteval_cli, cli_env
 
 import agenteval
 from agenteval import EvalCase, EvalSuite
-from agenteval.case import Invocation
+from agenteval.agents.frameworks.openai_agents import OpenAIAgentsAgent
+from agenteval.case import ExpectedCall, Invocation
+from agenteval.evalset import AgentEvaluator, EvalConfig
 from agenteval.evaluators import ToolCallAccuracy
 from agenteval.store import RunStore
 from agenteval.trace import FailureCause, Trial
@@ -381,3 +383,41 @@ def test_agenteval_run_refuses_an_sdk_object_it_cannot_run_in_one_message(
     assert "Traceback" not in done.stderr
     assert "RealtimeAgent 'voice'" in done.stderr
     assert "agents.Agent" in done.stderr
+
+
+async def test_adks_agent_evaluator_runs_an_sdk_agent(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    def expecting(*names: tuple[str, dict[str, str]]) -> list[ExpectedCall]:
+        return [ExpectedCall(name=name, arguments=arguments) for name, arguments in names]
+
+    weather, time = ("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})
+    cases = [
+        EvalCase(id="in-order", input="Paris? #51", expected_trajectory=expecting(weather, time)),
+        EvalCase(id="reversed", input="Paris? #52", expected_trajectory=expecting(time, weather)),
+    ]
+    evaluator = AgentEvaluator(
+        scripted.weather_agent(server.base_url),
+        EvalConfig(criteria={"tool_trajectory_avg_score": 1.0}),
+        store=tmp_path / "runs.db",
+    )
+    report = await evaluator.evaluate(cases)
+    stats = report.summary.criterion_stats["tool_trajectory_avg_score"]
+    assert (stats.passed, stats.failed) == (1, 1)
+    assert report.summary.passed_cases == 1
+
+
+def test_an_adapter_made_by_the_user_runs_with_its_own_settings(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    adapter = OpenAIAgentsAgent(scripted.weather_agent(server.base_url), max_turns=2)
+    run = agenteval.evaluate(
+        adapter, [EvalCase(id="loop", input="loop #53")], store=tmp_path / "runs.db"
+    )
+    trial = stored(tmp_path / "runs.db", run.run_id)[("loop", 0)]
+    assert trial.failure is not None
+    assert trial.failure.cause is FailureCause.AGENT_ERROR
+    assert trial.failure.error_type == "TurnLimitError"
+    assert "all 2 turns" in trial.failure.message
+    assert [c.name for c in trial.tool_calls] == ["get_time", "get_time"]
+    assert trial.attempts == 1
