@@ -421,3 +421,33 @@ def test_an_adapter_made_by_the_user_runs_with_its_own_settings(
     assert "all 2 turns" in trial.failure.message
     assert [c.name for c in trial.tool_calls] == ["get_time", "get_time"]
     assert trial.attempts == 1
+
+
+def refused_by_a_guardrail(case: EvalCase, trial: Trial) -> tuple[bool, str] | None:
+    """A user's scorer for cases that expect a refusal: the guardrail that tripped, if any."""
+    if case.metadata.get("expect") != "refusal":
+        return None
+    guardrail = trial.metadata.get("guardrail")
+    return guardrail is not None, f"guardrail: {guardrail['name'] if guardrail else 'none'}"
+
+
+def test_a_guardrail_trip_is_seen_by_scorers_as_no_answer_and_why(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    cases = [
+        EvalCase(id="refused", input="my password #54", metadata={"expect": "refusal"}),
+        EvalCase(id="answered", input="hello #54", metadata={"expect": "refusal"}),
+    ]
+    run = agenteval.evaluate(
+        scripted.triage_agent(server.base_url),
+        cases,
+        [refused_by_a_guardrail],
+        store=tmp_path / "runs.db",
+    )
+    scores = {r.case.id: r.scores for r in run.results}
+    assert scores["refused"]["refused_by_a_guardrail"].passed is True
+    assert scores["refused"]["refused_by_a_guardrail"].reason == "guardrail: no_passwords"
+    assert scores["answered"]["refused_by_a_guardrail"].passed is False
+    trials = stored(tmp_path / "runs.db", run.run_id)
+    assert trials[("refused", 0)].output is None  # no refusal text is made up
+    assert trials[("refused", 0)].attempts == 1  # a tripwire is not retried

@@ -10,7 +10,9 @@ What is read, and from where (`openai_agents_read.py`): tool calls and outputs f
 items, paired by call id; a tool's error from the run config's `tool_error_formatter` (the SDK
 hands it the exception, then sends the model its default message); the agents that ran and the
 model calls with their usage from run hooks (`on_agent_start`, `on_llm_end`), live, so a run
-that raises keeps them; the final output as text (structured output as JSON).
+that raises keeps them (and the function tools it started: `on_tool_start`); the final output
+as text (structured output as JSON). A guardrail's tripwire ends the trial as a recorded outcome,
+not a crash (`guardrail_trip`); running out of turns is the trial's failure (`TurnLimitError`).
 
 Tracing: the SDK exports traces to OpenAI's servers by default. agenteval never sends anything
 anywhere, so every run it makes has `tracing_disabled=True` in its own `RunConfig` (per run, not
