@@ -325,3 +325,19 @@ async def test_no_trace_of_agentevals_runs_reaches_the_sdks_tracing(
 
 def test_the_agent_must_be_an_agent_instance_not_its_class() -> None:
     assert as_framework_agent(Agent) is None
+
+
+async def test_a_handoff_objects_target_adds_its_tools_when_it_runs(
+    server: ScriptedServer,
+) -> None:
+    from agents import handoff
+
+    triage = scripted.triage_agent(server.base_url)
+    (refunds,) = triage.handoffs
+    triage = triage.clone(handoffs=[handoff(refunds)])
+    adapter = OpenAIAgentsAgent.of(triage)
+    assert adapter.tool_specs() == {}  # the SDK keeps a handoff()'s target to itself
+    trial = await adapter.run_case(EvalCase(input="A refund please #23"))
+    assert trial.node_visits == ["triage", "refunds"]
+    assert set(trial.tool_specs) == {"refund_order"}
+    assert trial.tool_specs["refund_order"].parameters["required"] == ["order_id", "amount"]
