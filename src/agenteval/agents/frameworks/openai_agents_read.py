@@ -1,0 +1,332 @@
+"""Reading what an OpenAI Agents SDK run records into a trial (`openai_agents.py` runs it).
+
+Where each part of the trial comes from:
+- tool calls and their outputs: the run's items (`ToolCallItem`, `ToolCallOutputItem`), in the
+  order the model asked, paired by call id (so parallel calls pair up). A run that raises
+  keeps no items of its last model turn, so the function tools the SDK started are also seen
+  live (the `on_tool_start` / `on_tool_end` run hooks, whose context names the call id): those
+  the items never report are added when the run fails;
+- a tool's error: the SDK turns a function tool's exception into a fixed message for the model
+  (`default_tool_error_function`), which says nothing of the error; the run config's
+  `tool_error_formatter`, which the SDK hands the exception first, records it by call id;
+- the agents that ran (`on_agent_start`: the starting agent, then each handoff's target) as
+  node visits, and each model call with its usage (`on_llm_end`: the agent that asked, so the
+  model named is the one that answered, for pricing), as they happen;
+- the final output: text as it is, a structured output (`output_type`) as JSON text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agenteval.agents.frameworks.base import TrialBuilder
+from agenteval.case import Message
+from agenteval.jsonsafe import plain_copy
+from agenteval.trace import ToolSpec, Usage
+
+if TYPE_CHECKING:
+    from agents import RunConfig, RunHooks
+
+__all__ = ["GuardrailTrip", "RunReader", "guardrail_trip", "input_items", "tool_specs_of"]
+
+_ROLES = frozenset({"user", "assistant", "system", "developer"})
+
+
+def input_items(history: Sequence[Message]) -> list[Any]:
+    """A case's earlier messages as the SDK's input items (easy input messages)."""
+    items: list[Any] = []
+    for message in history:
+        if message.role not in _ROLES:
+            raise ValueError(
+                f"a message of role {message.role!r} cannot be sent to an OpenAI Agents SDK "
+                f"agent as input; give the case's messages roles among {sorted(_ROLES)}"
+            )
+        items.append({"role": message.role, "content": message.content})
+    return items
+
+
+def _agents_of(agent: Any) -> list[Any]:
+    """`agent` and every agent reachable through its handoffs given as agents, once each."""
+    from agents import Agent
+
+    seen: dict[int, Any] = {}
+    pending = [agent]
+    while pending:
+        current = pending.pop(0)
+        if id(current) in seen:
+            continue
+        seen[id(current)] = current
+        pending.extend(h for h in getattr(current, "handoffs", ()) if isinstance(h, Agent))
+    return list(seen.values())
+
+
+def agent_tool_specs(agent: Any) -> dict[str, ToolSpec]:
+    """The function tools one agent declares, with the JSON schema the SDK sends the model.
+    Hosted tools (web search, file search, ...) declare no argument schema: not listed."""
+    from agents import FunctionTool
+
+    specs: dict[str, ToolSpec] = {}
+    for tool in getattr(agent, "tools", ()):
+        if isinstance(tool, FunctionTool):
+            schema, _ = plain_copy(tool.params_json_schema)
+            specs[tool.name] = ToolSpec(
+                name=tool.name,
+                description=tool.description or "",
+                parameters=schema if isinstance(schema, dict) else {},
+            )
+    return specs
+
+
+def tool_specs_of(agent: Any) -> dict[str, ToolSpec]:
+    """The function tools of `agent` and of the agents it can hand off to (the first agent
+    declaring a name wins, as a model sees one tool of a name)."""
+    specs: dict[str, ToolSpec] = {}
+    for each in _agents_of(agent):
+        for name, spec in agent_tool_specs(each).items():
+            specs.setdefault(name, spec)
+    return specs
+
+
+def model_name(agent: Any, config: RunConfig | None) -> str:
+    """The model an agent's requests go to: the run config's (it overrides every agent's),
+    else the agent's own; a `Model` object by its `model` attribute (the SDK's OpenAI models
+    keep the name there); no model at all means the SDK's default."""
+    model = config.model if config is not None and config.model is not None else agent.model
+    if model is None:
+        from agents.models import get_default_model
+
+        return get_default_model()
+    if isinstance(model, str):
+        return model
+    named = getattr(model, "model", None)
+    return named if isinstance(named, str) else type(model).__name__
+
+
+def usage_of(usage: Any) -> Usage:
+    """The SDK's usage of one model response as agenteval's (cached tokens are part of the
+    input tokens, reasoning tokens part of the output tokens, in both)."""
+    input_details = getattr(usage, "input_tokens_details", None)
+    output_details = getattr(usage, "output_tokens_details", None)
+    return Usage(
+        input_tokens=getattr(usage, "input_tokens", 0) or 0,
+        output_tokens=getattr(usage, "output_tokens", 0) or 0,
+        cached_tokens=getattr(input_details, "cached_tokens", 0) or 0,
+        reasoning_tokens=getattr(output_details, "reasoning_tokens", 0) or 0,
+    )
+
+
+def _field(raw: Any, name: str) -> Any:
+    """A field of a raw item, which the SDK keeps as a pydantic model or as a plain dict."""
+    return raw.get(name) if isinstance(raw, dict) else getattr(raw, name, None)
+
+
+def _hosted_arguments(raw: Any) -> Any:
+    """What a hosted tool's call carries (its action, query, ...), without the bookkeeping."""
+    dumped = raw if isinstance(raw, dict) else getattr(raw, "model_dump", lambda: {})()
+    skip = {"id", "type", "status", "call_id"}
+    return {key: value for key, value in dict(dumped).items() if key not in skip}
+
+
+def error_text(error: BaseException) -> str:
+    """An exception as a tool call's error: its type and message."""
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+@dataclass
+class _Started:
+    """A function tool the SDK started (seen by the `on_tool_start` hook)."""
+
+    name: str
+    arguments: str
+    ended: bool = False
+    result: Any = None
+
+
+class RunReader:
+    """What one trial's runs record, read into its `TrialBuilder`: one reader per trial, so
+    concurrent trials never share one."""
+
+    def __init__(self, builder: TrialBuilder) -> None:
+        self.builder = builder
+        self.errors: dict[str, str] = {}
+        """A function tool's error by call id, as the tool error formatter saw it."""
+        self._started: dict[str, _Started] = {}
+        self._recorded: set[str] = set()
+
+    # --- what the SDK calls during a run
+
+    def tool_error_formatter(
+        self, user: Callable[[Any], Any] | None
+    ) -> Callable[[Any], Awaitable[str | None]]:
+        """A `RunConfig.tool_error_formatter` recording each tool's exception by call id, then
+        deferring to the user's own formatter (None: the SDK's default message)."""
+
+        async def formatter(args: Any) -> str | None:
+            error = args.error
+            self.errors[str(args.call_id)] = (
+                error_text(error) if error is not None else f"{args.kind}: {args.default_message}"
+            )
+            if user is None:
+                return None
+            message = user(args)
+            return await message if isinstance(message, Awaitable) else message  # type: ignore[no-any-return]
+
+        return formatter
+
+    def hooks(self, config: RunConfig) -> RunHooks[Any]:
+        """Run hooks reporting to this reader (one object per trial)."""
+        hooks: RunHooks[Any] = _hooks_class()(self, config)
+        return hooks
+
+    def started(self, call_id: str, name: str, arguments: str) -> None:
+        self._started.setdefault(call_id, _Started(name, arguments))
+
+    def ended(self, call_id: str, result: Any) -> None:
+        started = self._started.get(call_id)
+        if started is not None:
+            started.ended, started.result = True, result
+
+    # --- what a run leaves
+
+    def read_items(self, items: Iterable[Any]) -> None:
+        """The tool calls and outputs of a run's items, in order."""
+        from agents import ToolCallItem, ToolCallOutputItem
+
+        for item in items:
+            if isinstance(item, ToolCallItem):
+                raw = item.raw_item
+                call_id = item.call_id
+                if call_id is not None and call_id in self._recorded:
+                    continue
+                arguments = _field(raw, "arguments")
+                name = item.tool_name or str(_field(raw, "type") or "tool")
+                self.builder.call(
+                    name,
+                    arguments if arguments is not None else _hosted_arguments(raw),
+                    call_id,
+                )
+                if call_id is not None:
+                    self._recorded.add(call_id)
+            elif isinstance(item, ToolCallOutputItem):
+                call_id = item.call_id
+                error = self.errors.get(call_id) if call_id is not None else None
+                self.builder.result(call_id, item.output, error=error)
+
+    def read_started(self, raised: BaseException | None = None) -> None:
+        """The function tools the SDK started that no item reported (a run that raised while
+        they ran, or just after): a call each, with its result if it finished. When the run
+        raised `raised` with exactly one tool unfinished, that tool raised it: its error is
+        the exception the SDK wrapped (`UserError("Error running tool ...")`'s cause)."""
+        running = [key for key, started in self._started.items() if not started.ended]
+        culprit = running[0] if raised is not None and len(running) == 1 else None
+        for call_id, started in self._started.items():
+            if call_id in self._recorded:
+                continue
+            self._recorded.add(call_id)
+            self.builder.call(started.name, started.arguments, call_id)
+            if call_id in self.errors:
+                self.builder.result(call_id, error=self.errors[call_id])
+            elif started.ended:
+                self.builder.result(call_id, started.result)
+            elif call_id == culprit and raised is not None:
+                self.builder.result(call_id, error=error_text(raised.__cause__ or raised))
+
+    @staticmethod
+    def final_text(output: Any) -> str | None:
+        """The run's final output as text: a string as is, a structured output (a pydantic
+        model, a dataclass, a mapping, ...) as its JSON."""
+        if output is None or isinstance(output, str):
+            return output
+        dump = getattr(output, "model_dump", None)
+        if callable(dump):
+            output = dump(mode="json")
+        copied, _ = plain_copy(output)
+        return json.dumps(copied, ensure_ascii=False)
+
+
+@functools.cache
+def _hooks_class() -> type[Any]:
+    """The `RunHooks` subclass (defined on first use: importing agenteval imports no SDK)."""
+    from agents.tool_context import ToolContext
+
+    from agents import RunHooks
+
+    class Hooks(RunHooks[Any]):
+        """The hooks of one trial's runs: agents and model calls into the builder as they
+        happen, function tools started and ended into the reader."""
+
+        def __init__(self, reader: RunReader, config: RunConfig) -> None:
+            self.reader = reader
+            self.config = config
+
+        async def on_agent_start(self, context: Any, agent: Any) -> None:
+            self.reader.builder.visit(str(agent.name))
+            for spec in agent_tool_specs(agent).values():
+                self.reader.builder.declare(spec)
+
+        async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+            self.reader.builder.model_call(model_name(agent, self.config), usage_of(response.usage))
+
+        async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+            if isinstance(context, ToolContext):
+                self.reader.started(context.tool_call_id, context.tool_name, context.tool_arguments)
+
+        async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+            if isinstance(context, ToolContext):
+                self.reader.ended(context.tool_call_id, result)
+
+    return Hooks
+
+
+@dataclass(frozen=True)
+class GuardrailTrip:
+    """A guardrail's tripwire that stopped a run: what the trial records of it."""
+
+    kind: str
+    """`input`, `output`, `tool_input` or `tool_output`."""
+    name: str
+    output_info: Any
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The trial's `metadata["guardrail"]`."""
+        info, _ = plain_copy(self.output_info)
+        return {"kind": self.kind, "name": self.name, "output_info": info}
+
+    @property
+    def message(self) -> str:
+        """The trial's failure message."""
+        return (
+            f"the {self.kind.replace('_', ' ')} guardrail {self.name!r} tripped: the agent "
+            "stopped without an answer (metadata 'guardrail' says which)"
+        )
+
+
+def guardrail_trip(exc: BaseException) -> GuardrailTrip | None:
+    """The guardrail trip `exc` reports, or None for any other exception.
+
+    A tripwire is the agent refusing by design, not a crash: the trial ends with no answer and
+    an `agent_error` failure naming the guardrail (so scorers of the answer see no answer, and
+    a case expecting a refusal can read `metadata["guardrail"]`).
+    """
+    from agents import (
+        InputGuardrailTripwireTriggered,
+        OutputGuardrailTripwireTriggered,
+        ToolInputGuardrailTripwireTriggered,
+        ToolOutputGuardrailTripwireTriggered,
+    )
+
+    if isinstance(exc, InputGuardrailTripwireTriggered | OutputGuardrailTripwireTriggered):
+        result = exc.guardrail_result
+        kind = "input" if isinstance(exc, InputGuardrailTripwireTriggered) else "output"
+        return GuardrailTrip(kind, result.guardrail.get_name(), result.output.output_info)
+    if isinstance(exc, ToolInputGuardrailTripwireTriggered | ToolOutputGuardrailTripwireTriggered):
+        kind = (
+            "tool_input" if isinstance(exc, ToolInputGuardrailTripwireTriggered) else "tool_output"
+        )
+        return GuardrailTrip(kind, exc.guardrail.get_name(), exc.output.output_info)
+    return None
