@@ -455,11 +455,16 @@ def test_concurrent_trials_each_keep_their_own_record(tmp_path: Path) -> None:
             for e in session.events
             if e.is_final_response() and e.content and e.author != "user"
         ]
+        usages = [e.usage_metadata for e in session.events if e.usage_metadata]
         adk_side.append(
             (
                 finals[-1],
                 [(i, n, a, responses[i]) for i, n, a in calls],
                 dict(session.state),
+                sum(u.prompt_token_count or 0 for u in usages),
+                sum(u.candidates_token_count or 0 for u in usages),
+                len(usages),
+                sorted({e.author for e in session.events} - {"user"}),
             )
         )
     ours = [
@@ -467,6 +472,10 @@ def test_concurrent_trials_each_keep_their_own_record(tmp_path: Path) -> None:
             r.trial.output,
             [(c.id, c.name, c.arguments, c.result) for c in r.trial.tool_calls],
             r.trial.metadata["session_state"],
+            r.trial.usage.input_tokens,
+            r.trial.usage.output_tokens,
+            len(r.trial.model_calls),
+            sorted(r.trial.node_visits),
         )
         for r in stored
     ]
