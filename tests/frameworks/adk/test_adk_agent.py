@@ -13,6 +13,8 @@ from google.adk.agents import BaseAgent, LlmAgent, SequentialAgent
 from google.adk.apps import App
 from google.adk.events import Event
 from google.adk.models.llm_response import LlmResponse
+from google.adk.plugins import BasePlugin
+from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.adk.tools import FunctionTool
 from google.adk.tools.base_toolset import BaseToolset
@@ -385,13 +387,42 @@ def test_an_adk_object_that_is_not_an_agent_is_refused_naming_the_fix() -> None:
         AdkAgent.of(FunctionTool(station_weather))
     assert "FunctionTool" in caught.value.message
     assert "Agent / LlmAgent" in (caught.value.hint or "")
-    app = App(name="weather", root_agent=weather_agent(SCRIPT))
+    runner = Runner(
+        app_name="weather", agent=weather_agent(SCRIPT), session_service=InMemorySessionService()
+    )
     with pytest.raises(AgentLoadError) as caught:
-        AdkAgent.of(app)
-    assert "App.root_agent" in (caught.value.hint or "")
+        AdkAgent.of(runner)
+    assert "Runner.agent" in (caught.value.hint or "")
     adapted = as_framework_agent(weather_agent(SCRIPT))
     assert isinstance(adapted, AdkAgent)
     assert adapted.reference == "adk:weather_agent"
+
+
+def test_an_app_runs_with_its_plugins_under_its_name() -> None:
+    services: list[InMemorySessionService] = []
+
+    def service() -> InMemorySessionService:
+        services.append(InMemorySessionService())
+        return services[-1]
+
+    calls: list[str] = []
+
+    class CountModelCalls(BasePlugin):
+        async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
+            calls.append(callback_context.agent_name)
+
+    app = App(name="weather_app", root_agent=weather_agent(SCRIPT), plugins=[CountModelCalls("n")])
+    adapted = as_framework_agent(app)
+    assert isinstance(adapted, AdkAgent)
+    assert adapted.reference == "adk:weather_app"
+    assert set(adapted.tool_specs()) == {"station_weather", "note_topic"}
+    trial = asyncio_run(AdkAgent(app, session_service=service).run_case(EvalCase(input=PARALLEL)))
+    assert trial.output == "Paris 21C, Rome 14C"
+    assert calls == ["weather_agent", "weather_agent"]  # the App's own plugin ran
+    assert app.plugins[1:] == []  # the trial's plugin went on a copy of the App
+    (svc,) = services
+    (session,) = asyncio_run(svc.list_sessions(app_name="weather_app")).sessions
+    assert session.user_id == "test_user_id"
 
 
 CITIES = ["Paris", "Rome", "Oslo", "Lima", "Cairo", "Quito"]
