@@ -84,14 +84,14 @@ class ScriptedModel(BaseLlm):
         )
 
 
-def get_weather(city: str, days: int = 1) -> dict[str, Any]:
+def station_weather(city: str, days: int = 1) -> dict[str, Any]:
     """The weather in `city` for the next `days` days."""
     if city == "Atlantis":
         raise LookupError(f"no weather station in {city}")
     return {"city": city, "celsius": 21 if city == "Paris" else 14, "days": days}
 
 
-def remember(topic: str, tool_context: ToolContext) -> str:
+def note_topic(topic: str, tool_context: ToolContext) -> str:
     """Write `topic` into the session state (so final_session_state applies)."""
     tool_context.state["topic"] = topic
     count = int(tool_context.state.get("count", 0)) + 1
@@ -105,7 +105,7 @@ def weather_agent(script: dict[str, list[Any]], **model: Any) -> LlmAgent:
         name="weather_agent",
         model=ScriptedModel(script=script, **model),
         instruction="Answer questions about the weather.",
-        tools=[get_weather, remember],
+        tools=[station_weather, note_topic],
     )
 
 
@@ -116,7 +116,7 @@ def team(root_script: dict[str, list[Any]], helper_script: dict[str, list[Any]])
         model=ScriptedModel(model="scripted-helper", script=helper_script),
         description="Looks up the weather.",
         instruction="Look up the weather.",
-        tools=[get_weather],
+        tools=[station_weather],
     )
     return LlmAgent(
         name="root",

@@ -13,12 +13,14 @@ from google.adk.agents import BaseAgent, LlmAgent, SequentialAgent
 from google.adk.apps import App
 from google.adk.events import Event
 from google.adk.models.llm_response import LlmResponse
+from google.adk.plugins import BasePlugin
+from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.adk.tools import FunctionTool
 from google.adk.tools.base_toolset import BaseToolset
 from google.genai import errors as genai_errors
 from google.genai import types
-from tests.frameworks.adk.scripted import ScriptedModel, get_weather, team, weather_agent
+from tests.frameworks.adk.scripted import ScriptedModel, station_weather, team, weather_agent
 
 import agenteval
 from agenteval.agents.frameworks import adk as adk_adapter
@@ -35,16 +37,16 @@ from agenteval.trace import FailureCause
 PARALLEL = "What is the weather in Paris and Rome?"
 SCRIPT: dict[str, list[Any]] = {
     PARALLEL: [
-        [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome", "days": 2})],
+        [("station_weather", {"city": "Paris"}), ("station_weather", {"city": "Rome", "days": 2})],
         "Paris 21C, Rome 14C",
     ],
-    "Remember the weather": [[("remember", {"topic": "weather"})], "Noted."],
-    "And again": [[("remember", {"topic": "again"})], "Noted again."],
+    "Remember the weather": [[("note_topic", {"topic": "weather"})], "Noted."],
+    "And again": [[("note_topic", {"topic": "again"})], "Noted again."],
     "Atlantis and Paris?": [
-        [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Atlantis"})],
+        [("station_weather", {"city": "Paris"}), ("station_weather", {"city": "Atlantis"})],
         "never reached",
     ],
-    "Bad arguments": [[("get_weather", {"town": "Paris"})], "Sorry."],
+    "Bad arguments": [[("station_weather", {"town": "Paris"})], "Sorry."],
 }
 
 
@@ -70,7 +72,11 @@ def test_parallel_calls_usage_cost_and_the_declared_schemas(tmp_path: Path) -> N
     prices = PriceTable({"scripted-gemini": ModelPrice(input=1.0, output=10.0, cached_input=0.5)})
     run = _run(
         agent,
-        [EvalCase(id="parallel", input=PARALLEL, expected_tools=["get_weather", "get_weather"])],
+        [
+            EvalCase(
+                id="parallel", input=PARALLEL, expected_tools=["station_weather", "station_weather"]
+            )
+        ],
         tmp_path,
         prices=prices,
         scorers=["tool_arguments_valid"],
@@ -80,8 +86,12 @@ def test_parallel_calls_usage_cost_and_the_declared_schemas(tmp_path: Path) -> N
     assert trial.failure is None
     assert trial.output == "Paris 21C, Rome 14C"
     assert [(c.name, c.arguments, c.result) for c in trial.tool_calls] == [
-        ("get_weather", {"city": "Paris"}, {"city": "Paris", "celsius": 21, "days": 1}),
-        ("get_weather", {"city": "Rome", "days": 2}, {"city": "Rome", "celsius": 14, "days": 2}),
+        ("station_weather", {"city": "Paris"}, {"city": "Paris", "celsius": 21, "days": 1}),
+        (
+            "station_weather",
+            {"city": "Rome", "days": 2},
+            {"city": "Rome", "celsius": 14, "days": 2},
+        ),
     ]
     assert len({c.id for c in trial.tool_calls}) == 2
     # Two model calls, each 1000 prompt (400 cached), 200 candidates + 50 thoughts.
@@ -93,9 +103,9 @@ def test_parallel_calls_usage_cost_and_the_declared_schemas(tmp_path: Path) -> N
     expected_usd = 2 * ((1000 - 400) * 1.0 + 400 * 0.5 + 250 * 10.0) / 1e6
     assert run.summary.cost.agent_usd == pytest.approx(expected_usd)
     # ADK's declarations are the tool schemas, in the trial and in the run.
-    assert set(trial.tool_specs) == {"get_weather", "remember"}
-    assert trial.tool_specs["get_weather"].parameters["required"] == ["city"]
-    assert "tool_context" not in trial.tool_specs["remember"].parameters["properties"]
+    assert set(trial.tool_specs) == {"station_weather", "note_topic"}
+    assert trial.tool_specs["station_weather"].parameters["required"] == ["city"]
+    assert "tool_context" not in trial.tool_specs["note_topic"].parameters["properties"]
     assert result.scores["tool_arguments_valid"].passed is True
     assert trial.node_visits == ["weather_agent"]
     # ADK's own OpenTelemetry spans repeat nothing (they gave the trial its trace id alone).
@@ -123,7 +133,7 @@ def test_a_toolsets_tools_get_the_schemas_adk_offered_the_model(tmp_path: Path) 
         """Tools listed only when a run asks (as an MCP server's)."""
 
         async def get_tools(self, readonly_context: Any = None) -> list[Any]:
-            return [FunctionTool(get_weather)]
+            return [FunctionTool(station_weather)]
 
         async def close(self) -> None:
             closed.append(True)
@@ -132,8 +142,8 @@ def test_a_toolsets_tools_get_the_schemas_adk_offered_the_model(tmp_path: Path) 
         name="toolset_agent",
         model=ScriptedModel(
             script={
-                "ok": [[("get_weather", {"city": "Paris"})], "21C"],
-                "bad": [[("get_weather", {"city": 3})], "??"],
+                "ok": [[("station_weather", {"city": "Paris"})], "21C"],
+                "bad": [[("station_weather", {"city": 3})], "??"],
             }
         ),
         tools=[CityTools()],
@@ -146,7 +156,7 @@ def test_a_toolsets_tools_get_the_schemas_adk_offered_the_model(tmp_path: Path) 
         scorers=["tool_arguments_valid"],
     )
     bad, ok = _stored(run, tmp_path / "runs.db")
-    assert ok.trial.tool_specs["get_weather"].parameters["required"] == ["city"]
+    assert ok.trial.tool_specs["station_weather"].parameters["required"] == ["city"]
     assert ok.scores["tool_arguments_valid"].passed is True
     assert bad.scores["tool_arguments_valid"].passed is False
     # The toolset is the user's, shared by every trial: no trial closes it.
@@ -285,7 +295,7 @@ def test_a_turn_adk_ends_on_an_error_code_says_why_it_has_no_answer(tmp_path: Pa
 def test_a_transfer_to_a_sub_agent_is_a_node_visit(tmp_path: Path) -> None:
     root = team(
         {"Weather in Paris?": [[("transfer_to_agent", {"agent_name": "helper"})]]},
-        {"Weather in Paris?": [[("get_weather", {"city": "Paris"})], "Paris: 21C"]},
+        {"Weather in Paris?": [[("station_weather", {"city": "Paris"})], "Paris: 21C"]},
     )
     run = _run(
         root,
@@ -297,7 +307,7 @@ def test_a_transfer_to_a_sub_agent_is_a_node_visit(tmp_path: Path) -> None:
     trial = result.trial
     assert trial.output == "Paris: 21C"
     assert trial.node_visits == ["root", "helper"]
-    assert [c.name for c in trial.tool_calls] == ["transfer_to_agent", "get_weather"]
+    assert [c.name for c in trial.tool_calls] == ["transfer_to_agent", "station_weather"]
     assert [c.model for c in trial.model_calls] == [
         "scripted-gemini",
         "scripted-helper",
@@ -319,14 +329,14 @@ def test_a_workflow_agent_and_a_custom_agent_run_too() -> None:
                 content=types.Content(role="model", parts=[types.Part(text="hello there")]),
             )
 
-    first = weather_agent({"go": [[("get_weather", {"city": "Paris"})], "Paris done"]})
+    first = weather_agent({"go": [[("station_weather", {"city": "Paris"})], "Paris done"]})
     pipeline = SequentialAgent(name="pipeline", sub_agents=[first, Greeter(name="greeter")])
     trial = asyncio_run(AdkAgent.of(pipeline).run_case(EvalCase(input="go")))
     assert trial.failure is None
     assert trial.output == "hello there"
     assert trial.node_visits == ["weather_agent", "greeter"]
-    assert [c.name for c in trial.tool_calls] == ["get_weather"]
-    assert set(AdkAgent.of(pipeline).tool_specs()) == {"get_weather", "remember"}
+    assert [c.name for c in trial.tool_calls] == ["station_weather"]
+    assert set(AdkAgent.of(pipeline).tool_specs()) == {"station_weather", "note_topic"}
 
 
 def test_earlier_messages_become_the_sessions_events() -> None:
@@ -374,16 +384,45 @@ def test_a_system_message_before_the_first_turn_is_refused_clearly() -> None:
 
 def test_an_adk_object_that_is_not_an_agent_is_refused_naming_the_fix() -> None:
     with pytest.raises(AgentLoadError) as caught:
-        AdkAgent.of(FunctionTool(get_weather))
+        AdkAgent.of(FunctionTool(station_weather))
     assert "FunctionTool" in caught.value.message
     assert "Agent / LlmAgent" in (caught.value.hint or "")
-    app = App(name="weather", root_agent=weather_agent(SCRIPT))
+    runner = Runner(
+        app_name="weather", agent=weather_agent(SCRIPT), session_service=InMemorySessionService()
+    )
     with pytest.raises(AgentLoadError) as caught:
-        AdkAgent.of(app)
-    assert "App.root_agent" in (caught.value.hint or "")
+        AdkAgent.of(runner)
+    assert "Runner.agent" in (caught.value.hint or "")
     adapted = as_framework_agent(weather_agent(SCRIPT))
     assert isinstance(adapted, AdkAgent)
     assert adapted.reference == "adk:weather_agent"
+
+
+def test_an_app_runs_with_its_plugins_under_its_name() -> None:
+    services: list[InMemorySessionService] = []
+
+    def service() -> InMemorySessionService:
+        services.append(InMemorySessionService())
+        return services[-1]
+
+    calls: list[str] = []
+
+    class CountModelCalls(BasePlugin):
+        async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
+            calls.append(callback_context.agent_name)
+
+    app = App(name="weather_app", root_agent=weather_agent(SCRIPT), plugins=[CountModelCalls("n")])
+    adapted = as_framework_agent(app)
+    assert isinstance(adapted, AdkAgent)
+    assert adapted.reference == "adk:weather_app"
+    assert set(adapted.tool_specs()) == {"station_weather", "note_topic"}
+    trial = asyncio_run(AdkAgent(app, session_service=service).run_case(EvalCase(input=PARALLEL)))
+    assert trial.output == "Paris 21C, Rome 14C"
+    assert calls == ["weather_agent", "weather_agent"]  # the App's own plugin ran
+    assert app.plugins[1:] == []  # the trial's plugin went on a copy of the App
+    (svc,) = services
+    (session,) = asyncio_run(svc.list_sessions(app_name="weather_app")).sessions
+    assert session.user_id == "test_user_id"
 
 
 CITIES = ["Paris", "Rome", "Oslo", "Lima", "Cairo", "Quito"]
@@ -398,7 +437,7 @@ def test_concurrent_trials_each_keep_their_own_record(tmp_path: Path) -> None:
 
     script = {
         f"Weather in {city}?": [
-            [("get_weather", {"city": city}), ("remember", {"topic": city})],
+            [("station_weather", {"city": city}), ("note_topic", {"topic": city})],
             f"{city} checked",
         ]
         for city in CITIES
@@ -447,11 +486,16 @@ def test_concurrent_trials_each_keep_their_own_record(tmp_path: Path) -> None:
             for e in session.events
             if e.is_final_response() and e.content and e.author != "user"
         ]
+        usages = [e.usage_metadata for e in session.events if e.usage_metadata]
         adk_side.append(
             (
                 finals[-1],
                 [(i, n, a, responses[i]) for i, n, a in calls],
                 dict(session.state),
+                sum(u.prompt_token_count or 0 for u in usages),
+                sum(u.candidates_token_count or 0 for u in usages),
+                len(usages),
+                sorted({e.author for e in session.events} - {"user"}),
             )
         )
     ours = [
@@ -459,6 +503,10 @@ def test_concurrent_trials_each_keep_their_own_record(tmp_path: Path) -> None:
             r.trial.output,
             [(c.id, c.name, c.arguments, c.result) for c in r.trial.tool_calls],
             r.trial.metadata["session_state"],
+            r.trial.usage.input_tokens,
+            r.trial.usage.output_tokens,
+            len(r.trial.model_calls),
+            sorted(r.trial.node_visits),
         )
         for r in stored
     ]

@@ -26,9 +26,9 @@ from pkg.scripted import weather_agent
 
 root_agent = weather_agent(
     {
-        "Weather in Paris?": [[("get_weather", {"city": "Paris"})], "Paris: 21C"],
-        "Weather in Atlantis?": [[("get_weather", {"city": "Atlantis"})], "never"],
-        "Remember rain": [[("remember", {"topic": "rain"})], "remembered rain"],
+        "Weather in Paris?": [[("station_weather", {"city": "Paris"})], "Paris: 21C"],
+        "Weather in Atlantis?": [[("station_weather", {"city": "Atlantis"})], "never"],
+        "Remember rain": [[("note_topic", {"topic": "rain"})], "remembered rain"],
     }
 )
 """
@@ -37,7 +37,7 @@ CASES = """
 - id: paris
   input: Weather in Paris?
   expected_output: "Paris: 21C"
-  expected_tools: [get_weather]
+  expected_tools: [station_weather]
 - id: atlantis
   input: Weather in Atlantis?
   expected_output: never
@@ -81,7 +81,7 @@ def test_agenteval_run_takes_the_agent_by_reference(tmp_path: Path) -> None:
         assert paris.trial.output == "Paris: 21C"
         assert paris.scores["exact_match"].passed is True
         assert paris.scores["tool_arguments_valid"].passed is True
-        assert set(paris.trial.tool_specs) == {"get_weather", "remember"}
+        assert set(paris.trial.tool_specs) == {"station_weather", "note_topic"}
         atlantis = results[("atlantis", trial)].trial
         assert atlantis.failure is not None and atlantis.failure.cause.value == "agent_error"
         assert atlantis.tool_calls[0].error == "LookupError: no weather station in Atlantis"
@@ -93,26 +93,26 @@ def test_agenteval_run_takes_the_agent_by_reference(tmp_path: Path) -> None:
 
 
 def test_eval_suite_runs_an_adk_agent(tmp_path: Path) -> None:
-    agent = weather_agent({"Weather in Paris?": [[("get_weather", {"city": "Paris"})], "21C"]})
+    agent = weather_agent({"Weather in Paris?": [[("station_weather", {"city": "Paris"})], "21C"]})
     suite = EvalSuite("adk", store=tmp_path / "runs.db")
     suite.add_cases(EvalCase(id="p", input="Weather in Paris?", expected_output="21C"))
     suite.add_evaluators(ExactMatch())
     run = suite.run(agent, trials=2)
     results = run.results
     assert [r.trial.output for r in results] == ["21C", "21C"]
-    assert all(r.trial.tool_calls[0].name == "get_weather" for r in results)
+    assert all(r.trial.tool_calls[0].name == "station_weather" for r in results)
     assert all(r.scores["exact_match"].passed for r in results)
 
 
 def test_the_adk_compatible_agent_evaluator_takes_the_agent_object(tmp_path: Path) -> None:
     agent = weather_agent(
         {
-            "Weather in Paris?": [[("get_weather", {"city": "Paris"})], "Paris: 21C"],
-            "Remember rain": [[("remember", {"topic": "rain"})], "Noted."],
+            "Weather in Paris?": [[("station_weather", {"city": "Paris"})], "Paris: 21C"],
+            "Remember rain": [[("note_topic", {"topic": "rain"})], "Noted."],
         }
     )
     cases = [
-        EvalCase(id="p", input="Weather in Paris?", expected_trajectory=["get_weather"]),
+        EvalCase(id="p", input="Weather in Paris?", expected_trajectory=["station_weather"]),
         EvalCase(
             id="r",
             input="Remember rain",
@@ -131,7 +131,7 @@ def test_the_adk_compatible_agent_evaluator_takes_the_agent_object(tmp_path: Pat
     by_id = {result.eval_id: result for result in report.results}
     assert by_id["p"].passed
     assert by_id["r"].criterion_results["final_session_state_match"].passed is True
-    assert by_id["p"].tool_calls[0].name == "get_weather"
+    assert by_id["p"].tool_calls[0].name == "station_weather"
 
 
 def test_the_pytest_plugin_runs_an_adk_agent(pytester: pytest.Pytester) -> None:

@@ -64,7 +64,7 @@ def _framework(name: str, bases: tuple[tuple[str, str], ...], adapter: str) -> F
 _PACKAGE = "agenteval.agents.frameworks"
 
 FRAMEWORKS: tuple[Framework, ...] = (
-    _framework("adk", (("google.adk", "BaseAgent"),), "adk:AdkAgent"),
+    _framework("adk", (("google.adk", "BaseAgent"), ("google.adk", "App")), "adk:AdkAgent"),
     _framework("openai-agents", (("agents", "AgentBase"),), "openai_agents:OpenAIAgentsAgent"),
     _framework(
         "langgraph",

@@ -119,11 +119,12 @@ class SessionInput:
     state: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, case: EvalCase) -> SessionInput:
-        """The case's session input (`case.metadata["session_input"]`), checked."""
+    def of(cls, case: EvalCase, app_name: str = DEFAULT_APP_NAME) -> SessionInput:
+        """The case's session input (`case.metadata["session_input"]`), checked; `app_name`
+        where the case names no app."""
         given = case.metadata.get(SESSION_INPUT)
         if given is None:
-            return cls()
+            return cls(app_name=app_name)
         if not isinstance(given, dict):
             raise ValueError(
                 f"case {case.id!r}: session_input must be a mapping "
@@ -134,7 +135,7 @@ class SessionInput:
             raise ValueError(f"case {case.id!r}: session_input.state must be a mapping")
         copied, _ = plain_copy(state)
         return cls(
-            app_name=str(given.get("app_name") or DEFAULT_APP_NAME),
+            app_name=str(given.get("app_name") or app_name),
             user_id=str(given.get("user_id") or DEFAULT_USER_ID),
             state=dict(copied),
         )
@@ -335,7 +336,12 @@ class AdkAgent(FrameworkAgent):
     def __init__(
         self, agent: Any, *, session_service: Callable[[], BaseSessionService] | None = None
     ) -> None:
-        super().__init__(agent)
+        from google.adk.apps import App
+
+        # An `App` runs as ADK runs it (its plugins, its context cache and compaction
+        # settings, its name as the sessions' app); its root agent is the agent.
+        self.app: Any = agent if isinstance(agent, App) else None
+        super().__init__(agent.root_agent if self.app is not None else agent)
         _quiet_unconfigured_logs()
         # Imported now, once per run: imported by the first trial, they held the event loop
         # for a second, under that trial's time limit.
@@ -347,24 +353,23 @@ class AdkAgent(FrameworkAgent):
         self._session_service = session_service
         # Now, before any trial: the first declaration builds ADK's request models (half a
         # second), which under a trial would count against its time limit.
-        self._specs = declared_tools(agent)
+        self._specs = declared_tools(self.agent)
 
     @classmethod
     def of(cls, agent: Any) -> Self:
-        """The adapter of an ADK agent; any other object (an ADK tool, an `App`, a runner) is
+        """The adapter of an ADK agent or `App`; any other ADK object (a tool, a runner) is
         refused with what to pass instead."""
         from google.adk.agents import BaseAgent
+        from google.adk.apps import App
 
-        if isinstance(agent, BaseAgent):
+        if isinstance(agent, BaseAgent | App):
             return cls(agent)
         kind = type(agent).__name__
-        root = getattr(agent, "root_agent", None) or getattr(
-            getattr(agent, "app", None), "root_agent", None
-        )
+        root = getattr(agent, "agent", None)
         hint = (
-            f"pass its root agent ({kind}.root_agent) instead"
+            f"pass its agent ({kind}.agent) instead"
             if isinstance(root, BaseAgent)
-            else "pass an ADK agent: an Agent / LlmAgent, a workflow agent, or a BaseAgent"
+            else "pass an ADK agent (an Agent / LlmAgent, a workflow agent, a BaseAgent) or an App"
         )
         raise AgentLoadError(
             f"the ADK object given as the agent is a {kind}, not an agent", hint=hint
@@ -372,6 +377,8 @@ class AdkAgent(FrameworkAgent):
 
     @property
     def name(self) -> str:
+        if self.app is not None:
+            return str(self.app.name)
         return str(getattr(self.agent, "name", "") or type(self.agent).__name__)
 
     def tool_specs(self) -> dict[str, ToolSpec]:
@@ -379,8 +386,10 @@ class AdkAgent(FrameworkAgent):
 
     async def run_case(self, case: EvalCase) -> Trial:
         talk = conversation(case)
-        session_input = SessionInput.of(case)
-        history = _history(talk, self.name, case)
+        session_input = SessionInput.of(
+            case, self.app.name if self.app is not None else DEFAULT_APP_NAME
+        )
+        history = _history(talk, str(getattr(self.agent, "name", "")), case)
         builder = TrialBuilder(talk, self.tool_specs())
         reader = _EventReader(builder, {a.name: _model_name(a) for a in _agents(self.agent)})
         with builder.kept_on_failure():
@@ -409,7 +418,10 @@ class AdkAgent(FrameworkAgent):
         from google.genai import types
 
         service = self._session_service() if self._session_service else InMemorySessionService()
-        app = App(name=_RUNNER_APP, root_agent=self.agent, plugins=[_plugin(reader)])
+        if self.app is not None:  # the user's App, with the trial's plugin after its own
+            app = self.app.model_copy(update={"plugins": [*self.app.plugins, _plugin(reader)]})
+        else:
+            app = App(name=_RUNNER_APP, root_agent=self.agent, plugins=[_plugin(reader)])
         runner = Runner(
             app=app,
             app_name=session_input.app_name,
