@@ -28,6 +28,10 @@ COMMANDS = [
     ],
     ["examples/otel/record.py"],
     ["-m", "pytest", "examples/pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"],
+    # Agents built on frameworks, each on a scripted model (README, "Agents built on frameworks").
+    ["-m", "agenteval", "run", "examples/adk_agent"],
+    ["-m", "agenteval", "run", "examples/openai_agents"],
+    ["-m", "agenteval", "run", "examples/langgraph_agent"],
     ["-m", "agenteval", "show", "latest"],
 ]
 
