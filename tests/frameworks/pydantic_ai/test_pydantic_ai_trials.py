@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse, ToolCallPart, ToolReturnPart
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from tests.frameworks.pydantic_ai.scripted import (
     MODEL,
     Forecast,
@@ -347,3 +348,72 @@ async def test_called_as_a_plain_agent_it_returns_the_whole_trial() -> None:
     assert trial.output == "Rome: rainy"
     assert [c.name for c in trial.tool_calls] == ["get_weather"]
     assert [c.model for c in trial.model_calls] == [MODEL, MODEL]  # no recorder: kept here
+
+
+@pytest.mark.parametrize("kind", ["model", "tool", "toolset"])
+def test_a_pydantic_ai_object_that_is_no_agent_is_refused_naming_the_agent(
+    kind: str, tmp_path: Path
+) -> None:
+    from pydantic_ai import Tool
+    from pydantic_ai.toolsets import FunctionToolset
+
+    agent = weather_agent()
+    obj = {
+        "model": agent.model,
+        "tool": Tool(lambda city: city, name="echo"),
+        "toolset": FunctionToolset(),
+    }[kind]
+    with pytest.raises(AgentLoadError, match="is not a pydantic-ai agent") as caught:
+        agenteval.evaluate(obj, [EvalCase(id="x", input="hi")], store=tmp_path / "r.db")
+    assert "pass the pydantic-ai Agent itself" in (caught.value.hint or "")
+
+
+def test_an_agent_without_a_model_is_refused_or_given_one(tmp_path: Path) -> None:
+    bare: Agent[None, str] = Agent(name="bare")
+    with pytest.raises(AgentLoadError, match="has no model") as caught:
+        as_framework_agent(bare)
+    assert "PydanticAIAgent(my_agent, model=" in (caught.value.hint or "")
+    given = PydanticAIAgent(bare, model=memory_agent().model)
+    run = agenteval.evaluate(given, [EvalCase(id="m", input="Hello")], store=tmp_path / "r.db")
+    assert run.results[0].trial.output == "Hello. (1 messages)"
+
+
+def test_a_call_of_a_tool_that_does_not_exist_is_recorded_as_failed(tmp_path: Path) -> None:
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("get_wether", {"city": "Paris"}, "x1")])
+        return ModelResponse(parts=[TextPart("Sorry.")])
+
+    agent: Agent[None, str] = Agent(FunctionModel(model), name="typo")
+    agent.tool_plain(lambda city: city, name="get_weather")
+    store = tmp_path / "runs.db"
+    agenteval.evaluate(agent, [EvalCase(id="t", input="Weather in Paris?")], store=store)
+    result = only(store)
+    (call,) = result.trial.tool_calls
+    assert (call.name, call.result) == ("get_wether", None)
+    assert "Unknown tool name: 'get_wether'" in (call.error or "")
+    assert result.trial.retries == {"tool_retry": 1}
+    assert result.scores["tool_arguments_valid"].passed is False
+
+
+def test_a_delegate_agents_usage_is_counted_as_an_unknown_model(tmp_path: Path) -> None:
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            call = ToolCallPart("ask_helper", {"question": "my name is Bo"}, "h1")
+            return ModelResponse(parts=[call], usage=usage_of(0), model_name=MODEL)
+        return ModelResponse(parts=[TextPart("Done.")], usage=usage_of(1), model_name=MODEL)
+
+    parent: Agent[None, str] = Agent(FunctionModel(model, model_name=MODEL), name="parent")
+    helper = memory_agent()
+
+    @parent.tool
+    async def ask_helper(ctx: RunContext[None], question: str) -> str:
+        """Ask the helper agent."""
+        return (await helper.run(question, usage=ctx.usage)).output
+
+    store = tmp_path / "runs.db"
+    agenteval.evaluate(parent, [EvalCase(id="d", input="Delegate")], store=store)
+    trial = only(store).trial
+    assert [c.model for c in trial.model_calls] == [MODEL, MODEL, "unknown"]
+    assert trial.model_calls[2].usage.input_tokens == usage_of(0).input_tokens
+    assert trial.usage.input_tokens == 100 + 110 + 100

@@ -19,20 +19,20 @@ function toolsets among `agent.toolsets`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
+import pydantic_ai.messages as pai_messages
+from pydantic_ai import capabilities as pai_capabilities
 from pydantic_ai.agent import AbstractAgent
-from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     BaseToolCallPart,
     BaseToolReturnPart,
     ModelMessage,
     ModelRequest,
     ModelResponse,
-    RetryFeedbackPart,
-    RetryPromptPart,
     SystemPromptPart,
     TextPart,
     UserPromptPart,
@@ -47,6 +47,11 @@ from agenteval.errors import AgentLoadError
 from agenteval.trace import ToolSpec, Trial, Usage
 
 __all__ = ["PydanticAIAgent"]
+
+# Retry parts some pydantic-ai releases have and others not: `RetryPromptPart` (older ones; now
+# deprecated, split into `ToolReturnPart(outcome='retried')` and `RetryFeedbackPart`, newer).
+_RETRY_PROMPT: Any = getattr(pai_messages, "RetryPromptPart", ())
+_RETRY_FEEDBACK: Any = getattr(pai_messages, "RetryFeedbackPart", ())
 
 TOOL_RETRY = "tool_retry"
 """The retry reason of a tool call the framework answered `retried`: the tool raised
@@ -66,17 +71,35 @@ class PydanticAIAgent(FrameworkAgent):
 
     `deps`: for an agent that declares `deps_type`, a factory making the deps of one trial
     (called once per trial, so concurrent trials never share them; with the case as its one
-    argument when it takes one; sync or async). Without it the agent runs with `deps=None`, which
+    argument when it takes one; sync or async). Without it the agent runs with `deps=None`, and
     an agent declaring a `deps_type` is refused (wrap it: `PydanticAIAgent(agent, deps=...)`).
+    `model`: the model every run uses instead of the agent's own (what `agent.run(model=...)`
+    takes), to evaluate one agent on several models, or one built without a model.
     """
 
     framework = "pydantic-ai"
 
-    def __init__(self, agent: Any, *, deps: DepsFactory | None = None) -> None:
+    def __init__(self, agent: Any, *, deps: DepsFactory | None = None, model: Any = None) -> None:
         if isinstance(agent, type) or not isinstance(agent, AbstractAgent):
             raise AgentLoadError(
                 f"{_describe(agent)} is not a pydantic-ai agent agenteval can run",
                 hint="pass the pydantic-ai Agent itself (an instance of pydantic_ai.Agent)",
+            )
+        if _offered_class() is None:
+            raise AgentLoadError(
+                "this pydantic-ai is too old for agenteval to read the tools its agents offer "
+                "(it needs pydantic-ai's capabilities, with prepare_tools and "
+                "prepare_output_tools)",
+                hint="pip install -U 'agenteval[pydantic-ai]'",
+            )
+        if model is None and getattr(agent, "model", None) is None:
+            raise AgentLoadError(
+                f"pydantic-ai agent {_agent_name(agent)!r} has no model, and agenteval does not "
+                "choose one for it",
+                hint=(
+                    "give the agent its model (Agent('openai:gpt-4o-mini', ...)), or wrap it: "
+                    "`agent = PydanticAIAgent(my_agent, model='openai:gpt-4o-mini')`"
+                ),
             )
         if deps is not None and not callable(deps):
             raise AgentLoadError(
@@ -98,6 +121,7 @@ class PydanticAIAgent(FrameworkAgent):
             )
         super().__init__(agent)
         self._deps = deps
+        self._model = model
 
     @property
     def name(self) -> str:
@@ -116,7 +140,7 @@ class PydanticAIAgent(FrameworkAgent):
     async def run_case(self, case: EvalCase) -> Trial:
         talk = conversation(case)
         builder = TrialBuilder(talk, self.tool_specs())
-        offered = _Offered()
+        offered: Any = cast("type[Any]", _offered_class())()  # not None: __init__ checked
         reader = _Reader(builder, offered)
         history: list[Any] = _history(talk.history)
         deps = await self._make_deps(case)
@@ -130,6 +154,7 @@ class PydanticAIAgent(FrameworkAgent):
                         turn,
                         message_history=history,
                         deps=deps,
+                        model=self._model,
                         capabilities=[offered],
                         infer_name=False,  # pydantic-ai would rename the user's agent
                     ) as run:
@@ -153,29 +178,39 @@ class PydanticAIAgent(FrameworkAgent):
         return await made if inspect.isawaitable(made) else made
 
 
-class _Offered(AbstractCapability[Any]):
-    """Observes, without changing them, the tools a run offers the model: its function tools
-    (`tools`, by name) and its output tools (`output_names`). One per trial; pydantic-ai copies
-    a capability per run, so what it sees goes into containers the copies share."""
+@functools.cache
+def _offered_class() -> type[Any] | None:
+    """The capability that observes, without changing them, the tools a run offers the model:
+    its function tools (`tools`, by name) and its output tools (`output_names`); None for a
+    pydantic-ai without capabilities. One instance per trial; pydantic-ai copies a capability
+    per run, so what it sees goes into containers the copies share."""
+    base = getattr(pai_capabilities, "AbstractCapability", None)
+    if base is None or not all(
+        hasattr(base, hook) for hook in ("prepare_tools", "prepare_output_tools")
+    ):
+        return None
 
-    def __init__(self) -> None:
-        self.tools: dict[str, Any] = {}
-        self.output_names: set[str] = set()
+    class Offered(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            self.tools: dict[str, Any] = {}
+            self.output_names: set[str] = set()
 
-    async def prepare_tools(self, ctx: Any, tool_defs: list[Any]) -> list[Any]:
-        for tool in tool_defs:
-            self.tools[tool.name] = tool
-        return tool_defs
+        async def prepare_tools(self, ctx: Any, tool_defs: list[Any]) -> list[Any]:
+            for tool in tool_defs:
+                self.tools[tool.name] = tool
+            return tool_defs
 
-    async def prepare_output_tools(self, ctx: Any, tool_defs: list[Any]) -> list[Any]:
-        self.output_names.update(tool.name for tool in tool_defs)
-        return tool_defs
+        async def prepare_output_tools(self, ctx: Any, tool_defs: list[Any]) -> list[Any]:
+            self.output_names.update(tool.name for tool in tool_defs)
+            return tool_defs
+
+    return Offered
 
 
 class _Reader:
     """Reads one run's new messages into the trial: calls, returns, retries, model calls."""
 
-    def __init__(self, builder: TrialBuilder, offered: _Offered) -> None:
+    def __init__(self, builder: TrialBuilder, offered: Any) -> None:
         self._builder = builder
         self._offered = offered
         self._output_calls: set[str] = set()
@@ -232,13 +267,13 @@ class _Reader:
             self._builder.result(part.tool_call_id, error=error, name=part.tool_name)
             if outcome == "retried":
                 record_retry(TOOL_RETRY)
-        elif isinstance(part, RetryPromptPart):  # pydantic-ai before `outcome='retried'`
+        elif isinstance(part, _RETRY_PROMPT):  # pydantic-ai before `outcome='retried'`
             if part.tool_name is None or self._is_output_tool(part.tool_name):
                 record_retry(OUTPUT_RETRY)
                 return
             self._builder.result(part.tool_call_id, error=part.model_response(), name=None)
             record_retry(TOOL_RETRY)
-        elif isinstance(part, RetryFeedbackPart):
+        elif isinstance(part, _RETRY_FEEDBACK):
             record_retry(OUTPUT_RETRY)
 
 
