@@ -58,6 +58,22 @@ def test_an_instrumented_agent_records_each_call_once(
     assert names.count("execute_tool get_weather") == 2 * 2 * len(CITIES)
 
 
+def test_a_failed_run_of_an_instrumented_agent_keeps_its_calls_once(
+    user_exporter: InMemorySpanExporter,  # noqa: F811 - a fixture
+    instrumented: None,
+    tmp_path: Path,
+) -> None:
+    cases = [EvalCase(id=city, input=f"crash: weather in {city}?") for city in CITIES]
+    run = agenteval.evaluate(weather_agent(), cases, store=tmp_path / "runs.db", concurrency=8)
+    for result in run.results:
+        trial = result.trial
+        assert trial.failure is not None
+        assert trial.failure.message == "the forecast service is down"
+        assert [c.name for c in trial.tool_calls] == ["get_weather", "explode"]
+        assert [c.model for c in trial.model_calls] == [MODEL]
+        assert trial.usage.input_tokens == 100
+
+
 def test_with_no_provider_of_the_users_the_record_is_the_same(
     no_provider: None,  # noqa: F811 - a fixture
     instrumented: None,
