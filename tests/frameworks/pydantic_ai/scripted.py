@@ -4,7 +4,7 @@ The model reads the user prompt of the current turn and what the tools answered 
 plays the same script for the same prompt, so concurrent trials are comparable:
 - first, one `get_weather` call per city the prompt names, all in one response (parallel);
   "badargs" in the prompt sends `{"town": ...}` instead of `{"city": ...}` (invalid arguments);
-  "crash" adds an `explode` call, whose tool raises;
+  "crash" then calls `explode`, whose tool raises, once the other calls answered;
 - a call the framework answered `retried` (a `ModelRetry`, invalid arguments) is made again
   with the city capitalised, under its own argument name;
 - then the answer, from what the tools returned (or, for the memory agent, from the history).
@@ -79,8 +79,6 @@ async def weather_model(messages: list[ModelMessage], info: AgentInfo) -> ModelR
             ToolCallPart("get_weather", {key: city}, tool_call_id=f"w{n}-{city}")
             for n, city in enumerate(CITY.findall(prompt))
         ]
-        if "crash" in prompt:
-            parts.append(ToolCallPart("explode", {}, tool_call_id="boom"))
         if parts:
             return ModelResponse(parts=parts, usage=usage_of(step), model_name=MODEL)
     calls = {
@@ -108,6 +106,9 @@ async def weather_model(messages: list[ModelMessage], info: AgentInfo) -> ModelR
     if retried and step < 3:
         again = [_fixed(calls[r.tool_call_id]) for r in retried if r.tool_call_id in calls]
         return ModelResponse(parts=again, usage=usage_of(step), model_name=MODEL)
+    if "crash" in prompt:
+        boom = ToolCallPart("explode", {}, tool_call_id="boom")
+        return ModelResponse(parts=[boom], usage=usage_of(step), model_name=MODEL)
     said = [str(r.content) for r in returns if r.outcome == "success"]
     if info.output_tools:  # a structured answer, through the output tool
         name = info.output_tools[0].name

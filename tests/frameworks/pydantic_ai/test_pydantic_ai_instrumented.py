@@ -70,8 +70,8 @@ def test_a_failed_run_of_an_instrumented_agent_keeps_its_calls_once(
         assert trial.failure is not None
         assert trial.failure.message == "the forecast service is down"
         assert [c.name for c in trial.tool_calls] == ["get_weather", "explode"]
-        assert [c.model for c in trial.model_calls] == [MODEL]
-        assert trial.usage.input_tokens == 100
+        assert [c.model for c in trial.model_calls] == [MODEL, MODEL]
+        assert trial.usage.input_tokens == 100 + 110
 
 
 def test_with_no_provider_of_the_users_the_record_is_the_same(

@@ -124,13 +124,13 @@ def test_a_tool_that_raises_fails_the_trial_and_keeps_the_calls_made(tmp_path: P
     assert trial.failure.cause == "agent_error"
     assert trial.failure.error_type == "RuntimeError"
     assert trial.failure.message == "the forecast service is down"
-    # Both calls of the response are kept: the one that answered, the one that raised.
+    # The calls made before are kept: the one that answered, the one that raised.
     assert [(c.name, c.id, c.result) for c in trial.tool_calls] == [
         ("get_weather", "w0-Porto", "Porto: misty"),
         ("explode", "boom", None),
     ]
-    assert [c.model for c in trial.model_calls] == [MODEL]
-    assert trial.usage.input_tokens == 100
+    assert [c.model for c in trial.model_calls] == [MODEL, MODEL]
+    assert trial.usage.input_tokens == 100 + 110
     assert set(trial.tool_specs) == {"get_weather", "explode"}
 
 

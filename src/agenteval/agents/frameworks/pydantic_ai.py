@@ -25,11 +25,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import pydantic_ai.messages as pai_messages
-from pydantic_ai import capabilities as pai_capabilities
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.messages import (
-    BaseToolCallPart,
-    BaseToolReturnPart,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -52,6 +49,9 @@ __all__ = ["PydanticAIAgent"]
 # deprecated, split into `ToolReturnPart(outcome='retried')` and `RetryFeedbackPart`, newer).
 _RETRY_PROMPT: Any = getattr(pai_messages, "RetryPromptPart", ())
 _RETRY_FEEDBACK: Any = getattr(pai_messages, "RetryFeedbackPart", ())
+# Calls and returns of function tools and of the provider's own (native) tools alike.
+_TOOL_CALL: Any = getattr(pai_messages, "BaseToolCallPart", pai_messages.ToolCallPart)
+_TOOL_RETURN: Any = getattr(pai_messages, "BaseToolReturnPart", pai_messages.ToolReturnPart)
 
 TOOL_RETRY = "tool_retry"
 """The retry reason of a tool call the framework answered `retried`: the tool raised
@@ -165,7 +165,7 @@ class PydanticAIAgent(FrameworkAgent):
                     for spec in offered.tools.values():
                         builder.declare(_spec(spec))
                     if run is not None:
-                        reader.read(run.all_messages()[len(history) :], _run_usage(run))
+                        reader.read(_new_messages(run, len(history)), _run_usage(run))
                 result = run.result
                 history = list(result.all_messages())
                 builder.answer(_answer(result.output))
@@ -184,13 +184,14 @@ def _offered_class() -> type[Any] | None:
     its function tools (`tools`, by name) and its output tools (`output_names`); None for a
     pydantic-ai without capabilities. One instance per trial; pydantic-ai copies a capability
     per run, so what it sees goes into containers the copies share."""
-    base = getattr(pai_capabilities, "AbstractCapability", None)
-    if base is None or not all(
-        hasattr(base, hook) for hook in ("prepare_tools", "prepare_output_tools")
-    ):
+    try:
+        from pydantic_ai.capabilities import AbstractCapability
+    except ImportError:
+        return None
+    if not all(hasattr(AbstractCapability, h) for h in ("prepare_tools", "prepare_output_tools")):
         return None
 
-    class Offered(base):  # type: ignore[misc, valid-type]
+    class Offered(AbstractCapability[Any]):
         def __init__(self) -> None:
             self.tools: dict[str, Any] = {}
             self.output_names: set[str] = set()
@@ -241,7 +242,7 @@ class _Reader:
 
     def _response(self, response: ModelResponse) -> Usage:
         for part in response.parts:
-            if isinstance(part, BaseToolCallPart):
+            if isinstance(part, _TOOL_CALL):
                 if self._is_output_tool(part.tool_name):
                     self._output_calls.add(part.tool_call_id)
                 else:
@@ -253,7 +254,7 @@ class _Reader:
         return usage
 
     def _request_part(self, part: Any) -> None:
-        if isinstance(part, BaseToolReturnPart):
+        if isinstance(part, _TOOL_RETURN):
             outcome = getattr(part, "outcome", "success")
             if part.tool_call_id in self._output_calls or self._is_output_tool(part.tool_name):
                 if outcome == "retried":
@@ -316,6 +317,14 @@ def _usage(usage: Any) -> Usage:
         cached_tokens=int(getattr(usage, "cache_read_tokens", 0) or 0),
         reasoning_tokens=int(details.get("reasoning_tokens", 0) or 0),
     )
+
+
+def _new_messages(run: Any, history: int) -> list[ModelMessage]:
+    """The messages this run added to the history it was given (also after it raised)."""
+    new_messages = getattr(run, "new_messages", None)
+    if callable(new_messages):
+        return list(new_messages())
+    return list(run.all_messages())[history:]
 
 
 def _run_usage(run: Any) -> Usage | None:
