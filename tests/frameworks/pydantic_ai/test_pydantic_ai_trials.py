@@ -417,3 +417,48 @@ def test_a_delegate_agents_usage_is_counted_as_an_unknown_model(tmp_path: Path) 
     assert [c.model for c in trial.model_calls] == [MODEL, MODEL, "unknown"]
     assert trial.model_calls[2].usage.input_tokens == usage_of(0).input_tokens
     assert trial.usage.input_tokens == 100 + 110 + 100
+
+
+def test_a_wrapper_agent_runs_as_the_agent_it_wraps(tmp_path: Path) -> None:
+    from pydantic_ai.agent import WrapperAgent
+
+    store = tmp_path / "runs.db"
+    agenteval.evaluate(
+        WrapperAgent(weather_agent()), [EvalCase(id="w", input="Weather in Rome?")], store=store
+    )
+    trial = only(store).trial
+    assert trial.output == "Rome: rainy"
+    assert [c.name for c in trial.tool_calls] == ["get_weather"]
+    assert set(trial.tool_specs) == {"get_weather", "explode"}
+
+
+def test_a_providers_own_tool_and_a_deferred_tool_are_recorded(tmp_path: Path) -> None:
+    """A native tool (the provider ran it: call and return both in the response) and a tool
+    needing approval (the run ends with pydantic-ai's `DeferredToolRequests`, as JSON)."""
+    from pydantic_ai import DeferredToolRequests
+    from pydantic_ai.messages import NativeToolCallPart, NativeToolReturnPart
+
+    def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        search = NativeToolCallPart("web_search", {"q": "Paris"}, "n1", provider_name="acme")
+        found = NativeToolReturnPart("web_search", ["paris.fr"], "n1", provider_name="acme")
+        approve = ToolCallPart("book", {"city": "Paris"}, "b1")
+        return ModelResponse(parts=[search, found, TextPart("Booking."), approve])
+
+    agent: Agent[None, Any] = Agent(
+        FunctionModel(model), name="booker", output_type=[str, DeferredToolRequests]
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def book(city: str) -> str:
+        """Book a trip."""
+        return city
+
+    store = tmp_path / "runs.db"
+    agenteval.evaluate(agent, [EvalCase(id="b", input="Book Paris")], store=store)
+    trial = only(store).trial
+    assert [(c.name, c.arguments, c.result) for c in trial.tool_calls] == [
+        ("web_search", {"q": "Paris"}, ["paris.fr"]),
+        ("book", {"city": "Paris"}, None),
+    ]
+    assert trial.output is not None
+    assert '"approvals":[{"tool_name":"book"' in trial.output

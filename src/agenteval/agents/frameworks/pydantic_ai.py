@@ -247,6 +247,8 @@ class _Reader:
                     self._output_calls.add(part.tool_call_id)
                 else:
                     self._builder.call(part.tool_name, part.args, part.tool_call_id)
+            elif isinstance(part, _TOOL_RETURN):  # a provider's own tool answers in its response
+                self._request_part(part)
         usage = _usage(response.usage)
         self._builder.model_call(
             response.model_name or "unknown", usage, provider=response.provider_name
