@@ -226,7 +226,7 @@ class _Reader:
                 spent = spent + self._response(message)
             elif isinstance(message, ModelRequest):
                 for part in message.parts:
-                    self._request_part(part)
+                    self._return_part(part)
         if run_usage is not None:
             # Usage the run counted beyond its responses' (a delegate agent run with
             # `usage=ctx.usage`, a response a capability rejected): real spending, of no
@@ -248,14 +248,14 @@ class _Reader:
                 else:
                     self._builder.call(part.tool_name, part.args, part.tool_call_id)
             elif isinstance(part, _TOOL_RETURN):  # a provider's own tool answers in its response
-                self._request_part(part)
+                self._return_part(part)
         usage = _usage(response.usage)
         self._builder.model_call(
             response.model_name or "unknown", usage, provider=response.provider_name
         )
         return usage
 
-    def _request_part(self, part: Any) -> None:
+    def _return_part(self, part: Any) -> None:
         if isinstance(part, _TOOL_RETURN):
             outcome = getattr(part, "outcome", "success")
             if part.tool_call_id in self._output_calls or self._is_output_tool(part.tool_name):
