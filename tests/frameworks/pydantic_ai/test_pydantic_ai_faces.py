@@ -51,6 +51,30 @@ AGENT_MODULE = textwrap.dedent(
     '''
 )
 
+DEPS_MODULE = textwrap.dedent(
+    '''
+    """The same agent with deps: a list per trial, where its tool notes each city asked."""
+
+    from forecast_agent import WEATHER, model
+    from pydantic_ai import Agent, RunContext
+    from pydantic_ai.models.function import FunctionModel
+
+    from agenteval.agents.frameworks.pydantic_ai import PydanticAIAgent
+
+    agent = Agent(FunctionModel(model, model_name="acme-mini"), name="noting", deps_type=list)
+
+
+    @agent.tool
+    def get_weather(ctx: RunContext[list], city: str) -> str:
+        """Today's weather in a city."""
+        ctx.deps.append(city)
+        return f"{WEATHER.get(city, 'unknown')} ({len(ctx.deps)})"
+
+
+    evaluated = PydanticAIAgent(agent, deps=lambda: [])
+    '''
+)
+
 CASES_YAML = textwrap.dedent(
     """
     - id: paris
@@ -98,6 +122,23 @@ def test_agenteval_run_takes_the_agent_by_reference_from_agenteval_yaml(project:
     assert passed == {"paris": True, "rome": False}
 
 
+def test_agenteval_run_takes_an_agent_wrapped_with_its_deps_factory(project: Path) -> None:
+    (project / "deps_agent.py").write_text(DEPS_MODULE, encoding="utf-8")
+    (project / "agenteval.yaml").write_text(
+        "dataset: cases.yaml\nagent: deps_agent.py:evaluated\ntrials: 3\nconcurrency: 8\n",
+        encoding="utf-8",
+    )
+    done = agenteval_cli(project, "run", ".", env=cli_env(NO_PROXY="*"))
+    assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stdout + done.stderr
+    with RunStore(project / ".agenteval" / "runs.db", create=False) as runs:
+        results = list(runs.iter_results(runs.resolve_run_id("latest")))
+    assert len(results) == 6
+    # Fresh deps for each trial: each one's list held its own single city.
+    assert all(r.trial.tool_calls[0].result.endswith("(1)") for r in results)
+    assert {r.trial.output for r in results} == {"It is sunny (1).", "It is rainy (1)."}
+
+
 def test_eval_suite_runs_the_agent_object(tmp_path: Path) -> None:
     from agenteval.evaluators import EvalSuite
 
@@ -141,19 +182,24 @@ def test_the_pytest_plugin_takes_the_agent_by_reference(pytester: pytest.Pyteste
     pytester.makepyfile(
         test_forecast="""
         from agenteval.pytest_plugin import agenteval_cases
+        from forecast_agent import agent
 
         @agenteval_cases("cases.yaml", agent="forecast_agent.py:agent", trials=2)
         def test_forecast(agenteval_result):
             for trial in agenteval_result.trials:
                 assert [c.name for c in trial.tool_calls] == ["get_weather"]
+
+        @agenteval_cases("cases.yaml", agent=agent)
+        def test_object(agenteval_result):
+            assert agenteval_result.trials[0].model_calls
         """
     )
-    result = pytester.runpytest("-v")
-    result.assert_outcomes(passed=1, failed=1)
+    result = pytester.runpytest("-v", "-p", "no:randomly")
+    result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["*test_forecast?paris? PASSED*", "*test_forecast?rome? FAILED*"])
+    result.stdout.fnmatch_lines(["*test_object?paris? PASSED*", "*test_object?rome? FAILED*"])
     assert "Traceback" not in result.stdout.str()
     with RunStore(pytester.path / "evals" / "runs.db", create=False) as runs:
-        run_id = runs.resolve_run_id("latest")
-        results = list(runs.iter_results(run_id))
-    assert len(results) == 4
+        results = [r for row in runs.list_runs() for r in runs.iter_results(row.run_id)]
+    assert len(results) == 4 + 2
     assert all(r.trial.tool_specs["get_weather"].description for r in results)
