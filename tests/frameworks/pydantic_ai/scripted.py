@@ -17,11 +17,13 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry, RunContext
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -127,10 +129,15 @@ class Forecast(BaseModel):
     celsius: int
 
 
-def weather_agent(*, output_type: Any = str, name: str = "weather") -> Agent[None, Any]:
+def weather_agent(
+    *, output_type: Any = str, name: str = "weather", capabilities: Sequence[Any] = ()
+) -> Agent[None, Any]:
     """The weather agent: `get_weather` (async), `explode` (sync, raises)."""
     agent: Agent[None, Any] = Agent(
-        FunctionModel(weather_model, model_name=MODEL), name=name, output_type=output_type
+        FunctionModel(weather_model, model_name=MODEL),
+        name=name,
+        output_type=output_type,
+        capabilities=list(capabilities),
     )
 
     @agent.tool_plain
@@ -195,3 +202,15 @@ def ledger_agent() -> Agent[Ledger, str]:
         return f"{city}: {WEATHER.get(city, 'unknown')} (asked {len(ctx.deps.cities)})"
 
     return agent
+
+
+class KeepRuns(AbstractCapability[Any]):
+    """A capability of the user's own, on the agent: keeps every run's `all_messages()` by its
+    prompt, as pydantic-ai's own record to compare agenteval's with."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, list[list[ModelMessage]]] = {}
+
+    async def after_run(self, ctx: RunContext[Any], *, result: Any) -> Any:
+        self.runs.setdefault(str(ctx.prompt), []).append(list(result.all_messages()))
+        return result

@@ -3,7 +3,6 @@ back from the run's SQLite store and checked against the framework's own message
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from tests.frameworks.pydantic_ai.scripted import (
     MODEL,
     Forecast,
+    KeepRuns,
     Ledger,
     ledger_agent,
     memory_agent,
@@ -221,9 +221,9 @@ WEATHER_OF = {
 
 
 def test_what_agenteval_stored_agrees_with_the_frameworks_messages(tmp_path: Path) -> None:
-    """Each stored trial against `result.all_messages()` of the same script run by pydantic-ai
-    itself: the calls (output tools left out), their returns, errors and ids, the models and
-    the usage of every response."""
+    """Each stored trial against `result.all_messages()` of the runs agenteval made, as kept by
+    a capability of the agent's own: the calls (output tools left out), their returns, errors
+    and ids, the models and the usage of every response."""
     store = tmp_path / "runs.db"
     prompts = {
         "two": "Weather in Oslo and Porto?",
@@ -231,13 +231,14 @@ def test_what_agenteval_stored_agrees_with_the_frameworks_messages(tmp_path: Pat
         "bad": "badargs: weather in Paris?",
     }
     cases = [EvalCase(id=key, input=text) for key, text in prompts.items()]
-    agenteval.evaluate(weather_agent(), cases, store=store, trials=2, concurrency=8)
-
-    async def own(prompt: str) -> list[Any]:
-        return (await weather_agent().run(prompt)).all_messages()
-
+    kept = KeepRuns()
+    agent = weather_agent(capabilities=[kept])
+    agenteval.evaluate(agent, cases, store=store, trials=2, concurrency=8)
+    assert sorted(kept.runs) == sorted(prompts.values())
     for (case_id, _), result in stored(store).items():
-        messages = asyncio.run(own(prompts[case_id]))
+        runs = kept.runs[prompts[case_id]]
+        assert len(runs) == 2  # one run per trial
+        messages = runs[0]  # the trials' runs are alike but for ids and timestamps
         calls = [p for m in messages if isinstance(m, ModelResponse) for p in m.parts]
         returns = {
             p.tool_call_id: p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)
