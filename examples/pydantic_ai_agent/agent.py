@@ -35,6 +35,7 @@ CITY = re.compile(r"\b(paris|rome|oslo|atlantis)\b", re.IGNORECASE)
 MONEY = re.compile(r"(\d+(?:\.\d+)?) ([A-Z]{3}) (?:in|to) ([A-Z]{3})")
 
 agent = Agent(
+    # The stand-in for an LLM, `_model`, is at the end of this file.
     FunctionModel(lambda messages, info: _model(messages, info), model_name=MODEL),
     name="forecaster",
     instructions="Answer weather and currency questions with the tools.",

@@ -192,6 +192,8 @@ def _offered_class() -> type[Any] | None:
         return None
 
     class Offered(AbstractCapability[Any]):
+        """Sees the tools each step of a run offers and passes them on unchanged."""
+
         def __init__(self) -> None:
             self.tools: dict[str, Any] = {}
             self.output_names: set[str] = set()
@@ -256,6 +258,7 @@ class _Reader:
         return usage
 
     def _return_part(self, part: Any) -> None:
+        """A tool's answer (its result or its error), or pydantic-ai's word that it retries."""
         if isinstance(part, _TOOL_RETURN):
             outcome = getattr(part, "outcome", "success")
             if part.tool_call_id in self._output_calls or self._is_output_tool(part.tool_name):
