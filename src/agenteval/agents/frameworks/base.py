@@ -184,6 +184,12 @@ class TrialBuilder:
             call.result, _ = plain_copy(result)
         return call
 
+    def declare(self, spec: ToolSpec) -> None:
+        """A tool the framework offered the model during the run, known only then (a toolset's,
+        the tools a chat model was bound with): added to the trial's tool specs, a schema
+        already known under its name kept."""
+        self._tool_specs.setdefault(spec.name, spec)
+
     # --- the rest of the record
 
     def model_call(self, model: str, usage: Usage, *, provider: str | None = None) -> None:
@@ -195,11 +201,6 @@ class TrialBuilder:
         handoff), in order; a node visited twice in a row counts once."""
         if not self._node_visits or self._node_visits[-1] != node:
             self._node_visits.append(node)
-
-    def declare(self, spec: ToolSpec) -> None:
-        """A tool the framework offered the model, read from the run itself (it replaces the
-        declaration of that name given when the builder was made)."""
-        self._tool_specs[spec.name] = spec
 
     def metadata(self, key: str, value: Any) -> None:
         """Something the trial records besides the answer and the calls (the final session
@@ -222,19 +223,6 @@ class TrialBuilder:
                 recorder.node_visits.extend(trial.node_visits)
                 recorder.tool_specs.update(trial.tool_specs)
             raise
-
-    def finish(self) -> Trial:
-        """The trial `run_case` returns. Inside an engine trial its model calls go to the
-        trial's recorder instead, as `record_model_call` would put them: live span capture of
-        an instrumented framework then adds none of its own (`otel/live._fill`: what the agent
-        recorded wins), where the engine would otherwise count each call twice."""
-        trial = self.build()
-        recorder = current_recorder()
-        if recorder is None or not trial.model_calls:
-            return trial
-        for call in trial.model_calls:
-            recorder.add_model_call(call)
-        return trial.model_copy(update={"model_calls": []})
 
     def build(self) -> Trial:
         """The trial as recorded so far."""

@@ -38,7 +38,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_core import to_json
 
 from agenteval.agents.frameworks.base import FrameworkAgent, TrialBuilder, conversation
-from agenteval.agents.recorder import record_retry
+from agenteval.agents.recorder import current_recorder, record_retry
 from agenteval.case import EvalCase, Message
 from agenteval.errors import AgentLoadError
 from agenteval.trace import ToolSpec, Trial, Usage
@@ -139,7 +139,9 @@ class PydanticAIAgent(FrameworkAgent):
 
     async def run_case(self, case: EvalCase) -> Trial:
         talk = conversation(case)
-        builder = TrialBuilder(talk, self.tool_specs())
+        # The tools as the run offered them first; then those it never offered, as registered.
+        builder = TrialBuilder(talk, {})
+        registered = self.tool_specs()
         offered: Any = cast("type[Any]", _offered_class())()  # not None: __init__ checked
         reader = _Reader(builder, offered)
         history: list[Any] = _history(talk.history)
@@ -164,12 +166,14 @@ class PydanticAIAgent(FrameworkAgent):
                     # Also when the run raised: the calls made before are the failed trial's.
                     for spec in offered.tools.values():
                         builder.declare(_spec(spec))
+                    for registered_spec in registered.values():
+                        builder.declare(registered_spec)
                     if run is not None:
                         reader.read(_new_messages(run, len(history)), _run_usage(run))
                 result = run.result
                 history = list(result.all_messages())
                 builder.answer(_answer(result.output))
-        return builder.finish()
+        return _handed_over(builder.build())
 
     async def _make_deps(self, case: EvalCase) -> Any:
         if self._deps is None:
@@ -281,6 +285,20 @@ class _Reader:
             record_retry(TOOL_RETRY)
         elif isinstance(part, _RETRY_FEEDBACK):
             record_retry(OUTPUT_RETRY)
+
+
+def _handed_over(trial: Trial) -> Trial:
+    """The trial `run_case` returns. Inside an engine trial its model calls go to the trial's
+    recorder instead, as `record_model_call` would put them: live span capture of an
+    instrumented agent (`Agent.instrument_all()`) then adds no model call of its own
+    (`otel/live._fill`: what the agent recorded wins), where the engine would otherwise count
+    each call twice. (An engine that keeps a framework agent's spans apart makes this moot.)"""
+    recorder = current_recorder()
+    if recorder is None or not trial.model_calls:
+        return trial
+    for call in trial.model_calls:
+        recorder.add_model_call(call)
+    return trial.model_copy(update={"model_calls": []})
 
 
 def _history(messages: Sequence[Message]) -> list[ModelMessage]:
