@@ -134,6 +134,7 @@ def _httpx(module: str) -> dict[tuple[str, str], Rule]:
 _AIOHTTP = "aiohttp.client_exceptions"
 _REQUESTS = "requests.exceptions"
 _GENAI = "google.genai.errors"
+_PYDANTIC_AI = "pydantic_ai.exceptions"
 
 _KNOWN: Mapping[tuple[str, str], Rule] = {
     ("builtins", "ConnectionError"): _CONNECTION,
@@ -143,6 +144,15 @@ _KNOWN: Mapping[tuple[str, str], Rule] = {
     **_sdk("anthropic"),
     ("anthropic", "RetryableError"): _PROVIDER,  # the SDK's own "retry this" marker
     (_GENAI, "APIError"): _genai_status,  # ClientError (4xx), ServerError (5xx)
+    # pydantic-ai's model errors, whichever provider SDK it wrapped: its categories where it
+    # has them (an HTTP error of a category reads as the category), else the HTTP status.
+    (_PYDANTIC_AI, "ModelRateLimitError"): _RATE,
+    (_PYDANTIC_AI, "ModelServerError"): _PROVIDER,
+    (_PYDANTIC_AI, "ModelUnavailableError"): _PROVIDER,  # ModelOverloadedError too
+    (_PYDANTIC_AI, "ModelTimeoutError"): _TIMEOUT,  # before its base, ModelConnectionError
+    (_PYDANTIC_AI, "ModelConnectionError"): _CONNECTION,
+    (_PYDANTIC_AI, "ModelRequestTimeout"): _TIMEOUT,
+    (_PYDANTIC_AI, "ModelHTTPError"): _sdk_status,
     **_httpx("httpx"),
     **_httpx("httpx2"),
     (_AIOHTTP, "ServerTimeoutError"): _TIMEOUT,  # before its base, ClientConnectionError

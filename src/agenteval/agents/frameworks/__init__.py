@@ -71,7 +71,17 @@ FRAMEWORKS: tuple[Framework, ...] = (
         (("langgraph", "Pregel"), ("langchain_core", "Runnable")),
         "langgraph:GraphAgent",
     ),
-    _framework("pydantic-ai", (("pydantic_ai", "AbstractAgent"),), "pydantic_ai:PydanticAIAgent"),
+    _framework(
+        "pydantic-ai",
+        # A model, tool or toolset is no agent: its adapter refuses it, naming the Agent to pass.
+        (
+            ("pydantic_ai", "AbstractAgent"),
+            ("pydantic_ai", "Model"),
+            ("pydantic_ai", "Tool"),
+            ("pydantic_ai", "AbstractToolset"),
+        ),
+        "pydantic_ai:PydanticAIAgent",
+    ),
 )
 """The frameworks agenteval runs agents of, looked for in this order."""
 
