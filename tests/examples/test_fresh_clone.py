@@ -32,6 +32,7 @@ COMMANDS = [
     ["-m", "agenteval", "run", "examples/adk_agent"],
     ["-m", "agenteval", "run", "examples/openai_agents"],
     ["-m", "agenteval", "run", "examples/langgraph_agent"],
+    ["-m", "agenteval", "run", "examples/pydantic_ai_agent"],
     ["-m", "agenteval", "show", "latest"],
 ]
 
