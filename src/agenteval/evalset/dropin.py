@@ -11,7 +11,9 @@ agenteval's own run, so that an ADK test changes only its import:
   accepted too.
 - the files (`eval_files`): a file, or every `*.test.json` under a folder; each its own run with
   the `test_config.json` beside it (else ADK's defaults), `initial_session_file` the session of
-  legacy files (ADK's, never an `initial.session.json` found beside a file).
+  legacy files (ADK's, never an `initial.session.json` found beside a file). An ADK config runs
+  as ADK runs it (`adk_config`): ADK 2.13 does not compare a case's `final_session_state`, so
+  neither does the drop-in (agenteval's instance API does).
 - the verdict (`metric_verdicts`, `failure_lines`): per eval case and metric, the mean of its
   scores over every trial (ADK's `num_runs`) against the threshold; a metric with no score is a
   failure "was not evaluated"; a metric with no threshold is reported only (ADK's efficiency
@@ -43,9 +45,11 @@ __all__ = [
     "MetricStatus",
     "MetricVerdict",
     "adk_agent",
+    "adk_config",
     "adk_metric_name",
     "assert_passed",
     "check_adk_arguments",
+    "config_for_test_file",
     "detailed_results",
     "eval_config_of",
     "eval_files",
@@ -107,23 +111,38 @@ def check_adk_arguments(
             )
 
 
+def adk_config(data: Any, *, source: str | Path | None = None) -> EvalConfig:
+    """An ADK eval config (`{"criteria": {...}}`) as ADK 2.13 runs it: its metrics, and no
+    comparison of a case's `final_session_state` (ADK's evaluator does not check it)."""
+    config = EvalConfig.from_adk(data, source=source)
+    return config.model_copy(update={"check_final_session_state": False})
+
+
+def config_for_test_file(test_file: str | Path) -> EvalConfig:
+    """ADK's `find_config_for_test_file`: the `test_config.json` in the test file's folder, else
+    ADK's default criteria; read as ADK runs it (`adk_config`)."""
+    found = EvalConfig.for_file(Path(test_file).parent / "any.test.json")
+    return found.model_copy(update={"check_final_session_state": False})
+
+
 def eval_config_of(criteria: Mapping[str, float] | None, eval_config: Any) -> EvalConfig:
     """The config of `evaluate_eval_set`: ADK's deprecated `criteria` (metric → threshold), else
-    `eval_config` (agenteval's `EvalConfig`, or ADK's, read with ADK's meaning of its names)."""
+    `eval_config`: ADK's `EvalConfig` (or its JSON) read as ADK runs it (`adk_config`), or
+    agenteval's `EvalConfig`, used as given."""
     if criteria:
         logger.warning(
             "`criteria` is deprecated (as in ADK): pass eval_config=EvalConfig(...) instead"
         )
-        return EvalConfig.from_adk({"criteria": dict(criteria)})
+        return adk_config({"criteria": dict(criteria)})
     if eval_config is None:
         raise ValueError("`eval_config` is required.")
     if isinstance(eval_config, EvalConfig):
         return eval_config
     dump = getattr(eval_config, "model_dump", None)
     if callable(dump):  # ADK's own EvalConfig (a pydantic model)
-        return EvalConfig.from_adk(dump(mode="json", exclude_none=True))
+        return adk_config(dump(mode="json", exclude_none=True))
     if isinstance(eval_config, Mapping):
-        return EvalConfig.from_adk(eval_config)
+        return adk_config(eval_config)
     raise ConfigError(
         f"eval_config should be an EvalConfig, got {type(eval_config).__name__}",
         field="eval_config",

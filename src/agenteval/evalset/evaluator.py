@@ -107,7 +107,7 @@ async def evaluate_adk(
     session = dropin.read_initial_session(initial_session_file)
     # Every file is read (and its config) before anything runs: a mistake stops it all.
     runs = [
-        (file, EvalConfig.for_file(file), dropin.load_test_file(file, session))
+        (file, dropin.config_for_test_file(file), dropin.load_test_file(file, session))
         for file in dropin.eval_files(eval_dataset_file_path_or_dir)
     ]
     await cls._run_adk(agent_module, agent_name, runs, num_runs, print_detailed_results, store)
@@ -300,8 +300,8 @@ class AgentEvaluator:
     @staticmethod
     def find_config_for_test_file(test_file: str | Path) -> EvalConfig:
         """Google ADK's: the `test_config.json` in the test file's folder, else ADK's default
-        criteria (`EvalConfig.for_file`)."""
-        return EvalConfig.for_file(Path(test_file).parent / "any.test.json")
+        criteria; as ADK runs it (no `final_session_state` comparison, `dropin.adk_config`)."""
+        return dropin.config_for_test_file(test_file)
 
     @classmethod
     async def _run_adk(

@@ -122,11 +122,29 @@ async def test_get_agent_async_is_called_and_its_exit_stack_closed() -> None:
 
 def test_find_config_for_test_file_is_adks() -> None:
     beside = AgentEvaluator.find_config_for_test_file(str(HOME))
-    assert beside == EvalConfig.load(DATA / "home" / "test_config.json")
+    assert beside.criteria == EvalConfig.load(DATA / "home" / "test_config.json").criteria
     none_beside = AgentEvaluator.find_config_for_test_file(
         str(DATA / "folder" / "rooms" / "r.json")
     )
-    assert none_beside == EvalConfig.default()
+    assert none_beside.criteria == EvalConfig.default().criteria
+    # ADK 2.13 does not compare a case's final_session_state.
+    assert not beside.check_final_session_state
+    assert not none_beside.check_final_session_state
+
+
+async def test_a_final_session_state_is_not_compared_as_adk_does_not() -> None:
+    # ADK's evaluator, and so the drop-in, do not compare a case's final_session_state;
+    # agenteval's instance API does (final_session_state_match).
+    from tests.evalset.dropin.agents.home_plain.agent import root_agent
+
+    state_file = DATA / "state" / "home_state.test.json"
+    await AgentEvaluator.evaluate(f"{AGENTS}.home_plain", str(state_file), num_runs=1)
+    with RunStore(STORE, create=False) as store:
+        (result,) = store.iter_results(stored_runs()[0])
+    assert "final_session_state_match" not in result.scores
+
+    report = await AgentEvaluator(root_agent).evaluate(state_file)
+    assert "final_session_state_match" in report.results[0].criterion_results
 
 
 # --- failing: the AssertionError
