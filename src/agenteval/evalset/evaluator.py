@@ -56,7 +56,7 @@ from agenteval.records import TrialResult
 from agenteval.store import DEFAULT_STORE_PATH
 from agenteval.trace import utc_now
 
-__all__ = ["AgentEvaluator", "evaluate_adk"]
+__all__ = ["AgentEvaluator"]
 
 
 def _prepared(criterion: BaseCriterion) -> BaseCriterion:
@@ -73,7 +73,7 @@ def _prepared(criterion: BaseCriterion) -> BaseCriterion:
     return criterion
 
 
-async def evaluate_adk(
+async def _evaluate_adk(
     cls: type[AgentEvaluator],
     agent_module: str | ModuleType,
     eval_dataset_file_path_or_dir: str | Path,
@@ -88,11 +88,11 @@ async def evaluate_adk(
     *,
     store: str | Path | None = None,
 ) -> None:
-    """Google ADK's `AgentEvaluator.evaluate` (the class form of `AgentEvaluator.evaluate`): the agent of `agent_module` (its
-    `agent.root_agent`, or `agent_name`'s sub-agent) over the test file, or every
-    `*.test.json` under the folder, `num_runs` times each case, with the `test_config.json`
-    beside each file (else ADK's defaults); `initial_session_file` is the session of legacy
-    test files. Each file is one stored run (`store`, else `AGENTEVAL_STORE`, else
+    """Google ADK's `AgentEvaluator.evaluate`, the class form of `AgentEvaluator.evaluate`: the
+    agent of `agent_module` (its `agent.root_agent`, or `agent_name`'s sub-agent) over the test
+    file, or every `*.test.json` under the folder, `num_runs` times each case, with the
+    `test_config.json` beside each file (else ADK's defaults); `initial_session_file` is the
+    session of legacy test files. Each file is one stored run (`store`, else `AGENTEVAL_STORE`, else
     `.agenteval/runs.db`). Raises `AssertionError` naming every failing metric (ADK's
     wording) and the runs' ids; `print_detailed_results` prints each run's details.
     ADK's `artifact_service`, `output_file` and `eval_set_results_manager` are refused
@@ -260,7 +260,7 @@ class AgentEvaluator:
         (Called on the class, `AgentEvaluator.evaluate(agent_module=...)` is ADK's form.)"""
         return await self._evaluate(eval_set, self.options, on_result)
 
-    evaluate = ClassOrInstanceMethod(_evaluate_instance, evaluate_adk)
+    evaluate = ClassOrInstanceMethod(_evaluate_instance, _evaluate_adk)
     """On an instance, agenteval's `evaluate(eval_set) -> EvalReport`; on the class, ADK's
     `AgentEvaluator.evaluate(agent_module=..., eval_dataset_file_path_or_dir=...)`."""
 

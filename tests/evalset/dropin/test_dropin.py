@@ -5,6 +5,7 @@ contract (an `AssertionError` naming the failing metrics and the stored runs).""
 
 from __future__ import annotations
 
+import inspect
 import json
 import shutil
 from pathlib import Path
@@ -338,7 +339,7 @@ async def test_evaluate_eval_set_needs_a_config_and_cases() -> None:
         )
 
 
-# --- the instance form is unchanged
+# --- the two forms of one name
 
 
 async def test_the_instance_form_still_returns_a_report() -> None:
@@ -348,5 +349,19 @@ async def test_the_instance_form_still_returns_a_report() -> None:
 
     assert report.passed
     assert report.run_id in stored_runs()
-    assert AgentEvaluator.evaluate.__name__ == "evaluate_adk"
-    assert AgentEvaluator(root_agent).evaluate.__name__ == "_evaluate_instance"
+    assert list(inspect.signature(AgentEvaluator(root_agent).evaluate).parameters) == [
+        "eval_set",
+        "on_result",
+    ]
+
+
+@pytest.mark.parametrize("name", ["evaluate", "evaluate_eval_set", "find_config_for_test_file"])
+def test_the_class_form_takes_adks_arguments_in_adks_order_with_adks_defaults(name: str) -> None:
+    from google.adk.evaluation.agent_evaluator import AgentEvaluator as AdkAgentEvaluator
+
+    adk = inspect.signature(getattr(AdkAgentEvaluator, name)).parameters
+    ours = inspect.signature(getattr(AgentEvaluator, name)).parameters
+
+    assert list(ours)[: len(adk)] == list(adk)
+    assert [p.default for p in ours.values()][: len(adk)] == [p.default for p in adk.values()]
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in list(ours.values())[len(adk) :])
