@@ -382,36 +382,56 @@ def metric_verdicts(report: EvalReport) -> list[MetricVerdict]:
 def failure_lines(report: EvalReport, agent_module: str, source: str) -> list[str]:
     """ADK's failure lines for one run (`{metric} for {agent_module} Failed. Expected
     {threshold}, but got {score}.`), each naming the eval case and `source` (its test file);
-    and a line for each case with trials that failed without any score."""
+    and, as ADK's, a line for each case with trials that failed without any score (its metrics
+    are then not named "not evaluated" when no trial of the case gave one)."""
+
+    def at(case_id: str) -> str:
+        return f"(eval case {case_id} of {source})"
+
+    crashed: dict[str, str] = {}  # failures of their own
+    notes: dict[str, str] = {}  # said only beside a failing metric of the case
+    all_crashed: set[str] = set()
+    for case_id in dict.fromkeys(result.eval_id for result in report.results):
+        trials = report.case(case_id)
+        failed = [r for r in trials if r.error]
+        if not failed:
+            continue
+        unscored = [r for r in failed if all(s.value is None for s in r.criterion_results.values())]
+        if unscored:  # ADK's rule: a run without any metric result fails the case
+            crashed[case_id] = (
+                f"{case_id} for {agent_module} Failed. {len(unscored)} of {len(trials)} runs "
+                f"were recorded as failed without producing any metric results: "
+                f"{unscored[0].error} {at(case_id)}"
+            )
+            if len(unscored) == len(trials):
+                all_crashed.add(case_id)
+        else:  # the failed runs were scored all the same
+            notes[case_id] = (
+                f"{case_id} for {agent_module}: {len(failed)} of {len(trials)} runs failed: "
+                f"{failed[0].error} {at(case_id)}"
+            )
     lines: list[str] = []
-    where = f"(eval case {{case}} of {source})"
+    failing: set[str] = set()
     for verdict in metric_verdicts(report):
-        at = where.format(case=verdict.case_id)
         if verdict.status is MetricStatus.FAILED:
             lines.append(
                 f"{verdict.metric} for {agent_module} Failed. Expected {verdict.threshold}, "
-                f"but got {verdict.score}. {at}"
+                f"but got {verdict.score}. {at(verdict.case_id)}"
             )
-        elif verdict.status is MetricStatus.NOT_EVALUATED:
+            failing.add(verdict.case_id)
+        elif verdict.status is MetricStatus.NOT_EVALUATED and verdict.case_id not in all_crashed:
             lines.append(
                 f"{verdict.metric} for {agent_module} was not evaluated. No score was produced, "
                 f"so the threshold of {verdict.threshold} was never checked and this is not a "
-                f"score regression{': ' + verdict.reason if verdict.reason else ''}. {at}"
+                f"score regression{': ' + verdict.reason if verdict.reason else ''}. "
+                f"{at(verdict.case_id)}"
             )
-    for case_id in dict.fromkeys(result.eval_id for result in report.results):
-        trials = report.case(case_id)
-        unscored = [
-            r
-            for r in trials
-            if r.error and all(s.value is None for s in r.criterion_results.values())
-        ]
-        if unscored:
-            lines.append(
-                f"{case_id} for {agent_module} Failed. {len(unscored)} of {len(trials)} runs "
-                f"were recorded as failed without producing any metric results: "
-                f"{unscored[0].error} {where.format(case=case_id)}"
-            )
-    return lines
+            failing.add(verdict.case_id)
+    return lines + [
+        crashed.get(case_id) or notes[case_id]
+        for case_id in dict.fromkeys([*crashed, *notes])
+        if case_id in crashed or case_id in failing
+    ]
 
 
 def assert_passed(

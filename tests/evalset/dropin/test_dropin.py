@@ -224,6 +224,38 @@ async def test_a_metric_that_gives_no_score_is_a_failure_not_evaluated(tmp_path:
     assert "tool_trajectory_avg_score" not in message  # it passed
 
 
+async def test_an_agent_that_raises_fails_its_metrics_and_says_why() -> None:
+    with pytest.raises(AssertionError) as caught:
+        await AgentEvaluator.evaluate(
+            f"{AGENTS}.home_broken", str(HOME), num_runs=2, print_detailed_results=False
+        )
+
+    at = f"(eval case home of {HOME})"
+    # The failed trials are scored (nothing done: 0.0), and the case says why they failed.
+    assert str(caught.value).splitlines()[1:-1] == [
+        f"tool_trajectory_avg_score for {AGENTS}.home_broken Failed. Expected 1.0, but got 0.0. "
+        + at,
+        f"response_match_score for {AGENTS}.home_broken Failed. Expected 0.5, but got 0.0. " + at,
+        f"home for {AGENTS}.home_broken: 2 of 2 runs failed: agent_error: the device hub "
+        f"crashed {at}",
+    ]
+
+
+async def test_runs_stopped_by_infrastructure_fail_the_case_as_in_adk() -> None:
+    # A refused connection is retried, then recorded with no score: ADK's line for a run that
+    # produced no metric result (and no "not evaluated" line per metric besides it).
+    with pytest.raises(AssertionError) as caught:
+        await AgentEvaluator.evaluate(
+            f"{AGENTS}.home_offline", str(HOME), num_runs=2, print_detailed_results=False
+        )
+
+    assert str(caught.value).splitlines()[1:-1] == [
+        f"home for {AGENTS}.home_offline Failed. 2 of 2 runs were recorded as failed without "
+        "producing any metric results: connection_error: the device hub refused the "
+        f"connection (eval case home of {HOME})"
+    ]
+
+
 async def test_the_failing_runs_are_stored_for_show_compare_and_gate(tmp_path: Path) -> None:
     await AgentEvaluator.evaluate(f"{AGENTS}.home_plain", str(HOME), num_runs=1)
     with pytest.raises(AssertionError) as caught:
