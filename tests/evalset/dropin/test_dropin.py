@@ -362,6 +362,36 @@ async def test_evaluate_eval_set_with_adks_deprecated_criteria() -> None:
     assert len(stored_runs()) == 2
 
 
+async def test_evaluate_eval_set_with_adks_own_eval_set_and_config() -> None:
+    from google.adk.evaluation.eval_config import EvalConfig as AdkEvalConfig
+    from google.adk.evaluation.eval_set import EvalSet as AdkEvalSet
+
+    text = (DATA / "state" / "home_state.test.json").read_text(encoding="utf-8")
+    adk_set = AdkEvalSet.model_validate_json(text)
+    adk_config = AdkEvalConfig(criteria={"tool_trajectory_avg_score": 1.0})
+
+    await AgentEvaluator.evaluate_eval_set(
+        f"{AGENTS}.home_plain", adk_set, eval_config=adk_config, num_runs=1
+    )
+    with pytest.raises(
+        AssertionError, match=r"Expected 1\.0, but got 0\.5\. \(eval case switch_off"
+    ):
+        await AgentEvaluator.evaluate_eval_set(
+            f"{AGENTS}.home_wrong", adk_set, eval_config=adk_config, num_runs=1
+        )
+
+    with RunStore(STORE, create=False) as store:
+        targets = {store.get_info(run_id).target for run_id in stored_runs()}
+        scores = {
+            name
+            for run_id in stored_runs()
+            for r in store.iter_results(run_id)
+            for name in r.scores
+        }
+    assert targets == {"home_state"}  # the eval set's id
+    assert scores == {"tool_trajectory_avg_score"}
+
+
 async def test_evaluate_eval_set_needs_a_config_and_cases() -> None:
     with pytest.raises(ValueError, match=r"`eval_config` is required\."):
         await AgentEvaluator.evaluate_eval_set(f"{AGENTS}.home_plain", EvalSet.load(HOME))
