@@ -284,8 +284,9 @@ def _import(agent_module: str | ModuleType) -> ModuleType:
         return agent_module
     if not isinstance(agent_module, str) or not agent_module:
         raise AgentLoadError(
-            f"agent_module should be a module name, got {agent_module!r}",
-            hint="pass the dotted name of the module that holds root_agent, e.g. 'my_agent'",
+            f"agent_module should be a module name, got {type(agent_module).__name__}",
+            hint="pass the dotted name of the module that holds root_agent, e.g. 'my_agent'; "
+            "for an agent object, AgentEvaluator(agent, config).evaluate(eval_set)",
         )
     try:
         return import_named_module(agent_module, AgentLoadError, agent_module, None)

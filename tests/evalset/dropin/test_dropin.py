@@ -290,6 +290,15 @@ async def test_a_missing_agent_module_is_one_clear_error() -> None:
     assert "root_agent" in (caught.value.hint or "")
 
 
+async def test_an_agent_object_for_agent_module_names_the_instance_form() -> None:
+    from tests.evalset.dropin.agents.home_plain.agent import root_agent
+
+    with pytest.raises(AgentLoadError, match="agent_module should be a module name") as caught:
+        await AgentEvaluator.evaluate(root_agent, str(HOME))  # type: ignore[arg-type]
+
+    assert "AgentEvaluator(agent, config).evaluate(eval_set)" in (caught.value.hint or "")
+
+
 async def test_a_module_without_root_agent_is_one_clear_error() -> None:
     with pytest.raises(AgentLoadError) as caught:
         await AgentEvaluator.evaluate(f"{AGENTS}.no_root", str(HOME))
