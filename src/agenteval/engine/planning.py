@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from agenteval.agents.calling import Agent
-from agenteval.agents.frameworks import as_framework_agent
+from agenteval.agents.frameworks import FrameworkAgent, as_framework_agent
 from agenteval.agents.tools import known_tools, registered_tools
 from agenteval.case import EvalCase
 from agenteval.catalog import SCORER_REFS, ResolvedScorers, resolve_run_scorers, scorer_reference
@@ -232,10 +232,21 @@ def python_target(agent: Agent | str | None) -> str:
 
 
 def _run_tools(agent: Agent | None, options: RunOptions) -> Mapping[str, ToolSpec]:
-    """The agent's tools, live: a tool imported mid-run is known by the time it is scored."""
+    """The agent's tools, live: a tool imported mid-run is known by the time it is scored. A
+    framework's agent declares its tools to the framework: those (not every `@tool` the
+    process has imported)."""
     if options.tools is not None:
         return options.tools
+    if isinstance(agent, FrameworkAgent):
+        return agent.tool_specs()
     return registered_tools() if agent is not None else {}
+
+
+def _live_tools(agent: Agent | None) -> bool:
+    """Whether the run's tools are `@tool`'s registry, read when the run ends (a tool may be
+    imported mid-run), rather than fixed when it is planned (no agent: the options' tools; a
+    framework's agent: the tools it declares)."""
+    return agent is not None and not isinstance(agent, FrameworkAgent)
 
 
 def _declared(options: RunOptions) -> tuple[type[BaseException], ...]:
@@ -301,7 +312,7 @@ async def plan_new(
             max_retries=settings.retry.max_retries,
             scorers=[r for r in map(scorer_reference, refs) if r is not None],
             builtins=options.builtins,
-            tools=dict(tools) if agent is None else known_tools(),
+            tools=known_tools() if _live_tools(agent) else dict(tools),
             settings={
                 "owner": current_owner(),
                 SCORER_REFS: resolution.references,
@@ -329,7 +340,7 @@ async def plan_new(
             settings=settings,
             agent=agent,
             recorded=recorded,
-            tools=tools if agent is None else None,
+            tools=None if _live_tools(agent) else tools,
         )
         if isinstance(given, Sequence):
             _check_unique(given)

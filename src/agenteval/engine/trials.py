@@ -33,16 +33,21 @@ def trace_trial(case: EvalCase, index: int) -> Trial:
     return trial
 
 
-def _merge(returned: Trial, recorder: TrialRecorder) -> Trial:
-    """The agent's own record where it gave one, else what the recorder saw."""
+def _merge(returned: Trial, recorder: TrialRecorder, *, framework: bool = False) -> Trial:
+    """The agent's own record where it gave one, else what the recorder saw.
+
+    `framework`: the trial is a framework's own record (`agents/frameworks/`), read from its
+    run objects. Those hold every model call its OpenTelemetry spans describe (ADK traces each
+    one), so spans captured live add none where the framework recorded some, and what the
+    spans leave unknown does not apply: the framework's record is complete."""
     updates: dict[str, object] = {}
     if not returned.tool_calls and recorder.tool_calls:
         updates["tool_calls"] = list(recorder.tool_calls)
-    if recorder.model_calls:
+    if recorder.model_calls and not (framework and returned.model_calls):
         updates["model_calls"] = [*returned.model_calls, *recorder.model_calls]
     if not returned.node_visits and recorder.node_visits:
         updates["node_visits"] = list(recorder.node_visits)
-    gaps = recorder.gaps(returned)
+    gaps = returned.not_recorded if framework else recorder.gaps(returned)
     if gaps is not returned.not_recorded:
         updates["not_recorded"] = gaps
     if recorder.tool_specs:
@@ -131,16 +136,22 @@ class TrialRunner:
         with recording(recorder):
             if self.capture is None:
                 return await self._call(case), None
-            # The agent's OpenTelemetry spans fill the recorder too.
-            with self.capture(recorder, case.id, index) as attempt:
-                returned = await self._call(case)
-                if self.remote_wait_s is None:  # no receiver: nothing comes later
-                    return returned, None
-                # A service the agent called exports its spans after answering: wait for them.
-                settling = monotonic()
-                missing = await attempt.remote_spans()
-                tally.settled_s += monotonic() - settling
-                return returned, missing
+            # The agent's OpenTelemetry spans fill the recorder too; but a framework agent's run
+            # objects are its whole record, which its spans (ADK's, say) would only repeat:
+            # they go to a recorder of their own, and give the trial its trace ids alone.
+            spans = TrialRecorder() if isinstance(self.invoke, FrameworkAgent) else recorder
+            try:
+                with self.capture(spans, case.id, index) as attempt:
+                    returned = await self._call(case)
+                    if self.remote_wait_s is None:  # no receiver: nothing comes later
+                        return returned, None
+                    # A service the agent called exports its spans after answering: wait.
+                    settling = monotonic()
+                    missing = await attempt.remote_spans()
+                    tally.settled_s += monotonic() - settling
+                    return returned, missing
+            finally:
+                recorder.trace_id, recorder.span_id = spans.trace_id, spans.span_id
 
     async def _call(self, case: EvalCase) -> Trial:
         if self.timeout_s is None:
@@ -192,7 +203,9 @@ class TrialRunner:
                     await asyncio.sleep(retry.wait_s(tally.attempts, exc))
                     continue
             else:
-                trial = _merge(returned, recorder)
+                trial = _merge(
+                    returned, recorder, framework=isinstance(self.invoke, FrameworkAgent)
+                )
                 if missing is not None and not returned.tool_calls:
                     trial.not_recorded.setdefault("tool_calls", missing)
                 if trial.failure is None:

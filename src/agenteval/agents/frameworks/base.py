@@ -184,6 +184,11 @@ class TrialBuilder:
             call.result, _ = plain_copy(result)
         return call
 
+    def declare(self, spec: ToolSpec) -> None:
+        """A tool the framework declared to the model during the run (one known only then, a
+        toolset's say): added to the trial's tool specs, the first declaration of a name kept."""
+        self._tool_specs.setdefault(spec.name, spec)
+
     # --- the rest of the record
 
     def model_call(self, model: str, usage: Usage, *, provider: str | None = None) -> None:

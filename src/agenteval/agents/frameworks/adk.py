@@ -1,0 +1,480 @@
+"""Google ADK agents (google-adk 2.x: `Agent` / `LlmAgent`, the workflow agents, any custom
+`BaseAgent`) run by agenteval: one fresh ADK session per trial, every user turn of the case in
+it, and the trial read from the session's events.
+
+What is read, and from where:
+- tool calls and results: the events' `function_call` / `function_response` parts, paired by
+  their ids (so parallel calls pair up); a tool that raises: ADK 2.13 lets the exception out of
+  `Runner.run_async` (after an event carrying `error_code`), so the trial fails, and the call
+  that raised keeps the error (seen by a plugin's `on_tool_error_callback`, which knows the
+  call's id) along with every call made before;
+- model calls: each event's `usage_metadata`, priced by the model of the agent that wrote the
+  event;
+- the answer: each turn's last final response with text (`is_final_response()`);
+- node visits: the agents that wrote events, and the targets of `transfer_to_agent`;
+- the session state at the end, under `metadata["session_state"]`, so
+  `final_session_state_match` applies;
+- tool schemas: ADK's own declarations of each agent's tools (`LlmRequest.append_tools`, public
+  API), the sub-agents' included, and of `transfer_to_agent` where an agent can transfer; and,
+  during the run, the declarations each model call is offered (a plugin's
+  `before_model_callback`), which add the tools of toolsets (MCP, OpenAPI), listed only then.
+
+ADK is imported only inside functions: importing agenteval imports no framework.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+from agenteval.agents.frameworks.base import (
+    Conversation,
+    FrameworkAgent,
+    TrialBuilder,
+    conversation,
+)
+from agenteval.case import EvalCase, Message
+from agenteval.errors import AgentLoadError
+from agenteval.jsonsafe import plain_copy
+from agenteval.trace import Failure, FailureCause, ToolSpec, Trial
+
+if TYPE_CHECKING:
+    from google.adk.events import Event
+    from google.adk.sessions import BaseSessionService
+
+__all__ = ["DEFAULT_APP_NAME", "DEFAULT_USER_ID", "AdkAgent"]
+
+SESSION_INPUT = "session_input"
+"""`EvalCase.metadata` key of a case's ADK `session_input` (app_name, user_id, state). The
+same literal as `agenteval.casefiles.adk_keys.SESSION_INPUT`, which `agents/` may not import
+(the layers keep `agents` and `casefiles` apart); a test holds them equal."""
+
+SESSION_STATE = "session_state"
+"""`Trial.metadata` key of the session state at the end of the trial, the one
+`agenteval.evalset.session.SESSION_STATE` reads (a layer above: a test holds them equal)."""
+
+DEFAULT_APP_NAME = "EvaluationGenerator"
+"""The app name of a case that gives none: ADK's own evaluator's, so an agent plays a case as
+it does under `adk eval`."""
+
+DEFAULT_USER_ID = "test_user_id"
+"""The user id of a case that gives none (ADK's evaluator's, as the app name)."""
+
+_RUNNER_APP = "agenteval"
+"""The name of the `App` wrapping the agent (ADK checks it as an identifier); the session's app
+name, which may be any text, overrides it in the runner."""
+
+
+_RUN_MODULES = (
+    "google.adk.apps:App",
+    "google.adk.artifacts:InMemoryArtifactService",
+    "google.adk.events:Event",
+    "google.adk.flows.llm_flows.auto_flow",  # the LLM agents' flow, loaded on first use
+    "google.adk.memory:InMemoryMemoryService",
+    "google.adk.models.google_llm",
+    "google.adk.models.llm_request",
+    "google.adk.plugins:BasePlugin",
+    "google.adk.runners:Runner",
+    "google.adk.sessions:InMemorySessionService",
+    "google.adk.workflow:Workflow",
+    "google.genai.types",
+    "agenteval.providers.google",
+)
+"""What a trial imports (`module:attribute` for a name a package loads on first use)."""
+
+
+def _quiet_unconfigured_logs() -> None:
+    """ADK logs a tool's exception with its traceback before letting it out of the runner;
+    with no logging configured, Python prints that on stderr (its last-resort handler), over
+    the run's progress, for a failure the trial already records. A `NullHandler` on ADK's
+    logger, what the logging docs ask of a library, stops only that last resort: handlers a
+    user configured still get ADK's records."""
+    adk_logger = logging.getLogger("google_adk")
+    if not any(isinstance(h, logging.NullHandler) for h in adk_logger.handlers):
+        adk_logger.addHandler(logging.NullHandler())
+
+
+def _error_text(exc: BaseException) -> str:
+    """A tool's error as agenteval records it everywhere (`@tool` too): type and message."""
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<the message could not be read>"
+    return f"{type(exc).__name__}: {message}"
+
+
+@dataclass(frozen=True)
+class SessionInput:
+    """The session a case starts in: ADK's `session_input` (app name, user id, initial state),
+    defaults where the case gives none. The session id is always agenteval's own, unique per
+    trial (so concurrent trials of one case never meet in one session)."""
+
+    app_name: str = DEFAULT_APP_NAME
+    user_id: str = DEFAULT_USER_ID
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, case: EvalCase) -> SessionInput:
+        """The case's session input (`case.metadata["session_input"]`), checked."""
+        given = case.metadata.get(SESSION_INPUT)
+        if given is None:
+            return cls()
+        if not isinstance(given, dict):
+            raise ValueError(
+                f"case {case.id!r}: session_input must be a mapping "
+                '{"app_name": ..., "user_id": ..., "state": {...}}'
+            )
+        state = given.get("state") or {}
+        if not isinstance(state, dict):
+            raise ValueError(f"case {case.id!r}: session_input.state must be a mapping")
+        copied, _ = plain_copy(state)
+        return cls(
+            app_name=str(given.get("app_name") or DEFAULT_APP_NAME),
+            user_id=str(given.get("user_id") or DEFAULT_USER_ID),
+            state=dict(copied),
+        )
+
+
+def _agents(root: Any) -> Iterator[Any]:
+    """`root` and its sub-agents, depth first, each once."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        agent = stack.pop()
+        if id(agent) in seen:
+            continue
+        seen.add(id(agent))
+        yield agent
+        stack.extend(reversed(list(getattr(agent, "sub_agents", None) or ())))
+
+
+def _model_name(agent: Any) -> str | None:
+    """The model an LLM agent calls (a name, or a `BaseLlm`'s `model`), its ancestors' when it
+    names none (as ADK inherits it); None for an agent calling no model."""
+    while agent is not None:
+        model = getattr(agent, "model", None)
+        if isinstance(model, str) and model:
+            return model
+        name = getattr(model, "model", None)
+        if isinstance(name, str) and name:
+            return name
+        agent = getattr(agent, "parent_agent", None)
+    return None
+
+
+def _declared(tool: Any) -> list[ToolSpec]:
+    """What ADK declares to the model for `tool` (a `BaseTool`), through the public
+    `LlmRequest.append_tools`; a tool declaring nothing (a built-in such as Google Search) or
+    whose declaration fails gives no spec."""
+    from google.adk.models.llm_request import LlmRequest
+
+    request = LlmRequest()
+    try:
+        request.append_tools([tool])
+    except Exception:  # a declaration ADK cannot build is no schema to check calls against
+        return []
+    return _requested_tools(request)
+
+
+def _requested_tools(request: Any) -> list[ToolSpec]:
+    """The function declarations of an `LlmRequest` (the tools the model is offered), as
+    `ToolSpec`s with JSON schemas."""
+    specs: list[ToolSpec] = []
+    config = getattr(request, "config", None)
+    for declared in getattr(config, "tools", None) or ():
+        for declaration in getattr(declared, "function_declarations", None) or ():
+            parameters: Any = declaration.parameters_json_schema
+            if parameters is None and declaration.parameters is not None:
+                parameters = declaration.parameters.json_schema.model_dump(
+                    mode="json", exclude_none=True, by_alias=True
+                )
+            copied, _ = plain_copy(parameters or {})
+            if declaration.name:
+                specs.append(
+                    ToolSpec(
+                        name=declaration.name,
+                        description=declaration.description or "",
+                        parameters=copied if isinstance(copied, dict) else {},
+                    )
+                )
+    return specs
+
+
+def declared_tools(root: Any) -> dict[str, ToolSpec]:
+    """The tools of `root` and its sub-agents as ADK declares them, by name (the first agent
+    declaring a name wins). Functions given as tools are declared as ADK wraps them
+    (`FunctionTool`); toolsets (MCP, OpenAPI, ...) are listed only when a run asks them, so
+    they are left out. An agent with sub-agents also declares `transfer_to_agent`, its
+    `agent_name` restricted to the agents of the tree."""
+    from google.adk.agents import LlmAgent
+    from google.adk.tools.base_tool import BaseTool
+    from google.adk.tools.function_tool import FunctionTool
+    from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool
+
+    specs: dict[str, ToolSpec] = {}
+    agents = list(_agents(root))
+    for agent in agents:
+        if not isinstance(agent, LlmAgent):
+            continue
+        for tool in agent.tools:
+            if isinstance(tool, BaseTool):
+                found = _declared(tool)
+            elif callable(tool):
+                found = _declared(FunctionTool(tool))
+            else:
+                found = []
+            for spec in found:
+                specs.setdefault(spec.name, spec)
+    if any(getattr(agent, "sub_agents", None) for agent in agents if isinstance(agent, LlmAgent)):
+        names = [agent.name for agent in agents]
+        for spec in _declared(TransferToAgentTool(agent_names=names)):
+            specs.setdefault(spec.name, spec)
+    return specs
+
+
+def _plugin(reader: _EventReader) -> Any:
+    """The trial's runner plugin, which changes nothing (each callback returns None, so ADK
+    goes on as it would): it notes which call each tool exception belongs to (its function
+    call id), and the tools each model call is offered (a toolset's tools are listed only
+    then)."""
+    from google.adk.plugins import BasePlugin
+
+    class AgentevalRecorder(BasePlugin):
+        async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
+            for spec in _requested_tools(llm_request):
+                reader.builder.declare(spec)
+
+        async def on_tool_error_callback(
+            self, *, tool: Any, tool_args: Any, tool_context: Any, error: Exception
+        ) -> None:
+            call_id = getattr(tool_context, "function_call_id", None)
+            # A call cancelled under a timeout raised nothing of its own: the trial says why.
+            if call_id and not isinstance(error, asyncio.CancelledError):
+                reader.tool_errors[str(call_id)] = _error_text(error)
+
+    return AgentevalRecorder(name="agenteval_recorder")
+
+
+@dataclass
+class _EventReader:
+    """Reads one trial's events into its builder (one reader per trial: nothing shared)."""
+
+    builder: TrialBuilder
+    models: dict[str, str | None]
+    """Each agent's model name, by agent name, for pricing its model calls."""
+    tool_errors: dict[str, str] = field(default_factory=dict)
+    ended_with: str | None = None
+    """The error code and message of the last event of the run, when ADK ended a turn on one
+    (a response the model refused or cut, `error_code` set, nothing raised)."""
+
+    def read(self, event: Event) -> None:
+        if event.partial:  # streamed pieces: the whole response follows (and is what ADK keeps)
+            return
+        self.ended_with = (
+            f"{event.error_code}: {event.error_message or ''}".rstrip(": ")
+            if event.error_code
+            else None
+        )
+        author = event.author or ""
+        if author and author != "user":
+            self.builder.visit(author)
+        usage = event.usage_metadata
+        if usage is not None and author != "user":
+            from agenteval.providers.google import usage as read_usage
+
+            model = self.models.get(author) or event.model_version or "unknown"
+            self.builder.model_call(model, read_usage(usage))
+        for part in (event.content.parts or ()) if event.content else ():
+            if part.function_call is not None:
+                call = part.function_call
+                self.builder.call(call.name or "", call.args, call.id)
+            elif part.function_response is not None:
+                response = part.function_response
+                error = self.tool_errors.pop(response.id or "", None)
+                recorded = self.builder.result(response.id, response.response, name=response.name)
+                if recorded is not None and error is not None:
+                    recorded.error = error  # the tool raised; a callback answered the model
+        target = event.actions.transfer_to_agent if event.actions else None
+        if target:
+            self.builder.visit(target)
+        if event.is_final_response() and event.content and event.content.parts:
+            text = "".join(
+                part.text for part in event.content.parts if part.text and not part.thought
+            )
+            if text:
+                self.builder.answer(text)
+
+    def failed(self) -> None:
+        """The run raised: a tool's exception goes to the call that raised it."""
+        for call_id, error in list(self.tool_errors.items()):
+            self.builder.result(call_id, error=error)
+            del self.tool_errors[call_id]
+
+
+class AdkAgent(FrameworkAgent):
+    """A Google ADK agent (any `BaseAgent`) as agenteval runs it.
+
+    Each trial gets its own `InMemorySessionService`, artifact and memory services, runner and
+    session (a unique id), so concurrent trials share nothing but the agent object, which ADK
+    keeps free of per-session state. A case's `session_input` sets the session's app name,
+    user id and initial state. A case given as a list of messages starts with the earlier
+    messages as the session's events (user messages as the user's, assistant messages as the
+    root agent's); a system message has no place in an ADK session and is refused.
+
+    `session_service`: what makes each trial's session service (default
+    `InMemorySessionService`); a test passes its own to read ADK's sessions afterwards.
+    """
+
+    framework: ClassVar[str] = "adk"
+
+    def __init__(
+        self, agent: Any, *, session_service: Callable[[], BaseSessionService] | None = None
+    ) -> None:
+        super().__init__(agent)
+        _quiet_unconfigured_logs()
+        # Imported now, once per run: imported by the first trial, they held the event loop
+        # for a second, under that trial's time limit.
+        for name in _RUN_MODULES:
+            module, _, attribute = name.partition(":")
+            loaded = importlib.import_module(module)
+            if attribute:
+                getattr(loaded, attribute)
+        self._session_service = session_service
+        # Now, before any trial: the first declaration builds ADK's request models (half a
+        # second), which under a trial would count against its time limit.
+        self._specs = declared_tools(agent)
+
+    @classmethod
+    def of(cls, agent: Any) -> Self:
+        """The adapter of an ADK agent; any other object (an ADK tool, an `App`, a runner) is
+        refused with what to pass instead."""
+        from google.adk.agents import BaseAgent
+
+        if isinstance(agent, BaseAgent):
+            return cls(agent)
+        kind = type(agent).__name__
+        root = getattr(agent, "root_agent", None) or getattr(
+            getattr(agent, "app", None), "root_agent", None
+        )
+        hint = (
+            f"pass its root agent ({kind}.root_agent) instead"
+            if isinstance(root, BaseAgent)
+            else "pass an ADK agent: an Agent / LlmAgent, a workflow agent, or a BaseAgent"
+        )
+        raise AgentLoadError(
+            f"the ADK object given as the agent is a {kind}, not an agent", hint=hint
+        )
+
+    @property
+    def name(self) -> str:
+        return str(getattr(self.agent, "name", "") or type(self.agent).__name__)
+
+    def tool_specs(self) -> dict[str, ToolSpec]:
+        return dict(self._specs)
+
+    async def run_case(self, case: EvalCase) -> Trial:
+        talk = conversation(case)
+        session_input = SessionInput.of(case)
+        history = _history(talk, self.name, case)
+        builder = TrialBuilder(talk, self.tool_specs())
+        reader = _EventReader(builder, {a.name: _model_name(a) for a in _agents(self.agent)})
+        with builder.kept_on_failure():
+            await self._play(talk, session_input, history, reader)
+        trial = builder.build()
+        if reader.ended_with is not None and not (trial.output or "").strip():
+            # Not the engine's bare "no answer": why ADK ended the turn without one.
+            trial.failure = Failure(
+                cause=FailureCause.NO_RESPONSE,
+                message=f"ADK ended the turn without an answer: {reader.ended_with}",
+            )
+        return trial
+
+    async def _play(
+        self,
+        talk: Conversation,
+        session_input: SessionInput,
+        history: list[Event],
+        reader: _EventReader,
+    ) -> None:
+        from google.adk.apps import App
+        from google.adk.artifacts import InMemoryArtifactService
+        from google.adk.memory import InMemoryMemoryService
+        from google.adk.runners import Runner
+        from google.adk.sessions import InMemorySessionService
+        from google.genai import types
+
+        service = self._session_service() if self._session_service else InMemorySessionService()
+        app = App(name=_RUNNER_APP, root_agent=self.agent, plugins=[_plugin(reader)])
+        runner = Runner(
+            app=app,
+            app_name=session_input.app_name,
+            session_service=service,
+            artifact_service=InMemoryArtifactService(),
+            memory_service=InMemoryMemoryService(),
+        )
+        # No `runner.close()`: it closes the agent's toolsets (an MCP server's connection),
+        # which the agent shares with the trials still running; the runner's own services
+        # are in memory and go with it.
+        session = await service.create_session(
+            app_name=session_input.app_name,
+            user_id=session_input.user_id,
+            state=session_input.state,
+            session_id=f"agenteval-{uuid.uuid4().hex}",
+        )
+        for event in history:
+            await service.append_event(session, event)
+        for turn in talk.turns:
+            reader.builder.start_turn()
+            message = types.Content(role="user", parts=[types.Part(text=turn)])
+            try:
+                async for event in runner.run_async(
+                    user_id=session_input.user_id, session_id=session.id, new_message=message
+                ):
+                    reader.read(event)
+            except BaseException:
+                reader.failed()
+                raise
+        ended = await service.get_session(
+            app_name=session_input.app_name,
+            user_id=session_input.user_id,
+            session_id=session.id,
+        )
+        state, _ = plain_copy(dict(ended.state) if ended is not None else {})
+        reader.builder.metadata(SESSION_STATE, state)
+
+
+def _history(talk: Conversation, root: str, case: EvalCase) -> list[Event]:
+    """The messages before the first turn as session events (ADK keeps a conversation as its
+    session's events: the user's, and the agents' under their names)."""
+    if not talk.history:
+        return []
+    from google.adk.events import Event
+    from google.genai import types
+
+    events: list[Event] = []
+    for message in talk.history:
+        events.append(_history_event(Event, types, message, root, case))
+    return events
+
+
+def _history_event(event_type: Any, types: Any, message: Message, root: str, case: EvalCase) -> Any:
+    if message.role == "user":
+        author, role = "user", "user"
+    elif message.role == "assistant":
+        author, role = root, "model"
+    else:
+        raise ValueError(
+            f"case {case.id!r}: an ADK session has no place for a {message.role!r} message "
+            "before the first turn: put it in the agent's instruction, or drop it from the "
+            "case's input"
+        )
+    return event_type(
+        author=author,
+        invocation_id=f"agenteval-history-{uuid.uuid4().hex}",
+        content=types.Content(role=role, parts=[types.Part(text=message.content)]),
+    )
