@@ -92,10 +92,14 @@ def check_adk_arguments(
     if eval_set_results_manager is not None and not app_name:
         raise ValueError("app_name is required when eval_set_results_manager is provided.")
     refused = {
-        "artifact_service": (artifact_service, "pre-load artifacts in the agent's tools instead"),
+        "artifact_service": (
+            artifact_service,
+            "each trial runs in a fresh in-memory session; load what the agent needs in its tools",
+        ),
         "output_file": (
             output_file,
-            "the run is stored: `agenteval show RUN_ID --verbose`, `agenteval report RUN_ID --html FILE`",
+            "the run is stored: `agenteval show RUN_ID --verbose`, "
+            "`agenteval report RUN_ID --html FILE`",
         ),
         "eval_set_results_manager": (
             eval_set_results_manager,
