@@ -106,8 +106,15 @@ async def test_a_folder_runs_each_test_file_with_the_config_beside_it() -> None:
     }
 
 
-async def test_a_module_without_an_agent_member_but_with_root_agent_is_accepted() -> None:
-    await AgentEvaluator.evaluate(f"{AGENTS}.flat_root", str(HOME), num_runs=1)
+@pytest.mark.parametrize(
+    "module",
+    [
+        f"{AGENTS}.home_plain.agent",  # ADK's other form: the module's name ends in `.agent`
+        f"{AGENTS}.flat_root",  # no `agent` member, `root_agent` at its top: accepted too
+    ],
+)
+async def test_the_agent_module_itself_may_hold_root_agent(module: str) -> None:
+    await AgentEvaluator.evaluate(module, str(HOME), num_runs=1)
     assert len(stored_runs()) == 1
 
 
