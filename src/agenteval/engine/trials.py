@@ -33,21 +33,16 @@ def trace_trial(case: EvalCase, index: int) -> Trial:
     return trial
 
 
-def _merge(returned: Trial, recorder: TrialRecorder, *, framework: bool = False) -> Trial:
-    """The agent's own record where it gave one, else what the recorder saw.
-
-    `framework`: the trial is a framework's own record (`agents/frameworks/`), read from its
-    run objects. Those hold every model call its OpenTelemetry spans describe (ADK traces each
-    one), so spans captured live add none where the framework recorded some, and what the
-    spans leave unknown does not apply: the framework's record is complete."""
+def _merge(returned: Trial, recorder: TrialRecorder) -> Trial:
+    """The agent's own record where it gave one, else what the recorder saw."""
     updates: dict[str, object] = {}
     if not returned.tool_calls and recorder.tool_calls:
         updates["tool_calls"] = list(recorder.tool_calls)
-    if recorder.model_calls and not (framework and returned.model_calls):
+    if recorder.model_calls:
         updates["model_calls"] = [*returned.model_calls, *recorder.model_calls]
     if not returned.node_visits and recorder.node_visits:
         updates["node_visits"] = list(recorder.node_visits)
-    gaps = returned.not_recorded if framework else recorder.gaps(returned)
+    gaps = recorder.gaps(returned)
     if gaps is not returned.not_recorded:
         updates["not_recorded"] = gaps
     if recorder.tool_specs:
@@ -203,9 +198,7 @@ class TrialRunner:
                     await asyncio.sleep(retry.wait_s(tally.attempts, exc))
                     continue
             else:
-                trial = _merge(
-                    returned, recorder, framework=isinstance(self.invoke, FrameworkAgent)
-                )
+                trial = _merge(returned, recorder)
                 if missing is not None and not returned.tool_calls:
                     trial.not_recorded.setdefault("tool_calls", missing)
                 if trial.failure is None:

@@ -201,6 +201,11 @@ class TrialBuilder:
         if not self._node_visits or self._node_visits[-1] != node:
             self._node_visits.append(node)
 
+    def declare(self, spec: ToolSpec) -> None:
+        """A tool the run offered the model, learned while it ran (the tools a chat model was
+        bound with, say); a schema already known under its name is kept."""
+        self._tool_specs.setdefault(spec.name, spec)
+
     def metadata(self, key: str, value: Any) -> None:
         """Something the trial records besides the answer and the calls (the final session
         state under `session_state`, a guardrail that tripped, ...)."""

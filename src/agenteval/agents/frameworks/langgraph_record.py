@@ -1,0 +1,204 @@
+"""What a LangGraph run records, read into a trial (for `langgraph.GraphAgent`): the messages
+a turn added, the model calls LangChain reports to callbacks, and the tools' schemas.
+
+Model calls come from the callbacks (`on_llm_end`: every chat model call of the run, with the
+`usage_metadata` and `response_metadata` of the message it made), so a model call whose message
+a node keeps out of the state (a router's, a summarizer's) still counts, and an AI message a
+node writes by hand is no model call. An AI message no callback reported (a node calling a
+provider's client itself) counts as a model call when it carries usage or a model name.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agenteval.agents.frameworks.base import TrialBuilder
+from agenteval.jsonsafe import plain_copy
+from agenteval.trace import ToolSpec, Usage
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+__all__ = ["RunRecord", "TurnReader", "graph_tool_specs", "message_key", "usage_of"]
+
+
+class RunRecord:
+    """One trial's record as LangChain's callbacks fill it: the model calls (and the ids of
+    the messages they made, so reading the state does not count them again) and the tools the
+    models were bound with. One per trial: concurrent trials share nothing."""
+
+    def __init__(self, builder: TrialBuilder) -> None:
+        self.builder = builder
+        self.reported: set[str] = set()
+        """The ids of the messages the callbacks reported as model calls."""
+
+    def handler(self) -> Any:
+        """The callback handler to run the trial with (`config["callbacks"]`)."""
+        return _handler_class()(self)
+
+    def model_call(self, message: Any) -> None:
+        """The model call that made `message` (an AI message), priced by its model name."""
+        metadata = getattr(message, "response_metadata", None) or {}
+        model = metadata.get("model_name") or metadata.get("model") or "unknown"
+        provider = metadata.get("model_provider")
+        usage = usage_of(getattr(message, "usage_metadata", None))
+        self.builder.model_call(str(model), usage, provider=str(provider) if provider else None)
+
+    def bound_tools(self, tools: Any) -> None:
+        """The tools a chat model was offered (`bind_tools`), declared to the trial."""
+        for tool in tools if isinstance(tools, list | tuple) else ():
+            spec = spec_of(tool)
+            if spec is not None:
+                self.builder.declare(spec)
+
+
+@functools.cache
+def _handler_class() -> type[Any]:
+    """The callback handler class, made once on first use: it subclasses LangChain's, which
+    importing agenteval must not import."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class Recording(BaseCallbackHandler):
+        """Reports each chat model call, and the tools it was bound with, to a `RunRecord`."""
+
+        run_inline = True  # a few appends: no executor thread for them
+
+        def __init__(self, record: RunRecord) -> None:
+            self.record = record
+
+        def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+            params = kwargs.get("invocation_params")
+            if isinstance(params, Mapping):
+                self.record.bound_tools(params.get("tools"))
+
+        def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+            for generations in getattr(response, "generations", None) or ():
+                for generation in generations:
+                    message = getattr(generation, "message", None)
+                    if message is None:  # a completion model's text: no chat message
+                        continue
+                    if message.id:
+                        self.record.reported.add(message.id)
+                    self.record.model_call(message)
+
+    return Recording
+
+
+class TurnReader:
+    """The messages one turn added, read into the builder once each as they appear: an AI
+    message's tool calls (and its model call, when no callback reported it), a tool message's
+    result or error, and the turn's answer (its last AI message's text)."""
+
+    def __init__(self, record: RunRecord, known: set[object]) -> None:
+        self._record = record
+        self._builder = record.builder
+        self._known = known
+        self.answer: str | None = None
+
+    def read(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        """Read the messages of `messages` not read (nor sent) before; returns them."""
+        added = []
+        for index, message in enumerate(messages):
+            key = message_key(message, index)
+            if key in self._known:
+                continue
+            self._known.add(key)
+            added.append(message)
+            self._one(message)
+        return added
+
+    def _one(self, message: BaseMessage) -> None:
+        from langchain_core.messages import AIMessage, ToolMessage
+
+        if isinstance(message, AIMessage):
+            self._ai(message)
+        elif isinstance(message, ToolMessage):
+            if message.status == "error":
+                self._builder.result(message.tool_call_id, error=message.text or "error")
+            else:
+                content, _ = plain_copy(message.content)
+                self._builder.result(message.tool_call_id, content)
+
+    def _ai(self, message: Any) -> None:
+        metadata = message.response_metadata or {}
+        unreported = not message.id or message.id not in self._record.reported
+        if unreported and (
+            message.usage_metadata or metadata.get("model_name") or metadata.get("model")
+        ):
+            self._record.model_call(message)
+        for call in message.tool_calls:
+            self._builder.call(str(call["name"]), call.get("args"), call.get("id"))
+        for invalid in message.invalid_tool_calls:
+            # Arguments the model wrote that are not JSON: the call is kept (the arguments as
+            # written), and no tool runs it.
+            recorded = self._builder.call(
+                str(invalid.get("name") or ""), invalid.get("args"), invalid.get("id")
+            )
+            self._builder.result(recorded.id, error=str(invalid.get("error") or "invalid call"))
+        self.answer = message.text or None
+
+
+def usage_of(metadata: Mapping[str, Any] | None) -> Usage:
+    """LangChain's `usage_metadata` as agenteval's usage: its input tokens count the cached
+    ones too (`input_token_details.cache_read`), as agenteval's do."""
+    if not metadata:
+        return Usage()
+    inputs = metadata.get("input_token_details") or {}
+    outputs = metadata.get("output_token_details") or {}
+    return Usage(
+        input_tokens=_count(metadata.get("input_tokens")),
+        output_tokens=_count(metadata.get("output_tokens")),
+        cached_tokens=_count(inputs.get("cache_read")),
+        reasoning_tokens=_count(outputs.get("reasoning")),
+    )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def message_key(message: BaseMessage, index: int) -> object:
+    """What tells one message of a state from another: its id (LangGraph's `add_messages`
+    gives every message one), else its place in the list (a plain list channel appends)."""
+    return message.id if message.id else ("at", index)
+
+
+def spec_of(tool: Any) -> ToolSpec | None:
+    """A tool (a LangChain tool, or a provider's tool declaration) as the model sees it, by
+    `convert_to_openai_tool`; None for what is no function (a provider's built-in tool)."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    try:
+        function = convert_to_openai_tool(tool).get("function")
+    except Exception:  # a built-in tool of the provider's (web search, say): no schema
+        return None
+    if not isinstance(function, Mapping) or not function.get("name"):
+        return None
+    return ToolSpec(
+        name=str(function["name"]),
+        description=str(function.get("description") or ""),
+        parameters=dict(function.get("parameters") or {}),
+    )
+
+
+def graph_tool_specs(graph: Any) -> dict[str, ToolSpec]:
+    """The tools of every `ToolNode` in `graph` and its subgraphs (`graph.nodes`, each node's
+    `bound` runnable; `ToolNode.tools_by_name`), as the model sees them."""
+    try:
+        from langgraph.prebuilt import ToolNode
+    except ImportError:  # langgraph without its prebuilt package: no ToolNode to read
+        return {}
+    graphs = [graph, *(sub for _, sub in graph.get_subgraphs(recurse=True))]
+    specs: dict[str, ToolSpec] = {}
+    for each in graphs:
+        for node in (getattr(each, "nodes", None) or {}).values():
+            bound = getattr(node, "bound", None)
+            if not isinstance(bound, ToolNode):
+                continue
+            for tool in bound.tools_by_name.values():
+                spec = spec_of(tool)
+                if spec is not None:
+                    specs[spec.name] = spec
+    return specs
