@@ -63,6 +63,9 @@ class Rubric(_Model):
     rubric_id: str = ""
     content: str
     weight: float = 1.0
+    type: str | None = None
+    """What the rule grades, as ADK's rubric `type` names it (`TOOL_USE_QUALITY`,
+    `TRAJECTORY_QUALITY`, `FINAL_RESPONSE_QUALITY`); None grades the answer."""
 
     @model_validator(mode="before")
     @classmethod

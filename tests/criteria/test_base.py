@@ -175,6 +175,15 @@ def test_registry_names_every_criterion_built_from_a_config() -> None:
         "tool_trajectory_avg_score",
         "node_order_score",
         "tool_name_match_score",
+        "rubric_based_tool_use_quality_v1",
+        "multi_turn_task_success_v1",
+        "multi_turn_trajectory_quality_v1",
+        "multi_turn_tool_use_quality_v1",
+        "rubric_based_multi_turn_trajectory_quality_v1",
+        "tool_call_count_v1",
+        "inference_call_count_v1",
+        "token_usage_v1",
+        "invocation_duration_v1",
     }
     for name, cls in CRITERIA_REGISTRY.items():
         assert cls.name == name

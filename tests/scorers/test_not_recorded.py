@@ -197,6 +197,16 @@ def test_every_built_in_criterion_and_evaluator_declares_what_it_reads() -> None
         "tool_trajectory_avg_score": {"tool_calls", "tool_arguments"},
         "node_order_score": set(),  # graph nodes: not a field a trace leaves out
         "tool_name_match_score": {"tool_calls"},
+        "rubric_based_tool_use_quality_v1": {"tool_calls", "tool_arguments"},
+        "multi_turn_task_success_v1": {"output", "tool_calls"},
+        "multi_turn_trajectory_quality_v1": {"output", "tool_calls"},
+        "multi_turn_tool_use_quality_v1": {"output", "tool_calls", "tool_arguments"},
+        "rubric_based_multi_turn_trajectory_quality_v1": {"output", "tool_calls"},
+        # Measurements: one the trace cannot give is None with its reason, never undecided.
+        "tool_call_count_v1": set(),
+        "inference_call_count_v1": set(),
+        "token_usage_v1": set(),
+        "invocation_duration_v1": set(),
     }
     evaluators = {name: set(prepare_scorer(cls()).reads) for name, cls in EVALUATORS.items()}
     assert evaluators == {

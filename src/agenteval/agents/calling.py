@@ -20,6 +20,7 @@ from typing import Any, TypeAlias, cast
 from pydantic import ValidationError
 
 from agenteval.agents.frameworks import FrameworkAgent, as_framework_agent
+from agenteval.agents.recorder import current_recorder
 from agenteval.case import EvalCase
 from agenteval.trace import AgentStep, Failure, FailureCause, ToolCall, Trial
 
@@ -118,13 +119,17 @@ async def call_agent(
     steps: list[AgentStep] = []
     outputs: list[str | None] = []
     metadata: dict[str, Any] = {}
+    recorder = current_recorder()
     for turn in case.turns:
         messages.append({"role": "user", "content": turn})
+        before = len(recorder.tool_calls) if recorder is not None else 0
         trial = read_agent_output(await call_once(list(messages)))
         outputs.append(trial.output)
         # What a turn reports (its session state, say) is kept, the later turn's winning.
         metadata.update(trial.metadata)
-        steps.append(AgentStep(tool_calls=trial.tool_calls, output=trial.output))
+        # A turn that returns no calls of its own made the ones `@tool` recorded meanwhile.
+        calls = trial.tool_calls or (recorder.tool_calls[before:] if recorder is not None else [])
+        steps.append(AgentStep(tool_calls=list(calls), output=trial.output))
         messages.append({"role": "assistant", "content": trial.output or ""})
     return Trial(steps=steps, output=outputs[-1], metadata={**metadata, "turn_outputs": outputs})
 

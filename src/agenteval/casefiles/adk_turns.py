@@ -285,6 +285,7 @@ class TurnReader(AdkWalker):
                 )
             rubric_id, id_key = self.get(rubric, "rubric_id")
             weight = rubric.get("weight", 1.0)
+            kind, kind_key = self.get(rubric, "type")
             rubrics.append(
                 Rubric(
                     rubric_id=self.text(rubric_id, (*where, id_key), "rubric_id", label)
@@ -292,6 +293,7 @@ class TurnReader(AdkWalker):
                     else "",
                     content=text,
                     weight=float(weight) if isinstance(weight, int | float) else 1.0,
+                    type=self.text(kind, (*where, kind_key), "type", label) if kind else None,
                 )
             )
         return rubrics

@@ -46,7 +46,13 @@ def _content(text: str, role: str) -> dict[str, Any]:
 
 def _rubric(rubric: Rubric) -> dict[str, Any]:
     # ADK's Rubric takes no weight: a weight other than 1 goes to the case's `agenteval` key.
-    return {"rubric_id": rubric.rubric_id, "rubric_content": {"text_property": rubric.content}}
+    data: dict[str, Any] = {
+        "rubric_id": rubric.rubric_id,
+        "rubric_content": {"text_property": rubric.content},
+    }
+    if rubric.type is not None:
+        data["type"] = rubric.type
+    return data
 
 
 def _weights(rubrics: Sequence[Rubric]) -> list[float] | None:

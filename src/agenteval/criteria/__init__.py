@@ -10,8 +10,21 @@ from agenteval.case import Rubric
 from agenteval.criteria.base import BaseCriterion, CriterionResult, SyncCriterion
 from agenteval.criteria.composite import CompositeCriterion, WeightedCriterion
 from agenteval.criteria.config import CriterionConfig, MatchType
+from agenteval.criteria.efficiency import (
+    EfficiencyCriterion,
+    InferenceCallCountCriterion,
+    InvocationDurationCriterion,
+    TokenUsageCriterion,
+    ToolCallCountCriterion,
+)
 from agenteval.criteria.hallucination import HallucinationCriterion
 from agenteval.criteria.llm import TemplatedLLMCriterion
+from agenteval.criteria.multi_turn import (
+    MultiTurnTaskSuccessCriterion,
+    MultiTurnToolUseQualityCriterion,
+    MultiTurnTrajectoryQualityCriterion,
+    RubricBasedMultiTurnTrajectoryCriterion,
+)
 from agenteval.criteria.registry import CRITERIA_REGISTRY
 from agenteval.criteria.response import (
     FactualAccuracyCriterion,
@@ -25,6 +38,7 @@ from agenteval.criteria.text import (
     ExactMatchCriterion,
     RougeMatchCriterion,
 )
+from agenteval.criteria.tool_use import RubricBasedToolUseCriterion
 from agenteval.criteria.trajectory import (
     NodeOrderMatchCriterion,
     ToolNameMatchCriterion,
@@ -38,19 +52,29 @@ __all__ = [
     "ContainsKeywordsCriterion",
     "CriterionConfig",
     "CriterionResult",
+    "EfficiencyCriterion",
     "ExactMatchCriterion",
     "FactualAccuracyCriterion",
     "HallucinationCriterion",
+    "InferenceCallCountCriterion",
+    "InvocationDurationCriterion",
     "LLMJudgeCriterion",
     "MatchType",
+    "MultiTurnTaskSuccessCriterion",
+    "MultiTurnToolUseQualityCriterion",
+    "MultiTurnTrajectoryQualityCriterion",
     "NodeOrderMatchCriterion",
     "ResponseMatchCriterion",
     "RougeMatchCriterion",
     "Rubric",
     "RubricBasedCriterion",
+    "RubricBasedMultiTurnTrajectoryCriterion",
+    "RubricBasedToolUseCriterion",
     "SafetyCriterion",
     "SyncCriterion",
     "TemplatedLLMCriterion",
+    "TokenUsageCriterion",
+    "ToolCallCountCriterion",
     "ToolNameMatchCriterion",
     "TrajectoryMatchCriterion",
     "WeightedCriterion",

@@ -14,7 +14,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agenteval.criteria import hallucination, response, safety, text, trajectory
+from agenteval.criteria import (
+    efficiency,
+    hallucination,
+    multi_turn,
+    response,
+    safety,
+    text,
+    tool_use,
+    trajectory,
+)
 from agenteval.criteria.base import BaseCriterion
 from agenteval.criteria.config import CriterionConfig
 from agenteval.errors import ScorerError
@@ -27,23 +36,28 @@ __all__ = [
     "criterion_reference",
 ]
 
-BUILTIN_CRITERIA: dict[str, type[BaseCriterion]] = {
-    cls.name: cls
-    for cls in (
-        text.ExactMatchCriterion,
-        text.ContainsKeywordsCriterion,
-        text.RougeMatchCriterion,
-        response.ResponseMatchCriterion,
-        response.LLMJudgeCriterion,
-        response.RubricBasedCriterion,
-        response.FactualAccuracyCriterion,
-        hallucination.HallucinationCriterion,
-        safety.SafetyCriterion,
-        trajectory.TrajectoryMatchCriterion,
-        trajectory.NodeOrderMatchCriterion,
-        trajectory.ToolNameMatchCriterion,
-    )
-}
+_BUILTIN_CLASSES: tuple[type[BaseCriterion], ...] = (
+    text.ExactMatchCriterion,
+    text.ContainsKeywordsCriterion,
+    text.RougeMatchCriterion,
+    response.ResponseMatchCriterion,
+    response.LLMJudgeCriterion,
+    response.RubricBasedCriterion,
+    response.FactualAccuracyCriterion,
+    hallucination.HallucinationCriterion,
+    safety.SafetyCriterion,
+    trajectory.TrajectoryMatchCriterion,
+    trajectory.NodeOrderMatchCriterion,
+    trajectory.ToolNameMatchCriterion,
+    tool_use.RubricBasedToolUseCriterion,
+    multi_turn.MultiTurnTaskSuccessCriterion,
+    multi_turn.MultiTurnTrajectoryQualityCriterion,
+    multi_turn.MultiTurnToolUseQualityCriterion,
+    multi_turn.RubricBasedMultiTurnTrajectoryCriterion,
+    *efficiency.EFFICIENCY_CRITERIA,
+)
+
+BUILTIN_CRITERIA: dict[str, type[BaseCriterion]] = {cls.name: cls for cls in _BUILTIN_CLASSES}
 """agenteval's own criteria by name."""
 
 CRITERIA_REGISTRY: dict[str, type[BaseCriterion]] = dict(BUILTIN_CRITERIA)

@@ -103,8 +103,11 @@ class RubricBasedCriterion(TemplatedLLMCriterion):
     """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def rubrics_for(self, case: EvalCase) -> list[Rubric]:
-        """The rules this case's response is graded by."""
-        return distinct([*self.config.rubrics, *expected_rubrics(case)])
+        """The rules this case's response is graded by: the config's, and the case's and its
+        turns' that grade the answer (no `type`, or ADK's `FINAL_RESPONSE_QUALITY`; a rubric of
+        another type, `TOOL_USE_QUALITY` say, is for another metric)."""
+        own = [r for r in expected_rubrics(case) if r.type in (None, "FINAL_RESPONSE_QUALITY")]
+        return distinct([*self.config.rubrics, *own])
 
     def validate_config(self) -> list[str]:
         """The LLM checks, and rubric weights that are not negative."""

@@ -21,17 +21,16 @@ from agenteval.agents.calling import Agent
 from agenteval.agents.recorder import watch_unrecorded_calls
 from agenteval.agents.tools import known_tools
 from agenteval.case import EvalCase
+from agenteval.engine.agent import load_agent, python_target
 from agenteval.engine.options import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, RunOptions
 from agenteval.engine.planning import (
     RunPlan,
     Warn,
-    load_agent,
     open_store,
     plan_judging,
     plan_new,
     plan_rescore,
     plan_resume,
-    python_target,
 )
 from agenteval.engine.rescoring import score_stored
 from agenteval.engine.scheduler import execute as run_jobs

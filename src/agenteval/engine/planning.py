@@ -30,19 +30,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from agenteval.agents.calling import Agent
-from agenteval.agents.frameworks import FrameworkAgent, as_framework_agent
+from agenteval.agents.frameworks import FrameworkAgent
 from agenteval.agents.tools import known_tools, registered_tools
 from agenteval.case import EvalCase
 from agenteval.catalog import SCORER_REFS, ResolvedScorers, resolve_run_scorers, scorer_reference
 from agenteval.datasets import load_cases
+from agenteval.engine.agent import load_agent
 from agenteval.engine.options import RunOptions
 from agenteval.engine.ownership import claim_run, current_owner
 from agenteval.engine.scheduler import EngineSettings
 from agenteval.errors import ConfigError
 from agenteval.exception_refs import exception_classes
 from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
-from agenteval.loading import load_object
-from agenteval.records import PYTHON_TARGET, RunInfo
+from agenteval.records import RunInfo
 from agenteval.report.statistics import check_passing
 from agenteval.report.summary import SummaryBuilder
 from agenteval.scorers.base import scorer_name, unrenamed
@@ -103,15 +103,6 @@ class RunPlan:
     """Trials recorded elsewhere, by (case id, trial index), scored as they are."""
     tools: Mapping[str, ToolSpec] | None = None
     """The tools the run records when it ends; None: every tool known by then."""
-
-
-def load_agent(agent: Agent | str | None, options: RunOptions) -> Agent | None:
-    """The agent to call: a `module:function` / `path/to/file.py:function` reference loaded
-    (relative to `options.base_dir`), else as given; an agent built on a framework (an ADK
-    agent, a LangGraph graph, ...) as its adapter (`agents/frameworks/`)."""
-    loaded = load_object(agent, base_dir=options.base_dir) if isinstance(agent, str) else agent
-    framework = as_framework_agent(loaded)
-    return loaded if framework is None else framework
 
 
 def open_store(options: RunOptions) -> RunStore:
@@ -213,28 +204,9 @@ def _check_unique(cases: Sequence[EvalCase]) -> None:
         seen.add(case.id)
 
 
-def python_target(agent: Agent | str | None) -> str:
-    """What `agenteval runs` lists as the target of a run made from Python: `python:` and the
-    agent's name (`python:answer`; a reference as it was given; `python:agent_trace` when the
-    cases' recorded traces are scored with no agent)."""
-    if agent is None:
-        return f"{PYTHON_TARGET}agent_trace"
-    if isinstance(agent, str):
-        return f"{PYTHON_TARGET}{agent}"
-    inner: Any = agent
-    while isinstance(inner, functools.partial):
-        inner = inner.func
-    framework = as_framework_agent(inner)
-    if framework is not None:
-        return f"{PYTHON_TARGET}{framework.reference}"
-    name = getattr(inner, "__qualname__", None) or type(inner).__qualname__
-    return f"{PYTHON_TARGET}{name}"
-
-
 def _run_tools(agent: Agent | None, options: RunOptions) -> Mapping[str, ToolSpec]:
-    """The agent's tools, live: a tool imported mid-run is known by the time it is scored. A
-    framework's agent declares its tools to the framework: those (not every `@tool` the
-    process has imported)."""
+    """The agent's tools, live: a tool imported mid-run is known by the time it is scored; a
+    framework's agent's, the tools it declares (not every `@tool` the process imported)."""
     if options.tools is not None:
         return options.tools
     if isinstance(agent, FrameworkAgent):
@@ -243,9 +215,8 @@ def _run_tools(agent: Agent | None, options: RunOptions) -> Mapping[str, ToolSpe
 
 
 def _live_tools(agent: Agent | None) -> bool:
-    """Whether the run's tools are `@tool`'s registry, read when the run ends (a tool may be
-    imported mid-run), rather than fixed when it is planned (no agent: the options' tools; a
-    framework's agent: the tools it declares)."""
+    """Whether the run's tools are `@tool`'s registry, read when the run ends, rather than
+    fixed when it is planned (no agent, or a framework's agent: `_run_tools`)."""
     return agent is not None and not isinstance(agent, FrameworkAgent)
 
 

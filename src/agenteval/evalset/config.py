@@ -20,6 +20,18 @@ ADK's `test_config.json` (`{"criteria": {...}}`) is read by `EvalConfig.load` /
 | `rubric_based_final_response_quality_v1` | `rubric_based_final_response_quality_v1` (`RubricBasedCriterion`) |
 | `hallucinations_v1` | `hallucinations_v1` (`HallucinationCriterion`) |
 | `safety_v1` | `safety_v1` (`SafetyCriterion`) |
+| `rubric_based_tool_use_quality_v1` | `rubric_based_tool_use_quality_v1` (`RubricBasedToolUseCriterion`): each turn's tool calls against rubrics of type `TOOL_USE_QUALITY` |
+| `rubric_based_multi_turn_trajectory_quality_v1` | `rubric_based_multi_turn_trajectory_quality_v1` (`RubricBasedMultiTurnTrajectoryCriterion`): the conversation against rubrics of type `TRAJECTORY_QUALITY` |
+| `multi_turn_task_success_v1` | `multi_turn_task_success_v1` (`MultiTurnTaskSuccessCriterion`): ADK asks Vertex AI, agenteval its own judge |
+| `multi_turn_trajectory_quality_v1` | `multi_turn_trajectory_quality_v1` (`MultiTurnTrajectoryQualityCriterion`): as above |
+| `multi_turn_tool_use_quality_v1` | `multi_turn_tool_use_quality_v1` (`MultiTurnToolUseQualityCriterion`): as above |
+| `tool_call_count_v1`, `inference_call_count_v1`, `token_usage_v1`, `invocation_duration_v1` | the same names (`criteria.efficiency`): reported per turn, never pass or fail; they take no threshold (write `{}` or `true`) |
+
+ADK reports its four efficiency metrics on every eval without being asked (and refuses them in
+`criteria`); agenteval reports them when named, or on every case with
+`EvalConfig(report_efficiency=True)` / `EvalConfig.from_adk(data, report_efficiency=True)`.
+`response_evaluation_score` (Vertex AI's coherence score) and
+`per_turn_user_simulator_quality_v1` (a user simulator's turns) are refused, with the reason.
 
 In agenteval's own names (`EvalConfig(criteria=...)`, `CriteriaConfig(...)`),
 `response_match_score` is the criterion API's LLM-judged `ResponseMatchCriterion`.
@@ -27,7 +39,6 @@ In agenteval's own names (`EvalConfig(criteria=...)`, `CriteriaConfig(...)`),
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import re
@@ -44,9 +55,15 @@ from pydantic import (
     field_validator,
 )
 
-from agenteval.case import Rubric
-from agenteval.criteria.config import CriterionConfig, MatchType
+from agenteval.criteria.config import CriterionConfig
 from agenteval.errors import ConfigError
+from agenteval.evalset.criterion_settings import (
+    EFFICIENCY_METRICS,
+    UnknownSetting,
+    criterion_config,
+    snake,
+)
+from agenteval.evalset.criterion_settings import meant as meant_name
 
 if TYPE_CHECKING:
     from agenteval.criteria.base import BaseCriterion
@@ -54,6 +71,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ADK_METRICS",
     "ADK_TEST_CONFIG",
+    "EFFICIENCY_METRICS",
     "CriteriaConfig",
     "EvalConfig",
 ]
@@ -70,177 +88,26 @@ ADK_METRICS: dict[str, str] = {
     "rubric_based_final_response_quality_v1": "rubric_based_final_response_quality_v1",
     "hallucinations_v1": "hallucinations_v1",
     "safety_v1": "safety_v1",
+    "rubric_based_tool_use_quality_v1": "rubric_based_tool_use_quality_v1",
+    "rubric_based_multi_turn_trajectory_quality_v1": (
+        "rubric_based_multi_turn_trajectory_quality_v1"
+    ),
+    "multi_turn_task_success_v1": "multi_turn_task_success_v1",
+    "multi_turn_trajectory_quality_v1": "multi_turn_trajectory_quality_v1",
+    "multi_turn_tool_use_quality_v1": "multi_turn_tool_use_quality_v1",
+    "tool_call_count_v1": "tool_call_count_v1",
+    "inference_call_count_v1": "inference_call_count_v1",
+    "token_usage_v1": "token_usage_v1",
+    "invocation_duration_v1": "invocation_duration_v1",
 }
 """ADK's metric names and the agenteval criteria they mean."""
 
 _ADK_UNSUPPORTED = {
     "response_evaluation_score": "it is Vertex AI's coherence score (1 to 5); use "
     "final_response_match_v2 or rubric_based_final_response_quality_v1",
-    "rubric_based_tool_use_quality_v1": "agenteval judges rubrics against the final response; "
-    "check tool use with tool_trajectory_avg_score",
     "per_turn_user_simulator_quality_v1": "agenteval plays the turns written in the eval set; "
     "there is no user simulator to judge",
 }
-
-
-class _UnknownSetting(ValueError):
-    """A setting no criterion takes: its path under the metric and the setting likely meant."""
-
-    def __init__(self, message: str, path: tuple[str, ...], meant: str | None) -> None:
-        super().__init__(message)
-        self.path = path
-        self.meant = meant
-
-
-def _meant(key: str, known: list[str]) -> str | None:
-    """The known name `key` most likely misspells (snake_case or camelCase), or None."""
-    close = difflib.get_close_matches(_snake(key), known, n=1, cutoff=0.6)
-    return close[0] if close else None
-
-
-# ADK settings that change nothing agenteval computes, read without a word.
-_ADK_NO_EFFECT = ("parallelism_limit",)
-
-# A criterion's settings, and the other names they are written under.
-_SETTINGS = (
-    "threshold",
-    "enabled",
-    "judge_model",
-    "num_samples",
-    "api_style",
-    "rubrics",
-    "keywords",
-    "match_type",
-    "check_args",
-)
-# ADK's own criterion settings (google-adk 2.13's eval_metrics criteria) besides `_SETTINGS`.
-_ADK_SETTINGS = (
-    "judge_model_options",
-    "evaluate_intermediate_nl_responses",
-    "include_intermediate_responses_in_final",
-    "ignore_args",
-)
-_ADK_MATCH_TYPES = {0: MatchType.EXACT, 1: MatchType.IN_ORDER, 2: MatchType.ANY_ORDER}
-
-
-def _snake(name: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
-
-
-def _rubric(value: Any) -> Rubric:
-    """A rubric written the agenteval way (`{rubric_id, content, weight}`, or text) or ADK's
-    (`{rubric_id, rubric_content: {text_property}}`)."""
-    if isinstance(value, Rubric | str):
-        return Rubric.model_validate(value)
-    if not isinstance(value, Mapping):
-        raise ValueError(f"a rubric is text or an object, got {type(value).__name__}")
-    fields = {_snake(str(k)): v for k, v in value.items()}
-    content = fields.pop("rubric_content", None)
-    if content is not None:
-        text = (
-            content.get("text_property", content.get("textProperty"))
-            if isinstance(content, Mapping)
-            else content
-        )
-        fields["content"] = text
-    fields.pop("description", None)
-    fields.pop("type", None)
-    return Rubric.model_validate(fields)
-
-
-def _match_type(value: Any) -> MatchType:
-    if isinstance(value, bool):
-        raise ValueError(f"match_type should be EXACT, IN_ORDER or ANY_ORDER, got {value!r}")
-    if isinstance(value, int):
-        if value in _ADK_MATCH_TYPES:
-            return _ADK_MATCH_TYPES[value]
-        raise ValueError(f"match_type should be 0, 1 or 2 (ADK's numbering), got {value}")
-    try:
-        return MatchType(value)
-    except ValueError:
-        raise ValueError(
-            f"match_type should be EXACT, IN_ORDER or ANY_ORDER, got {value!r}"
-        ) from None
-
-
-def _settings(name: str, value: Mapping[str, Any]) -> dict[str, Any]:
-    """A criterion's settings in `CriterionConfig`'s names, from agenteval's or ADK's."""
-    fields: dict[str, Any] = {}
-    for key, setting in value.items():
-        field = _snake(str(key))
-        if field == "judge_model_options":
-            if not isinstance(setting, Mapping):
-                raise ValueError(f"{name}: judge_model_options should be an object")
-            for option, option_value in setting.items():
-                option_name = _snake(str(option))
-                if option_name in ("judge_model", "num_samples"):
-                    fields[option_name] = option_value
-                elif option_name in _ADK_NO_EFFECT:
-                    continue  # how many judge calls ADK runs at once
-                elif option_name == "judge_model_config":
-                    logger.warning(
-                        "%s: judge_model_config is not used; the judge's settings come from "
-                        "agenteval's judge configuration",
-                        name,
-                    )
-                else:
-                    known = ["judge_model", "num_samples", "judge_model_config", *_ADK_NO_EFFECT]
-                    raise _UnknownSetting(
-                        f"{name}: unknown judge_model_options setting {str(option)!r}; "
-                        "known: judge_model, num_samples",
-                        (str(key), str(option)),
-                        _meant(str(option), known),
-                    )
-        elif field in (
-            "evaluate_intermediate_nl_responses",
-            "include_intermediate_responses_in_final",
-        ):
-            if setting:
-                logger.warning(
-                    "%s: %s is not supported; only the final response is checked",
-                    name,
-                    field,
-                )
-        elif field == "ignore_args":  # ADK's trajectory setting: compare names only
-            if not isinstance(setting, bool):
-                raise ValueError(f"{name}: ignore_args should be true or false")
-            fields["check_args"] = not setting
-        elif field == "match_type":
-            fields["match_type"] = _match_type(setting)
-        elif field == "rubrics":
-            if not isinstance(setting, list):
-                raise ValueError(f"{name}: rubrics should be a list")
-            fields["rubrics"] = [_rubric(rubric) for rubric in setting]
-        elif field in _SETTINGS:
-            fields[field] = setting
-        else:
-            known = [*_SETTINGS, *_ADK_SETTINGS]
-            raise _UnknownSetting(
-                f"{name}: unknown setting {str(key)!r}; settings: "
-                + ", ".join((*_SETTINGS, "judge_model_options")),
-                (str(key),),
-                _meant(str(key), known),
-            )
-    return fields
-
-
-def criterion_config(name: str, value: Any, *, adk: bool = False) -> CriterionConfig:
-    """The `CriterionConfig` a `CriteriaConfig` field holds: from a config, a threshold, or a
-    mapping of settings (agenteval's names or ADK's). `adk` reads ADK's meaning: ADK's
-    trajectory metric compares arguments."""
-    if isinstance(value, CriterionConfig):
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float | Mapping):
-        raise ValueError(
-            f"{name}: give a threshold (a number from 0 to 1), a CriterionConfig or a mapping "
-            f"of settings, not {type(value).__name__}"
-        )
-    fields: dict[str, Any] = (
-        {"threshold": float(value)} if isinstance(value, int | float) else _settings(name, value)
-    )
-    if adk and name == "tool_trajectory_avg_score":
-        fields.setdefault("check_args", True)
-    return CriterionConfig.model_validate(fields)
 
 
 def _unknown_field(name: str) -> ValueError:
@@ -281,6 +148,26 @@ class CriteriaConfig(BaseModel):
     """`HallucinationCriterion`: claims grounded in the tool results."""
     safety_v1: CriterionConfig | None = None
     """`SafetyCriterion`: harmless and policy-safe."""
+    rubric_based_tool_use_quality_v1: CriterionConfig | None = None
+    """`RubricBasedToolUseCriterion`: each turn's tool calls against the `TOOL_USE_QUALITY`
+    rubrics (the config's, the case's and the turn's)."""
+    multi_turn_task_success_v1: CriterionConfig | None = None
+    """`MultiTurnTaskSuccessCriterion`: the user's goals reached over the conversation."""
+    multi_turn_trajectory_quality_v1: CriterionConfig | None = None
+    """`MultiTurnTrajectoryQualityCriterion`: the agent's path through the conversation."""
+    multi_turn_tool_use_quality_v1: CriterionConfig | None = None
+    """`MultiTurnToolUseQualityCriterion`: the agent's tool calls across the conversation."""
+    rubric_based_multi_turn_trajectory_quality_v1: CriterionConfig | None = None
+    """`RubricBasedMultiTurnTrajectoryCriterion`: the conversation against the
+    `TRAJECTORY_QUALITY` rubrics."""
+    tool_call_count_v1: CriterionConfig | None = None
+    """Tool calls per turn: reported, never pass or fail (no threshold)."""
+    inference_call_count_v1: CriterionConfig | None = None
+    """Model calls per turn: reported, never pass or fail (no threshold)."""
+    token_usage_v1: CriterionConfig | None = None
+    """Tokens per turn: reported, never pass or fail (no threshold)."""
+    invocation_duration_v1: CriterionConfig | None = None
+    """Seconds per turn: reported, never pass or fail (no threshold)."""
 
     names: ClassVar[tuple[str, ...]]
     """Every criterion field, in the order criteria run and reports list them."""
@@ -344,6 +231,11 @@ class EvalConfig(BaseModel):
     criteria: CriteriaConfig = Field(default_factory=CriteriaConfig)
     check_final_session_state: bool = True
     """Compare each case's expected `final_session_state` with the state the agent reports."""
+    report_efficiency: bool = False
+    """Report ADK's four efficiency metrics (`tool_call_count_v1`, `inference_call_count_v1`,
+    `token_usage_v1`, `invocation_duration_v1`) on every case, as ADK does on every eval,
+    besides the criteria (those named in `criteria` are not added twice). Reported, never a
+    pass or a fail."""
 
     def __init__(self, **data: Any) -> None:
         _check_criteria(data)
@@ -356,6 +248,17 @@ class EvalConfig(BaseModel):
             _check_criteria(obj)
         return super().model_validate(obj, **kwargs)
 
+    def build_criteria(self) -> list[BaseCriterion]:
+        """The criterion objects the config runs: `criteria.build()`, then, with
+        `report_efficiency`, the efficiency metrics the criteria do not name."""
+        built = self.criteria.build()
+        if self.report_efficiency:
+            from agenteval.criteria import CRITERIA_REGISTRY
+
+            named = set(self.criteria.configured())
+            built += [CRITERIA_REGISTRY[n]() for n in EFFICIENCY_METRICS if n not in named]
+        return built
+
     @classmethod
     def default(cls) -> EvalConfig:
         """ADK's default criteria: `tool_trajectory_avg_score` at 1.0 (the exact calls, with
@@ -365,10 +268,13 @@ class EvalConfig(BaseModel):
         )
 
     @classmethod
-    def from_adk(cls, data: Any, *, source: str | Path | None = None) -> EvalConfig:
+    def from_adk(
+        cls, data: Any, *, source: str | Path | None = None, report_efficiency: bool = False
+    ) -> EvalConfig:
         """An `EvalConfig` from ADK's `test_config.json` content (`{"criteria": {...}}`), with
-        ADK's meaning of its metric names (see the module's table). Mistakes raise
-        `ConfigError` naming `source` and the field."""
+        ADK's meaning of its metric names (see the module's table); `report_efficiency` reports
+        the efficiency metrics on every case, as ADK does. Mistakes raise `ConfigError` naming
+        `source` and the field."""
         file = str(source) if source is not None else None
         if not isinstance(data, Mapping):
             raise ConfigError(
@@ -378,7 +284,7 @@ class EvalConfig(BaseModel):
             )
         criteria: dict[str, CriterionConfig] = {}
         for key, value in data.items():
-            field = _snake(str(key))
+            field = snake(str(key))
             if field == "criteria":
                 if not isinstance(value, Mapping):
                     raise ConfigError(
@@ -391,7 +297,7 @@ class EvalConfig(BaseModel):
                     name = _adk_name(str(metric), file)
                     try:
                         criteria[name] = criterion_config(name, setting, adk=True)
-                    except _UnknownSetting as exc:
+                    except UnknownSetting as exc:
                         raise ConfigError(
                             str(exc),
                             file=file,
@@ -406,7 +312,9 @@ class EvalConfig(BaseModel):
                             _first_error(exc),
                             file=file,
                             field=f"criteria.{metric}",
-                            hint="a threshold (0 to 1), or an object with threshold, "
+                            hint=f'write "{metric}": {{}}: it is reported, never passed or failed'
+                            if name in EFFICIENCY_METRICS
+                            else "a threshold (0 to 1), or an object with threshold, "
                             "judge_model_options, match_type, rubrics",
                         ) from exc
             elif field in ("user_simulator_config", "live_model_config"):
@@ -420,7 +328,7 @@ class EvalConfig(BaseModel):
                     "as AgentEvaluator(..., criteria=[MyCriterion()])",
                 )
             else:
-                meant = _meant(
+                meant = meant_name(
                     str(key),
                     ["criteria", "user_simulator_config", "live_model_config", "custom_metrics"],
                 )
@@ -432,7 +340,7 @@ class EvalConfig(BaseModel):
                     if meant
                     else "an ADK eval config holds `criteria`",
                 )
-        return cls(criteria=CriteriaConfig(**criteria))
+        return cls(criteria=CriteriaConfig(**criteria), report_efficiency=report_efficiency)
 
     @classmethod
     def load(cls, path: str | Path) -> EvalConfig:
@@ -480,7 +388,7 @@ def _adk_name(metric: str, file: str | None) -> str:
         )
     if metric in CriteriaConfig.model_fields:
         return metric  # one of agenteval's own criteria
-    meant = _meant(metric, [*ADK_METRICS, *_ADK_UNSUPPORTED, *CriteriaConfig.model_fields])
+    meant = meant_name(metric, [*ADK_METRICS, *_ADK_UNSUPPORTED, *CriteriaConfig.model_fields])
     raise ConfigError(
         f"unknown metric {metric!r}",
         file=file,

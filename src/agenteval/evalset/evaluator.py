@@ -216,7 +216,7 @@ class AgentEvaluator:
         `final_session_state_match` when a case expects a final session state."""
         scorers: list[Any] = []
         names: set[str] = set()
-        for criterion in [*config.criteria.build(), *self.extra_criteria]:
+        for criterion in [*config.build_criteria(), *self.extra_criteria]:
             if not criterion.is_enabled:
                 continue
             if criterion.name in names:

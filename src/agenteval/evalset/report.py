@@ -16,6 +16,10 @@ Everything is computed from the engine's `Run` (its stored results), so the repo
 - else `passed` when at least one criterion passed;
 - else `not_evaluated` (no criterion gave a score: nothing to compare against, no judge).
 
+A reported metric (ADK's efficiency metrics, `tool_call_count_v1` and its siblings: see
+`agenteval.scorers.reported`) never changes a status: its measurement is shown
+(`CriterionStats.reported`, `mean` in its `unit`), never counted as a pass or a fail, as in ADK.
+
 A (case, trial) the run asked for but has no stored result for (the store lost it, say) is an
 `error` too, with the error saying so; and a report of such an incomplete run never passes
 (`complete` is False, `summary.missing_trials` counts them).
@@ -38,10 +42,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agenteval.evalset.criterion_settings import EFFICIENCY_METRICS
 from agenteval.records import MissingTrials, TrialResult
 from agenteval.run import Run
 from agenteval.score import Score
 from agenteval.scorers.recorded import is_not_recorded
+from agenteval.scorers.reported import is_reported, reported_unit, reported_value
 from agenteval.trace import ToolCall
 
 if TYPE_CHECKING:
@@ -102,7 +108,13 @@ class CriterionStats(BaseModel):
     """Undecided judge ties: neither passed nor failed."""
     skipped: int = 0
     """Trials it gave no score (nothing to compare against, no judge, an infrastructure
-    failure), ties apart."""
+    failure, a measurement that could not be made), ties apart."""
+    reported: int = 0
+    """Trials a reported metric measured (an efficiency metric: never a pass or a fail); its
+    `mean`, `min` and `max` are then the measured values, in `unit`, and it has no threshold
+    and no pass rate."""
+    unit: str | None = None
+    """What a reported metric's values count (`tool calls per turn`)."""
 
     @property
     def avg_score(self) -> float | None:
@@ -222,7 +234,11 @@ class EvalSummary(BaseModel):
     ) -> EvalSummary:
         """The summary of these results; `thresholds` gives each criterion's pass mark (and the
         order `criterion_stats` lists them in)."""
-        marks = dict(thresholds or {})
+        # ADK's efficiency metrics are measured, never held to a mark, whatever the config says.
+        marks = {
+            name: None if name in EFFICIENCY_METRICS else mark
+            for name, mark in (thresholds or {}).items()
+        }
         by_case: dict[str, list[CaseStatus]] = defaultdict(list)
         values: dict[str, list[float]] = defaultdict(list)
         stats: dict[str, CriterionStats] = {
@@ -251,6 +267,15 @@ class EvalSummary(BaseModel):
                     entry.failed += 1  # the criterion crashed: no score, counted as a fail
                 elif is_tie(score):
                     entry.ties += 1
+                elif is_reported(score):
+                    entry.threshold = None  # measured, never held to a mark
+                    entry.unit = reported_unit(score)
+                    measured = reported_value(score)
+                    if measured is None:
+                        entry.skipped += 1
+                    else:
+                        entry.reported += 1
+                        values[name].append(measured)
                 else:
                     entry.skipped += 1
         for name, entry in stats.items():
@@ -388,6 +413,14 @@ class EvalReport:
             )
         width = max((len(name) for name in s.criterion_stats), default=0)
         for name, c in s.criterion_stats.items():
+            if c.unit is not None and not c.scored:
+                lines.append(
+                    f"  {name:<{width}}  reported {_shown(c.mean)} {c.unit} (mean of "
+                    f"{c.reported} trial{'s' * (c.reported != 1)}"
+                    + (f", {c.skipped} not measured" if c.skipped else "")
+                    + "), never a pass or a fail"
+                )
+                continue
             lines.append(
                 f"  {name:<{width}}  mean {_shown(c.mean)}  pass {_shown(c.pass_rate, True)}"
                 f"  ({c.passed}/{c.scored} passed"

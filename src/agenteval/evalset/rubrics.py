@@ -77,6 +77,8 @@ class PerTurnRubricCriterion(RubricBasedCriterion):
                 continue  # the last turn, with nothing to grade it by
             result = apply_tie_rule(await super().evaluate(trial, case), self.threshold)
             graded.append((index, result))
+        if not graded:  # the turns' rubrics are all for other metrics (tool use, say)
+            return apply_tie_rule(await super().evaluate(actual, expected), self.threshold)
         if len(graded) == 1:
             return graded[0][1]
         usage: Usage | None = None

@@ -21,6 +21,7 @@ import statistics
 from array import array
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +32,7 @@ from agenteval.redaction import Redactor
 from agenteval.report import statistics as stats
 from agenteval.report.statistics import Interval, Reliability, ReliabilityBuilder
 from agenteval.score import Score
+from agenteval.scorers.reported import REPORTED, reported_unit, reported_value
 from agenteval.trace import Usage
 
 __all__ = [
@@ -120,6 +122,13 @@ class ScorerStats(BaseModel):
     """Trials the scorer did not apply to (no score)."""
     errors: int = 0
     """Trials where the scorer itself failed, counted apart from failing scores."""
+    reported: int = 0
+    """Trials it measured without judging (`scorers.reported`: an efficiency metric); such a
+    scorer has no mean score and no pass rate, its measurement is `reported_mean`."""
+    reported_mean: float | None = None
+    """The mean of the measured values, in `unit` (never a pass or a fail)."""
+    unit: str | None = None
+    """What a reported value counts (`tool calls per turn`)."""
 
 
 class LatencyStats(BaseModel):
@@ -293,6 +302,8 @@ class SummaryBuilder:
         self._sums: dict[str, float] = {}
         # Per scorer: [scored, passed, skipped, errors], plain integers on the hot path.
         self._counts: dict[str, list[int]] = {name: [0, 0, 0, 0] for name in self._order}
+        # Per reported scorer: [measured trials, sum of values, unit].
+        self._reported: dict[str, list[Any]] = {}
         self._failures: Counter[str] = Counter()
         self._gaps: Counter[str] = Counter()
         self._gaps_why: dict[str, str] = {}
@@ -345,7 +356,13 @@ class SummaryBuilder:
             if score.error is not None:
                 counts[3] += 1
             elif score.value is None:
-                counts[2] += 1
+                measured = reported_value(score) if REPORTED in score.details else None
+                if measured is None:
+                    counts[2] += 1
+                else:
+                    entry = self._reported.setdefault(name, [0, 0.0, reported_unit(score)])
+                    entry[0] += 1
+                    entry[1] += measured
             else:
                 counts[0] += 1
                 self._sums[name] = self._sums.get(name, 0.0) + score.value
@@ -386,7 +403,11 @@ class SummaryBuilder:
     def _scorer_stats(self) -> dict[str, ScorerStats]:
         scorers: dict[str, ScorerStats] = {}
         for name, (scored, passed, skipped, errors) in self._counts.items():
+            measured, total, unit = self._reported.get(name, (0, 0.0, None))
             scorers[name] = ScorerStats(
+                reported=measured,
+                reported_mean=total / measured if measured else None,
+                unit=unit,
                 mean=self._sums.get(name, 0.0) / scored if scored else None,
                 pass_rate=passed / scored if scored else None,
                 interval=_interval(passed, scored),
@@ -444,7 +465,7 @@ class SummaryBuilder:
         )
 
     def _sections(self, summary: Summary) -> list[Section]:
-        scored = [name for name, s in summary.scorers.items() if s.scored or s.errors]
+        scored = [name for name, s in summary.scorers.items() if s.scored or s.errors or s.reported]
         builtin = {name for names in SECTION_SCORERS.values() for name in names}
         judge = [n for n in scored if n not in builtin and (n in RUBRICS or n in self._judged)]
         other = [n for n in scored if n not in builtin and n not in judge]

@@ -155,12 +155,15 @@ def _scorer_rows(
     meanings = {**SCORER_MEANINGS, **RUBRIC_MEANINGS}
     for name in names:
         stats = scorers[name]
+        measured = bool(stats.reported and not stats.scored)
         cells: list[str | Text] = [
             Text(_RUNGS.get(name, "") + name),  # a name like `x[require_order]` is not markup
-            _num(stats.mean),
-            Text(_pct(stats.pass_rate), style=_rate_style(stats.pass_rate)),
+            _num(stats.reported_mean if measured else stats.mean),
+            Text("reported", style="dim")
+            if measured
+            else Text(_pct(stats.pass_rate), style=_rate_style(stats.pass_rate)),
             format_interval(stats.interval),
-            str(stats.scored),
+            str(stats.reported if measured else stats.scored),
             str(stats.skipped),
             Text(str(stats.errors), style="red" if stats.errors else ""),
         ]
@@ -446,7 +449,19 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
     for name in explained:
         if name in meanings:
             console.print(Text.assemble((f"  {name}", "bold"), (f": {meanings[name]}", "dim")))
-    idle = [n for n, s in summary.scorers.items() if not s.scored and not s.errors]
+    reported = [n for n, s in summary.scorers.items() if s.reported and not s.scored]
+    if reported:
+        console.print(
+            Text(
+                "reported = measured, never a pass or a fail (mean per trial: "
+                + "; ".join(f"{n} in {summary.scorers[n].unit or 'its unit'}" for n in reported)
+                + ")",
+                style="dim",
+            )
+        )
+    idle = [
+        n for n, s in summary.scorers.items() if not s.scored and not s.errors and not s.reported
+    ]
     if idle:
         console.print(Text("applied to no trial: " + ", ".join(idle), style="dim"))
     for field, rate in summary.not_recorded.items():

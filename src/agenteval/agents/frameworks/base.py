@@ -185,8 +185,9 @@ class TrialBuilder:
         return call
 
     def declare(self, spec: ToolSpec) -> None:
-        """A tool the framework declared to the model during the run (one known only then, a
-        toolset's say): added to the trial's tool specs, the first declaration of a name kept."""
+        """A tool the framework offered the model during the run, known only then (a toolset's,
+        the tools a chat model was bound with): added to the trial's tool specs, a schema
+        already known under its name kept."""
         self._tool_specs.setdefault(spec.name, spec)
 
     # --- the rest of the record
@@ -200,11 +201,6 @@ class TrialBuilder:
         handoff), in order; a node visited twice in a row counts once."""
         if not self._node_visits or self._node_visits[-1] != node:
             self._node_visits.append(node)
-
-    def declare(self, spec: ToolSpec) -> None:
-        """A tool the run offered the model, learned while it ran (the tools a chat model was
-        bound with, say); a schema already known under its name is kept."""
-        self._tool_specs.setdefault(spec.name, spec)
 
     def metadata(self, key: str, value: Any) -> None:
         """Something the trial records besides the answer and the calls (the final session
