@@ -17,7 +17,8 @@ agenteval's own run, so that an ADK test changes only its import:
 - the verdict (`metric_verdicts`, `failure_lines`): per eval case and metric, the mean of its
   scores over every trial (ADK's `num_runs`) against the threshold; a metric with no score is a
   failure "was not evaluated"; a metric with no threshold is reported only (ADK's efficiency
-  metrics); `assert_passed` raises `AssertionError` with every failure and the runs' ids.
+  metrics, reported on every case as ADK does: `as_adk_runs_it`); `assert_passed` raises
+  `AssertionError` with every failure and the runs' ids.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from agenteval.evalset.config import ADK_METRICS, EvalConfig
 from agenteval.evalset.evalset import EvalSet
 from agenteval.evalset.report import EvalReport
 from agenteval.loading import import_named_module
+from agenteval.score import Score
+from agenteval.scorers.reported import is_reported, reported_value
 
 __all__ = [
     "NUM_RUNS",
@@ -47,6 +50,7 @@ __all__ = [
     "adk_agent",
     "adk_config",
     "adk_metric_name",
+    "as_adk_runs_it",
     "assert_passed",
     "check_adk_arguments",
     "config_for_test_file",
@@ -116,17 +120,20 @@ def check_adk_arguments(
 
 
 def adk_config(data: Any, *, source: str | Path | None = None) -> EvalConfig:
-    """An ADK eval config (`{"criteria": {...}}`) as ADK 2.13 runs it: its metrics, and no
-    comparison of a case's `final_session_state` (ADK's evaluator does not check it)."""
-    config = EvalConfig.from_adk(data, source=source)
-    return config.model_copy(update={"check_final_session_state": False})
+    """An ADK eval config (`{"criteria": {...}}`) as ADK 2.13 runs it (`as_adk_runs_it`)."""
+    return as_adk_runs_it(EvalConfig.from_adk(data, source=source))
+
+
+def as_adk_runs_it(config: EvalConfig) -> EvalConfig:
+    """`config` as ADK 2.13's evaluator runs it: the efficiency metrics reported on every case
+    (`report_efficiency`), and no comparison of a case's `final_session_state`."""
+    return config.model_copy(update={"check_final_session_state": False, "report_efficiency": True})
 
 
 def config_for_test_file(test_file: str | Path) -> EvalConfig:
     """ADK's `find_config_for_test_file`: the `test_config.json` in the test file's folder, else
     ADK's default criteria; read as ADK runs it (`adk_config`)."""
-    found = EvalConfig.for_file(Path(test_file).parent / "any.test.json")
-    return found.model_copy(update={"check_final_session_state": False})
+    return as_adk_runs_it(EvalConfig.for_file(Path(test_file).parent / "any.test.json"))
 
 
 def eval_config_of(criteria: Mapping[str, float] | None, eval_config: Any) -> EvalConfig:
@@ -369,7 +376,7 @@ def metric_verdicts(report: EvalReport) -> list[MetricVerdict]:
             scores = [
                 r.criterion_results[criterion] for r in trials if criterion in r.criterion_results
             ]
-            values = [s.value for s in scores if s.value is not None]
+            values = [found for found in map(_value, scores) if found is not None]
             mean = fmean(values) if values else None
             if threshold is None:
                 status = MetricStatus.INFORMATIONAL
@@ -382,6 +389,11 @@ def metric_verdicts(report: EvalReport) -> list[MetricVerdict]:
             reason = next((text for text in reasons if text), None)
             verdicts.append(MetricVerdict(case_id, criterion, threshold, mean, status, reason))
     return verdicts
+
+
+def _value(score: Score) -> float | None:
+    """A score's value; a reported metric's measurement (ADK's efficiency metrics)."""
+    return reported_value(score) if is_reported(score) else score.value
 
 
 def failure_lines(report: EvalReport, agent_module: str, source: str) -> list[str]:

@@ -5,7 +5,9 @@ session and `num_runs`.
 
 ADK's side is measured by `adk_reference.py` (it needs ADK's eval extras, which agenteval's test
 environment does not install) and kept in `data/adk_reference.json`; the metrics compared are
-the ones both compute without a judge: `tool_trajectory_avg_score` and `response_match_score`.
+the ones both compute without a judge: `tool_trajectory_avg_score` and `response_match_score`
+(pass/fail), and the efficiency metrics ADK reports on every case (`tool_call_count_v1`,
+`inference_call_count_v1`, `token_usage_v1`; `invocation_duration_v1` is wall-clock time).
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from tests.evalset.dropin.adk_reference import MEASUREMENTS
 from agenteval import AgentLoadError
 from agenteval.evalset import AgentEvaluator
 from agenteval.evalset.dropin import adk_metric_name
+from agenteval.scorers.reported import is_reported, reported_value
 from agenteval.store import RunStore
 
 DATA = Path(__file__).parent / "data"
 ADK = json.loads((DATA / "adk_reference.json").read_text(encoding="utf-8"))
 COMPARED = ("tool_trajectory_avg_score", "response_match_score")
+REPORTED = ("tool_call_count_v1", "inference_call_count_v1", "token_usage_v1")
 STORE = Path(".agenteval/runs.db")
 
 # Where agenteval's value differs from ADK's, and why (nothing else may differ).
@@ -44,8 +48,9 @@ def metric_values(run_id: str) -> dict[str, float]:
     with RunStore(STORE, create=False) as store:
         for result in store.iter_results(run_id):
             for name, score in result.scores.items():
-                if score.value is not None:
-                    values[adk_metric_name(name)].append(score.value)
+                value = reported_value(score) if is_reported(score) else score.value
+                if value is not None:
+                    values[adk_metric_name(name)].append(value)
     return {name: fmean(found) for name, found in values.items()}
 
 
@@ -76,6 +81,10 @@ async def test_the_drop_in_agrees_with_adks_own_evaluator(measurement: str) -> N
         want = KNOWN_DIFFERENCES.get((measurement, metric), adk["metrics"][metric]["value"])
         assert values[metric] == pytest.approx(want), metric
         assert adk["metrics"][metric]["status"] in ("PASSED", "FAILED")
+    for metric in REPORTED:
+        assert values[metric] == pytest.approx(adk["metrics"][metric]["value"]), metric
+        assert adk["metrics"][metric]["status"] == "INFORMATIONAL"
+    assert "invocation_duration_v1" in values  # measured, in seconds: not compared
 
 
 async def test_every_trial_is_its_own_session_with_the_initial_state() -> None:

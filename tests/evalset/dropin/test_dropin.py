@@ -15,12 +15,14 @@ from tests.cli_process import agenteval_cli, cli_env
 
 from agenteval import AgentLoadError, ConfigError, DatasetError
 from agenteval.evalset import SESSION_INPUT, AgentEvaluator, EvalConfig, EvalSet
+from agenteval.evalset.config import EFFICIENCY_METRICS
 from agenteval.store import RunStore
 
 DATA = Path(__file__).parent / "data"
 AGENTS = "tests.evalset.dropin.agents"
 HOME = DATA / "home" / "home.test.json"
 STORE = Path(".agenteval/runs.db")  # the default store, in the test's own folder (conftest)
+REPORTED = sorted(EFFICIENCY_METRICS)  # reported on every case, as ADK does, never pass/fail
 
 
 def stored_runs() -> list[str]:
@@ -59,9 +61,14 @@ async def test_a_passing_test_file_returns_and_stores_one_run_with_num_runs_tria
     assert info.target == str(HOME)
     assert sorted(r.trial.trial for r in results) == [0, 1]
     # test_config.json beside the file: the trajectory at 1.0 and ADK's response_match_score
-    # (ROUGE-1) at 0.5, and nothing else.
-    assert all(set(r.scores) == {"tool_trajectory_avg_score", "rouge_match"} for r in results)
-    assert all(score.value == 1.0 for r in results for score in r.scores.values())
+    # (ROUGE-1) at 0.5; and ADK's efficiency metrics, reported.
+    for result in results:
+        assert sorted(result.scores) == sorted(
+            ["tool_trajectory_avg_score", "rouge_match", *REPORTED]
+        )
+        assert result.scores["tool_trajectory_avg_score"].value == 1.0
+        assert result.scores["rouge_match"].value == 1.0
+        assert all(result.scores[name].passed is None for name in REPORTED)
     assert case.metadata[SESSION_INPUT] == {
         "state": {"home": "flat-3"},
         "app_name": "home_automation",
@@ -100,7 +107,9 @@ async def test_a_folder_runs_each_test_file_with_the_config_beside_it() -> None:
             for run_id in stored_runs()
         }
     # lights/test_config.json asks for the trajectory only; rooms/ has none: ADK's defaults.
-    assert {name: sorted(results[0].scores) for name, results in runs.items()} == {
+    assert {
+        name: sorted(set(results[0].scores) - set(REPORTED)) for name, results in runs.items()
+    } == {
         "lights.test.json": ["tool_trajectory_avg_score"],
         "rooms.test.json": ["rouge_match", "tool_trajectory_avg_score"],
     }
@@ -135,9 +144,11 @@ def test_find_config_for_test_file_is_adks() -> None:
         str(DATA / "folder" / "rooms" / "r.json")
     )
     assert none_beside.criteria == EvalConfig.default().criteria
-    # ADK 2.13 does not compare a case's final_session_state.
+    # ADK 2.13 does not compare a case's final_session_state, and reports its efficiency
+    # metrics on every case.
     assert not beside.check_final_session_state
     assert not none_beside.check_final_session_state
+    assert beside.report_efficiency and none_beside.report_efficiency
 
 
 async def test_a_final_session_state_is_not_compared_as_adk_does_not() -> None:
@@ -211,6 +222,11 @@ async def test_print_detailed_results_prints_each_metric_and_trial(
         "Expected threshold: `1.0`, actual value: `0.5`." in out
     )
     assert "home (trial 0): failed; tools: set_device_info, get_device_info" in out
+    # ADK's efficiency metrics, reported with their measured value (one tool call a turn).
+    assert (
+        "Summary: `INFORMATIONAL` for Metric: `tool_call_count_v1` on eval case `home`. "
+        "Expected threshold: `None`, actual value: `1.0`." in out
+    )
     assert "re-run this test" not in str(caught.value)
 
 
@@ -405,7 +421,7 @@ async def test_evaluate_eval_set_with_adks_own_eval_set_and_config() -> None:
             for name in r.scores
         }
     assert targets == {"home_state"}  # the eval set's id
-    assert scores == {"tool_trajectory_avg_score"}
+    assert scores == {"tool_trajectory_avg_score", *REPORTED}
 
 
 async def test_evaluate_eval_set_needs_a_config_and_cases() -> None:
