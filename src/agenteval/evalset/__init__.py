@@ -6,6 +6,10 @@
   (`test_config.json`).
 - `AgentEvaluator`: runs an agent over an `EvalSet` on `agenteval.evaluate_async` and returns an
   `EvalReport` (`EvalCaseResult` per case and trial; `EvalSummary` with `criterion_stats`).
+  Called on the class, it is a drop-in for ADK's: `await AgentEvaluator.evaluate(agent_module=
+  "my_agent", eval_dataset_file_path_or_dir="tests/fixture/", num_runs=2)` and
+  `AgentEvaluator.evaluate_eval_set(...)` raise `AssertionError` naming the failing metrics, and
+  store each run (`agenteval.evalset.dropin`).
 - `final_session_state_match`: ADK's `final_session_state`, compared.
 """
 

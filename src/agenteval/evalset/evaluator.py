@@ -1,19 +1,27 @@
-"""`AgentEvaluator`: run an agent over an `EvalSet` with the criteria of an `EvalConfig`.
+"""`AgentEvaluator`: run an agent over an `EvalSet` with the criteria of an `EvalConfig`; and,
+called on the class, Google ADK's static `AgentEvaluator.evaluate(agent_module=...)`.
 
 It is a front door to agenteval's one engine (`agenteval.evaluate_async`): the run is stored,
 trials run concurrently with retries of infrastructure failures, multi-turn cases call the
 agent once per turn with the conversation so far, and the LLM criteria share the run's judge.
 The criteria run as the run's scorers (and nothing else: no built-in scorers), so
 `agenteval show RUN_ID` shows the same scores the report summarises.
+
+`AgentEvaluator.evaluate` has two forms (`evalset.twofold.ClassOrInstanceMethod`): on an
+instance, agenteval's `evaluator.evaluate(eval_set) -> EvalReport`; on the class, ADK 2.13's
+`await AgentEvaluator.evaluate(agent_module, eval_dataset_file_path_or_dir, num_runs, ...)`,
+which raises `AssertionError` naming the failing metrics (the parts are `evalset.dropin`).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from agenteval.agents.calling import Agent
@@ -33,6 +41,7 @@ from agenteval.engine.options import (
 from agenteval.engine.planning import load_agent, plan_new
 from agenteval.engine.sync import run_sync
 from agenteval.errors import ConfigError
+from agenteval.evalset import dropin
 from agenteval.evalset.adk import FINAL_SESSION_STATE
 from agenteval.evalset.config import EvalConfig
 from agenteval.evalset.evalset import EvalSet
@@ -40,6 +49,7 @@ from agenteval.evalset.report import EvalCaseResult, EvalReport
 from agenteval.evalset.rubrics import PerTurnRubricCriterion
 from agenteval.evalset.session import FinalSessionStateMatch
 from agenteval.evalset.ties import TieRule
+from agenteval.evalset.twofold import ClassOrInstanceMethod
 from agenteval.judge.judge import Judge, JudgeConfig
 from agenteval.pricing import PriceTable
 from agenteval.records import TrialResult
@@ -63,6 +73,46 @@ def _prepared(criterion: BaseCriterion) -> BaseCriterion:
     return criterion
 
 
+async def _evaluate_adk(
+    cls: type[AgentEvaluator],
+    agent_module: str | ModuleType,
+    eval_dataset_file_path_or_dir: str | Path,
+    num_runs: int = dropin.NUM_RUNS,
+    agent_name: str | None = None,
+    initial_session_file: str | Path | None = None,
+    print_detailed_results: bool = True,
+    artifact_service: Any = None,
+    output_file: str | None = None,
+    app_name: str | None = None,
+    eval_set_results_manager: Any = None,
+    *,
+    store: str | Path | None = None,
+) -> None:
+    """Google ADK's `AgentEvaluator.evaluate`, the class form of `AgentEvaluator.evaluate`: the
+    agent of `agent_module` (its `agent.root_agent`, or `agent_name`'s sub-agent) over the test
+    file, or every `*.test.json` under the folder, `num_runs` times each case, with the
+    `test_config.json` beside each file (else ADK's defaults); `initial_session_file` is the
+    session of legacy test files. Each file is one stored run (`store`, else `AGENTEVAL_STORE`, else
+    `.agenteval/runs.db`). Raises `AssertionError` naming every failing metric (ADK's
+    wording) and the runs' ids; `print_detailed_results` prints each run's details.
+    ADK's `artifact_service`, `output_file` and `eval_set_results_manager` are refused
+    (agenteval stores the run); `app_name` alone changes nothing."""
+    dropin.check_adk_arguments(
+        num_runs,
+        artifact_service=artifact_service,
+        output_file=output_file,
+        app_name=app_name,
+        eval_set_results_manager=eval_set_results_manager,
+    )
+    session = dropin.read_initial_session(initial_session_file)
+    # Every file is read (and its config) before anything runs: a mistake stops it all.
+    runs = [
+        (file, dropin.config_for_test_file(file), dropin.load_test_file(file, session))
+        for file in dropin.eval_files(eval_dataset_file_path_or_dir)
+    ]
+    await cls._run_adk(agent_module, agent_name, runs, num_runs, print_detailed_results, store)
+
+
 class AgentEvaluator:
     """Evaluates an agent on eval sets with the criteria of an `EvalConfig`.
 
@@ -70,6 +120,17 @@ class AgentEvaluator:
     evaluator = AgentEvaluator(agent, EvalConfig(criteria={"tool_trajectory_avg_score": 1.0}))
     report = await evaluator.evaluate(EvalSet.load("weather.evalset.json"))
     print(report.summary.pass_rate, report.summary.criterion_stats)
+    ```
+
+    Called on the class, `evaluate` and `evaluate_eval_set` are Google ADK's (2.13) static
+    test API, a drop-in for `google.adk.evaluation.AgentEvaluator`:
+
+    ```python
+    await AgentEvaluator.evaluate(
+        agent_module="home_automation_agent",
+        eval_dataset_file_path_or_dir="tests/fixture/home_automation_agent/",
+        num_runs=2,
+    )
     ```
 
     `agent` is any agent `agenteval.evaluate` takes (a sync or async callable, or a
@@ -183,7 +244,7 @@ class AgentEvaluator:
 
     # --- running
 
-    async def evaluate(
+    async def _evaluate_instance(
         self,
         eval_set: EvalSet | str | Path | Sequence[EvalCase],
         *,
@@ -194,8 +255,81 @@ class AgentEvaluator:
         and return the report. Everything is stored as it finishes (`report.run_id`).
 
         A trial with no stored result when the run ends (the store lost it) is an `error`
-        result saying so, and the report does not pass (`report.complete` is False)."""
+        result saying so, and the report does not pass (`report.complete` is False).
+
+        (Called on the class, `AgentEvaluator.evaluate(agent_module=...)` is ADK's form.)"""
         return await self._evaluate(eval_set, self.options, on_result)
+
+    evaluate = ClassOrInstanceMethod(_evaluate_instance, _evaluate_adk)
+    """On an instance, agenteval's `evaluate(eval_set) -> EvalReport`; on the class, ADK's
+    `AgentEvaluator.evaluate(agent_module=..., eval_dataset_file_path_or_dir=...)`."""
+
+    @classmethod
+    async def evaluate_eval_set(
+        cls,
+        agent_module: str | ModuleType,
+        eval_set: Any,
+        criteria: Mapping[str, float] | None = None,
+        eval_config: Any = None,
+        num_runs: int = dropin.NUM_RUNS,
+        agent_name: str | None = None,
+        print_detailed_results: bool = True,
+        artifact_service: Any = None,
+        output_file: str | None = None,
+        app_name: str | None = None,
+        eval_set_results_manager: Any = None,
+        *,
+        store: str | Path | None = None,
+    ) -> None:
+        """Google ADK's `AgentEvaluator.evaluate_eval_set`: the agent of `agent_module` over
+        `eval_set` (agenteval's `EvalSet` or ADK's) with `eval_config` (agenteval's
+        `EvalConfig` or ADK's; ADK's deprecated `criteria`, metric → threshold, wins), one
+        stored run; raises `AssertionError` naming every failing metric."""
+        dropin.check_adk_arguments(
+            num_runs,
+            artifact_service=artifact_service,
+            output_file=output_file,
+            app_name=app_name,
+            eval_set_results_manager=eval_set_results_manager,
+        )
+        the_set = dropin.eval_set_of(eval_set)
+        config = dropin.eval_config_of(criteria, eval_config)
+        runs = [(the_set.id, config, the_set)]
+        await cls._run_adk(agent_module, agent_name, runs, num_runs, print_detailed_results, store)
+
+    @staticmethod
+    def find_config_for_test_file(test_file: str | Path) -> EvalConfig:
+        """Google ADK's: the `test_config.json` in the test file's folder, else ADK's default
+        criteria; as ADK runs it (no `final_session_state` comparison, `dropin.adk_config`)."""
+        return dropin.config_for_test_file(test_file)
+
+    @classmethod
+    async def _run_adk(
+        cls,
+        agent_module: str | ModuleType,
+        agent_name: str | None,
+        runs: Sequence[tuple[str | Path, EvalConfig, EvalSet]],
+        num_runs: int,
+        print_detailed_results: bool,
+        store: str | Path | None,
+    ) -> None:
+        """Each (source, config, eval set) as one stored run of the ADK agent, then ADK's
+        verdict over all of them (every run goes ahead, so all failures are named at once)."""
+        where = store or os.environ.get("AGENTEVAL_STORE") or DEFAULT_STORE_PATH
+        shown = agent_module if isinstance(agent_module, str) else agent_module.__name__
+        failures: list[str] = []
+        reports: list[tuple[str, EvalReport]] = []
+        async with dropin.adk_agent(agent_module, agent_name) as agent:
+            for source, config, eval_set in runs:
+                evaluator = cls(agent, config, trials=num_runs, store=where)
+                report = await evaluator._evaluate(
+                    eval_set, evaluator.options, config=config, target=str(source)
+                )
+                reports.append((str(source), report))
+                failures += dropin.failure_lines(report, shown, str(source))
+                if print_detailed_results:
+                    print(dropin.detailed_results(report, str(source)))
+        dropin.assert_passed(failures, reports, print_detailed_results)
 
     async def evaluate_case(self, case: EvalCase) -> EvalCaseResult:
         """Run one case once and return its result (a run of its own in the store); a trial
@@ -212,8 +346,11 @@ class AgentEvaluator:
         eval_set: EvalSet | str | Path | Sequence[EvalCase],
         options: RunOptions,
         on_result: Callable[[TrialResult], None] | None = None,
+        *,
+        config: EvalConfig | None = None,
+        target: str | None = None,
     ) -> EvalReport:
-        config = self.config_for(eval_set)
+        config = config or self.config_for(eval_set)
         the_set = self._eval_set(eval_set)
         scorers = self.criteria_for(config, the_set.cases)
         thresholds = {getattr(s, "name", ""): getattr(s, "threshold", None) for s in scorers}
@@ -225,7 +362,7 @@ class AgentEvaluator:
             cases=the_set.cases,
             scorers=scorers,
             options=options,
-            target=str(eval_set) if isinstance(eval_set, str | Path) else the_set.id,
+            target=target or (str(eval_set) if isinstance(eval_set, str | Path) else the_set.id),
         )
         run = await run_planned(options, planner, on_result=on_result)
         return EvalReport.from_run(
