@@ -3,10 +3,12 @@ imports a framework that is not installed."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from tests.cli_process import agenteval_cli, cli_env
 
 from agenteval.agents.frameworks import FRAMEWORKS, framework_of
 from agenteval.errors import AgentLoadError
@@ -82,3 +84,30 @@ def test_an_agent_file_importing_a_framework_not_installed_names_the_extra(
         load_object(f"{agent_file}:root_agent")
     assert f"pip install '{extra}'" in (caught.value.hint or "")
     assert caught.value.line == 1
+
+
+@pytest.mark.parametrize(
+    ("module", "extra"),
+    [("langgraph.prebuilt", "agenteval[langgraph]"), ("google.adk.agents", "agenteval[adk]")],
+)
+def test_agenteval_run_with_a_framework_not_installed_says_which_extra_in_one_message(
+    tmp_path: Path, module: str, extra: str
+) -> None:
+    # The child process cannot import the framework (as on a machine without it): a
+    # sitecustomize blocks the import before agenteval starts.
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "sitecustomize.py").write_text(
+        f"import sys\nsys.modules[{module.split('.')[0]!r}] = None\n"
+        if not module.startswith("google")
+        else f"import sys\nsys.modules[{module!r}] = None\nsys.modules['google.adk'] = None\n"
+    )
+    (tmp_path / "agent.py").write_text(f"import {module}\n\nroot_agent = None\n")
+    (tmp_path / "cases.yaml").write_text("- id: one\n  input: hello\n")
+    env = cli_env()
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(blocked), env["PYTHONPATH"]) if p)
+    done = agenteval_cli(tmp_path, "run", "cases.yaml", "--agent", "agent.py:root_agent", env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"pip install '{extra}'" in done.stderr
+    assert "agent.py" in done.stderr
+    assert "Traceback" not in done.stderr
