@@ -166,7 +166,20 @@ async def execute(
         # Encoded here, written there: the thread spends its time in SQLite, which lets go of
         # the interpreter lock, so it never holds up the event loop for a switch interval.
         encoded = store.encode_results(batch)
-        await asyncio.to_thread(store.write_results, run_id, encoded)
+        writing = asyncio.ensure_future(asyncio.to_thread(store.write_results, run_id, encoded))
+        try:
+            await asyncio.shield(writing)
+        except asyncio.CancelledError:
+            # The run is stopping, but the write goes on in its thread and may land: wait for
+            # it (SQLite, briefly), so a batch it stored is reported like any other, never a
+            # stored trial whose scores the run did not send on.
+            await asyncio.wait([writing])
+            if not writing.cancelled() and writing.exception() is None:
+                _report(batch)
+            raise
+        _report(batch)
+
+    def _report(batch: list[TrialResult]) -> None:
         if on_result is not None:
             for result in batch:
                 on_result(result)
