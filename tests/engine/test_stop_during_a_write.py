@@ -40,8 +40,7 @@ async def test_results_stored_by_a_write_the_stop_interrupted_are_reported(
             on_result=reported.append,
         )
     )
-    while not written.is_set():
-        await asyncio.sleep(0.005)
+    await asyncio.to_thread(written.wait)
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
         await run
