@@ -27,7 +27,7 @@ from agenteval.trace import (
     ToolSpec,
 )  # the model's; re-exported here, where tools are made
 
-__all__ = ["ToolSpec", "known_tools", "registered_tools", "tool"]
+__all__ = ["ToolSpec", "error_text", "known_tools", "registered_tools", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -97,13 +97,14 @@ def _snapshot(value: Any) -> Any:
         return f"{CUT_HEAD}could not be recorded ({type(exc).__name__})>"
 
 
-def _error_text(exc: BaseException) -> str:
-    """How a tool's error is recorded: its type and message (the message may fail to print)."""
+def error_text(exc: BaseException) -> str:
+    """How a tool's error is recorded, by `@tool` and the framework agents alike: its type and
+    message (the type alone when it has none; the message may fail to print)."""
     try:
         message = str(exc)
     except Exception:
         message = "<the message could not be read>"
-    return f"{type(exc).__name__}: {message}"
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def _bind(
@@ -144,7 +145,7 @@ class _Recording:
         trace: TracebackType | None,
     ) -> None:
         if exc is not None:
-            self._call.error = _error_text(exc)
+            self._call.error = error_text(exc)
         self._call.duration_s = monotonic() - self._start
 
 

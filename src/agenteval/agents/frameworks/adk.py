@@ -38,6 +38,7 @@ from agenteval.agents.frameworks.base import (
     TrialBuilder,
     conversation,
 )
+from agenteval.agents.tools import error_text
 from agenteval.case import EvalCase, Message
 from agenteval.errors import AgentLoadError
 from agenteval.jsonsafe import plain_copy
@@ -97,15 +98,6 @@ def _quiet_unconfigured_logs() -> None:
     adk_logger = logging.getLogger("google_adk")
     if not any(isinstance(h, logging.NullHandler) for h in adk_logger.handlers):
         adk_logger.addHandler(logging.NullHandler())
-
-
-def _error_text(exc: BaseException) -> str:
-    """A tool's error as agenteval records it everywhere (`@tool` too): type and message."""
-    try:
-        message = str(exc)
-    except Exception:
-        message = "<the message could not be read>"
-    return f"{type(exc).__name__}: {message}"
 
 
 @dataclass(frozen=True)
@@ -256,7 +248,7 @@ def _plugin(reader: _EventReader) -> Any:
             call_id = getattr(tool_context, "function_call_id", None)
             # A call cancelled under a timeout raised nothing of its own: the trial says why.
             if call_id and not isinstance(error, asyncio.CancelledError):
-                reader.tool_errors[str(call_id)] = _error_text(error)
+                reader.tool_errors[str(call_id)] = error_text(error)
 
     return AgentevalRecorder(name="agenteval_recorder")
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agenteval.agents.frameworks.base import TrialBuilder
+from agenteval.agents.tools import error_text
 from agenteval.case import Message
 from agenteval.jsonsafe import plain_copy
 from agenteval.trace import ToolSpec, Usage
@@ -129,11 +130,6 @@ def _hosted_arguments(raw: Any) -> Any:
     dumped = raw if isinstance(raw, dict) else getattr(raw, "model_dump", lambda: {})()
     skip = {"id", "type", "status", "call_id"}
     return {key: value for key, value in dict(dumped).items() if key not in skip}
-
-
-def error_text(error: BaseException) -> str:
-    """An exception as a tool call's error: its type and message."""
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
 @dataclass
