@@ -4,34 +4,14 @@ stderr, stores what the ADK agent did, and leaves the clone as it was."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from tests.cli_process import assert_clean, cli_env
+from tests.examples.clones import git
 
 from agenteval.store import RunStore
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def git(*args: str, cwd: Path) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=120
-    ).stdout
-
-
-@pytest.fixture
-def clone(tmp_path: Path) -> Path:
-    if shutil.which("git") is None or not (ROOT / ".git").exists():
-        pytest.skip("needs git and a git checkout of agenteval")
-    head = git("rev-parse", "HEAD", cwd=ROOT).strip()
-    target = tmp_path / "agenteval"
-    git("clone", "-q", "--no-hardlinks", "--no-checkout", str(ROOT), str(target), cwd=ROOT)
-    git("checkout", "-q", head, cwd=target)
-    return target
 
 
 def test_the_adk_example_runs_from_a_fresh_clone(clone: Path) -> None:

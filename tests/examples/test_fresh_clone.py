@@ -4,15 +4,12 @@ change, nothing tracked rewritten and nothing new outside what .gitignore ignore
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from tests.cli_process import assert_clean, cli_env
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.examples.clones import git
 
 COMMANDS = [
     ["-m", "agenteval", "run", "examples/quickstart"],
@@ -35,23 +32,6 @@ COMMANDS = [
     ["-m", "agenteval", "run", "examples/pydantic_ai_agent"],
     ["-m", "agenteval", "show", "latest"],
 ]
-
-
-def git(*args: str, cwd: Path) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=120
-    ).stdout
-
-
-@pytest.fixture
-def clone(tmp_path: Path) -> Path:
-    if shutil.which("git") is None or not (ROOT / ".git").exists():
-        pytest.skip("needs git and a git checkout of agenteval")
-    head = git("rev-parse", "HEAD", cwd=ROOT).strip()
-    target = tmp_path / "agenteval"
-    git("clone", "-q", "--no-hardlinks", "--no-checkout", str(ROOT), str(target), cwd=ROOT)
-    git("checkout", "-q", head, cwd=target)
-    return target
 
 
 def test_every_example_runs_from_a_fresh_clone_and_leaves_it_as_it_was(clone: Path) -> None:

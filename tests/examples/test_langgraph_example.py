@@ -3,18 +3,17 @@ offline, from a fresh clone, and each case scores as the example's README says."
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from tests.cli_process import agenteval_cli, assert_clean, cli_env
+from tests.examples.clones import ROOT, git
 
 from agenteval.run import TrialResult
 from agenteval.store import RunStore
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "langgraph_agent"
 
 # Case id -> the scorers that fail on it (every other scorer that applies passes): the design
@@ -72,19 +71,7 @@ def test_each_case_scores_as_the_readme_says(tmp_path: Path) -> None:
     assert "Cost\n  agent $" in done.stdout  # priced by agenteval.yaml's `prices:`
 
 
-def test_the_example_runs_from_a_fresh_clone_and_leaves_it_as_it_was(tmp_path: Path) -> None:
-    if shutil.which("git") is None or not (ROOT / ".git").exists():
-        pytest.skip("needs git and a git checkout of agenteval")
-
-    def git(*args: str, cwd: Path) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=120
-        ).stdout
-
-    head = git("rev-parse", "HEAD", cwd=ROOT).strip()
-    clone = tmp_path / "agenteval"
-    git("clone", "-q", "--no-hardlinks", "--no-checkout", str(ROOT), str(clone), cwd=ROOT)
-    git("checkout", "-q", head, cwd=clone)
+def test_the_example_runs_from_a_fresh_clone_and_leaves_it_as_it_was(clone: Path) -> None:
     if not (clone / "examples" / "langgraph_agent").is_dir():
         pytest.skip("the example is not committed yet")
     done = subprocess.run(

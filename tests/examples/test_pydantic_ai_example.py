@@ -11,26 +11,14 @@ from pathlib import Path
 
 import pytest
 from tests.cli_process import agenteval_cli, assert_clean, cli_env
+from tests.examples.clones import ROOT, git
 
 from agenteval import RunStore
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "pydantic_ai_agent"
 
 
-def git(*args: str, cwd: Path) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True, timeout=120
-    ).stdout
-
-
-def test_it_runs_from_a_fresh_clone_and_leaves_it_as_it_was(tmp_path: Path) -> None:
-    if shutil.which("git") is None or not (ROOT / ".git").exists():
-        pytest.skip("needs git and a git checkout of agenteval")
-    head = git("rev-parse", "HEAD", cwd=ROOT).strip()
-    clone = tmp_path / "agenteval"
-    git("clone", "-q", "--no-hardlinks", "--no-checkout", str(ROOT), str(clone), cwd=ROOT)
-    git("checkout", "-q", head, cwd=clone)
+def test_it_runs_from_a_fresh_clone_and_leaves_it_as_it_was(clone: Path) -> None:
     if not (clone / "examples" / "pydantic_ai_agent").exists():
         pytest.skip("the example is not committed yet")
     done = subprocess.run(
