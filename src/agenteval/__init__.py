@@ -19,6 +19,7 @@ The criterion API's and the agent evaluators' names are aliases of the model's, 
 
 from agenteval.agents.recorder import record_model_call, record_retry, record_wait
 from agenteval.agents.tools import ToolSpec, known_tools, tool
+from agenteval.agents.trial_state import state
 from agenteval.case import EvalCase, ExpectedCall, Invocation, Message, Rubric
 from agenteval.criteria import (
     CRITERIA_REGISTRY,
@@ -102,6 +103,7 @@ from agenteval.scorers import (
     TrajectoryOrder,
 )
 from agenteval.store import RunStore
+from agenteval.tool_mocks import ToolMock
 from agenteval.trace import AgentStep, Failure, FailureCause, ModelCall, ToolCall, Trial, Usage
 from agenteval.version import __version__
 
@@ -199,16 +201,18 @@ __all__ += [
     "Rubric",
     "Score",
     "ToolCall",
+    "ToolMock",
     "ToolSpec",
     "Trial",
     "Usage",
 ]
-# Recording an agent: its tools, its model calls, its waits and retries.
+# Recording an agent: its tools, its model calls, its waits and retries; the trial's state.
 __all__ += [
     "known_tools",
     "record_model_call",
     "record_retry",
     "record_wait",
+    "state",
     "tool",
 ]
 # Case files, the run store and its records, summaries, prices.

@@ -15,6 +15,7 @@ from pydantic import (
     model_validator,
 )
 
+from agenteval.tool_mocks import ToolMock
 from agenteval.trace import AgentStep, ToolCall
 
 __all__ = ["EvalCase", "ExpectedCall", "Invocation", "Message", "Rubric"]
@@ -129,6 +130,17 @@ class EvalCase(_Model):
     conversation: list[Invocation] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
+    tool_mocks: dict[str, ToolMock] | None = None
+    """What tools answer instead of running, by tool name (`agenteval.tool_mocks`); a tool not
+    named runs for real, unless `tool_mocks_only`."""
+    tool_mocks_only: bool = False
+    """Every tool call must be answered by a mock (or a replay): an unmocked call fails the
+    trial (`unmocked_tool`), even when the agent caught the error it raised."""
+    initial_state: dict[str, Any] | None = None
+    """The environment state each trial starts from (`agenteval.state()`; an ADK session's
+    state)."""
+    expected_state: dict[str, Any] | None = None
+    """The environment state a trial must leave: the `state_match` scorer checks it."""
 
     @field_validator("expected_output", mode="before")
     @classmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
@@ -46,6 +46,9 @@ class ToolCall(_Model):
     id: str | None = None
     started_at: datetime | None = None
     duration_s: float | None = None
+    mocked: Literal["mock", "replay"] | None = None
+    """Who answered the call when the tool did not run: a mock (`tool_mocks`) or the replay of
+    a stored run (`--replay-tools`); None when the tool ran."""
 
     @property
     def args(self) -> dict[str, Any]:
@@ -115,6 +118,12 @@ class FailureCause(StrEnum):
     """The agent finished without an answer (None or empty)."""
     INVALID_OUTPUT = "invalid_output"
     """The agent returned something that is not an answer agenteval can read."""
+    UNMOCKED_TOOL = "unmocked_tool"
+    """A case with `tool_mocks_only` called a tool no mock answers (even if the agent caught
+    the error the call raised: the harness saw it)."""
+    REPLAY_MISS = "replay_miss"
+    """Replaying a stored run's tool results, the agent made a call the stored run never made
+    (and `--replay-fallthrough` did not let it run for real)."""
 
     @property
     def is_infrastructure(self) -> bool:
@@ -181,6 +190,9 @@ class Trial(_Model):
     span_id: str | None = None
     """The trial's own span in that trace (16 lowercase hex digits): scores sent out as
     `gen_ai.evaluation.result` events are parented to it."""
+    state: dict[str, Any] | None = None
+    """The environment state the trial left (`agenteval.state()`, a case's `initial_state`,
+    an ADK session's state); None when the trial had none."""
 
     @model_validator(mode="after")
     def _fill_from_steps(self) -> Trial:

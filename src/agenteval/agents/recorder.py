@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from agenteval.agents.environment import ToolEnvironment
 from agenteval.jsonsafe import safe_repr
 from agenteval.trace import ModelCall, ToolCall, ToolSpec, Trial, Usage, utc_now
 
@@ -50,6 +51,9 @@ class TrialRecorder:
     """The attempt's OpenTelemetry trace (32 lowercase hex digits), set by live capture."""
     span_id: str | None = None
     """The trial's own span in it (16 lowercase hex digits), set by live capture."""
+    environment: ToolEnvironment | None = None
+    """The attempt's tool environment (state, mocks, replay: `agents/environment.py`); None
+    when neither the case nor the run asks for one, until a tool asks for the state."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _next_id: int = 0
 

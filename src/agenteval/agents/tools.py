@@ -163,7 +163,9 @@ def tool(
     """Mark a function (sync or async) as a tool of the agent.
 
     Each call made while a trial runs is recorded in that trial: name, arguments, result or
-    error, start time and duration. Outside a trial the function runs unchanged.
+    error, start time and duration. A mock or a replayed run the trial's environment holds
+    (`agents/environment.py`) answers in its place, the call marked so. Outside a trial the
+    function runs unchanged.
     """
 
     def decorate(func: F) -> F:
@@ -184,8 +186,19 @@ def tool(
                 if recorder is None:
                     note_unrecorded_call()
                     return await func(*args, **kwargs)
-                with _Recording(recorder, tool_name, _bind(signature, args, kwargs)) as call:
-                    result = await func(*args, **kwargs)
+                arguments = _bind(signature, args, kwargs)
+                with _Recording(recorder, tool_name, arguments) as call:
+                    environment = recorder.environment
+                    answer = (
+                        None
+                        if environment is None
+                        else environment.answer(tool_name, arguments, spec)
+                    )
+                    if answer is None:
+                        result = await func(*args, **kwargs)
+                    else:  # a mock or the replay answers: the tool never runs
+                        call.mocked = answer.kind
+                        result = await answer.settle()
                     call.result = _snapshot(result)
                     return result
 
@@ -198,8 +211,19 @@ def tool(
                 if recorder is None:
                     note_unrecorded_call()
                     return func(*args, **kwargs)
-                with _Recording(recorder, tool_name, _bind(signature, args, kwargs)) as call:
-                    result = func(*args, **kwargs)
+                arguments = _bind(signature, args, kwargs)
+                with _Recording(recorder, tool_name, arguments) as call:
+                    environment = recorder.environment
+                    answer = (
+                        None
+                        if environment is None
+                        else environment.answer(tool_name, arguments, spec)
+                    )
+                    if answer is None:
+                        result = func(*args, **kwargs)
+                    else:  # a mock or the replay answers: the tool never runs
+                        call.mocked = answer.kind
+                        result = answer.settle_sync()
                     call.result = _snapshot(result)
                     return result
 

@@ -251,6 +251,7 @@ async def evaluate_async(
     otlp_endpoint: str | None = None,
     otlp_receiver: int | None = None,
     otlp_wait: float = DEFAULT_REMOTE_WAIT_S,
+    tool_mocks: Mapping[str, Any] | None = None,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -302,6 +303,11 @@ async def evaluate_async(
     and each joins its trial; a trial whose service answered waits up to `otlp_wait` seconds
     for them.
 
+    `tool_mocks` (tool name to its mock: `{"get_weather": {"result": {"celsius": 14}}}`, a
+    list of rules with `when`, or `{"sequence": [...]}`; a `result` may be a function of the
+    call's arguments) answers those tools' calls in every case instead of running them; a
+    case's own `tool_mocks` of a tool win. They are stored with the run, so a resume keeps them.
+
     `evaluate_async` is the same, to await; `evaluate` refuses to run inside an event loop.
     """
     if recorded is not None and agent is not None:
@@ -325,6 +331,7 @@ async def evaluate_async(
         otlp_endpoint=otlp_endpoint,
         otlp_receiver=otlp_receiver,
         otlp_wait=otlp_wait,
+        tool_mocks=tool_mocks,
     )
     run_agent = load_agent(agent, options)
     planner: Planner = (

@@ -15,11 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pydantic import ValidationError
+
+from agenteval.agents.environment import EnvironmentPlan
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings
 from agenteval.errors import ConfigError
 from agenteval.otel.live import DEFAULT_REMOTE_WAIT_S
 from agenteval.retry import RetryPolicy
 from agenteval.store import DEFAULT_STORE_PATH
+from agenteval.tool_mocks import ToolMock
+from agenteval.validation import first_problem
 
 if TYPE_CHECKING:
     from agenteval.judge.judge import Judge, JudgeConfig
@@ -35,6 +40,7 @@ __all__ = [
     "RunOptions",
     "Setting",
     "otlp_base_url",
+    "run_tool_mocks",
 ]
 
 DEFAULT_RETRIES: Final = 2
@@ -103,6 +109,9 @@ class RunOptions:
     otlp_wait: float = DEFAULT_REMOTE_WAIT_S
     """With the receiver: seconds a trial waits, after its agent service answered, for the
     service's spans (it stops waiting as soon as they are in)."""
+    tool_mocks: Mapping[str, Any] | None = None
+    """What tools answer instead of running, for every case (`agenteval.tool_mocks`: a tool's
+    rules, one answer or a `sequence`); a case's own mock of a tool wins. Kept as `ToolMock`s."""
 
     def __post_init__(self) -> None:
         _check_at_least(self.trials, 1, "trials")
@@ -132,6 +141,8 @@ class RunOptions:
         set_(self, "infrastructure_errors", tuple(self.infrastructure_errors))
         if self.otlp_endpoint is not None:
             set_(self, "otlp_endpoint", otlp_base_url(self.otlp_endpoint))
+        if self.tool_mocks is not None:
+            set_(self, "tool_mocks", run_tool_mocks(self.tool_mocks))
 
     @property
     def judge_cache(self) -> Path:
@@ -149,7 +160,31 @@ class RunOptions:
             retry=self.retry_policy or RetryPolicy(max_retries=self.retries),
             infrastructure=infrastructure,
             remote_wait_s=self.otlp_wait if self.otlp_receiver is not None else None,
+            environment=(EnvironmentPlan(tool_mocks=self.tool_mocks) if self.tool_mocks else None),
         )
+
+
+def run_tool_mocks(given: Mapping[str, Any]) -> dict[str, ToolMock]:
+    """A run's `tool_mocks` as `ToolMock`s, each checked: a mistake is an `OptionError` naming
+    the tool (`agenteval.yaml` adds its file and line)."""
+    if not isinstance(given, Mapping):
+        raise OptionError(
+            "tool_mocks is a mapping of tool names to their mocks",
+            field="tool_mocks",
+            hint="tool_mocks: {get_weather: {result: {celsius: 14}}}",
+        )
+    mocks: dict[str, ToolMock] = {}
+    for name, mock in given.items():
+        try:
+            mocks[str(name)] = ToolMock.model_validate(mock)
+        except ValidationError as exc:
+            raise OptionError(
+                f"the mock of {name!r} is not valid: {first_problem(exc)[0]}",
+                field=f"tool_mocks.{name}",
+                hint="a mock is `{result: ...}`, `{error: ...}`, a list of rules with `when:`, "
+                "or `{sequence: [...]}`",
+            ) from None
+    return mocks
 
 
 def otlp_base_url(url: str) -> str:

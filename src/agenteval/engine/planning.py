@@ -48,6 +48,7 @@ from agenteval.report.summary import SummaryBuilder
 from agenteval.scorers.base import scorer_name, unrenamed
 from agenteval.scorers.context import ScoringContext
 from agenteval.store import RunStore
+from agenteval.tool_mocks import ToolMock
 from agenteval.trace import ToolSpec, Trial
 
 if TYPE_CHECKING:
@@ -226,6 +227,10 @@ def _declared(options: RunOptions) -> tuple[type[BaseException], ...]:
     return exception_classes(options.infrastructure_errors, base_dir=options.base_dir)
 
 
+def _dumped(mocks: Mapping[str, ToolMock]) -> dict[str, Any]:
+    return {name: mock.model_dump(mode="json") for name, mock in mocks.items()}
+
+
 def _class_ref(cls: type[BaseException]) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
@@ -291,6 +296,7 @@ async def plan_new(
                 **({"passing": list(options.passing)} if options.passing is not None else {}),
                 **({"judge": stored_judge} if stored_judge else {}),
                 **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
+                **({"tool_mocks": _dumped(options.tool_mocks)} if options.tool_mocks else {}),
                 **(
                     {"infrastructure_errors": list(map(_class_ref, settings.infrastructure))}
                     if settings.infrastructure
@@ -417,6 +423,7 @@ async def plan_resume(
         builtins=info.builtins,
         passing=info.settings.get("passing"),
         base_dir=Path(stored_dir) if stored_dir else options.base_dir,
+        tool_mocks=info.settings.get("tool_mocks", options.tool_mocks),  # the run's own
     )
     settings = options.engine_settings(infrastructure)
     choice = _choose_judge(options, info.settings.get("judge"))

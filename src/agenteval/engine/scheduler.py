@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval.agents.calling import Agent
+from agenteval.agents.environment import EnvironmentPlan
 from agenteval.case import EvalCase
 from agenteval.engine.trials import TrialRunner, trace_trial
 from agenteval.interrupts import (
@@ -43,6 +44,8 @@ class EngineSettings:
     infrastructure: tuple[type[BaseException], ...] = ()
     remote_wait_s: float | None = None
     """With an OTLP receiver on: how long a trial waits for its agent service's spans."""
+    environment: EnvironmentPlan | None = None
+    """The run's tool mocks and replay, added to each case's environment."""
 
 
 class WorkerLostError(RuntimeError):
@@ -121,6 +124,7 @@ async def execute(
             retry=settings.retry,
             declared=settings.infrastructure,
             remote_wait_s=settings.remote_wait_s,
+            environment=settings.environment,
         )
     )
     finished: asyncio.Queue[TrialResult | None] = asyncio.Queue(maxsize=4 * settings.concurrency)

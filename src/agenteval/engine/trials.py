@@ -13,11 +13,17 @@ from agenteval.agents.calling import (
     invoker,
     no_response_failure,
 )
+from agenteval.agents.environment import (
+    EnvironmentPlan,
+    InjectedError,
+    ToolEnvironment,
+    wants_environment,
+)
 from agenteval.agents.frameworks import FrameworkAgent
 from agenteval.agents.recorder import TrialRecorder, monotonic, recording
 from agenteval.case import EvalCase
 from agenteval.engine.deadline import Deadline, grace_s
-from agenteval.failures import classify
+from agenteval.failures import Classified, classify
 from agenteval.interrupts import Interruption, interruption, settle_own_cancellations
 from agenteval.otel.live import SpanCapture, span_capture
 from agenteval.retry import RetryPolicy
@@ -108,6 +114,8 @@ class TrialRunner:
     capture: SpanCapture | None = None
     declared: tuple[type[BaseException], ...] = ()
     remote_wait_s: float | None = None
+    environment: EnvironmentPlan | None = None
+    """The run's tool mocks and replay, added to each case's (None: the cases' own only)."""
 
     @classmethod
     def of(
@@ -118,11 +126,12 @@ class TrialRunner:
         retry: RetryPolicy,
         declared: tuple[type[BaseException], ...] = (),
         remote_wait_s: float | None = None,
+        environment: EnvironmentPlan | None = None,
     ) -> TrialRunner:
         """The runner of `agent` for this run (`remote_wait_s`: with an OTLP receiver on,
         how long a trial waits for its agent service's spans)."""
         capture = span_capture(remote_wait_s)
-        return cls(invoker(agent), timeout_s, retry, capture, declared, remote_wait_s)
+        return cls(invoker(agent), timeout_s, retry, capture, declared, remote_wait_s, environment)
 
     async def _attempt(
         self, case: EvalCase, index: int, recorder: TrialRecorder, tally: _Tally
@@ -172,6 +181,10 @@ class TrialRunner:
         while True:
             tally.attempts += 1
             recorder = TrialRecorder()
+            if wants_environment(case, self.environment):  # a few attribute reads otherwise
+                recorder.environment = await ToolEnvironment.for_trial(
+                    case, index, self.environment
+                )
             attempt_start = monotonic()
             try:
                 returned, missing = await self._attempt(case, index, recorder, tally)
@@ -183,7 +196,9 @@ class TrialRunner:
                 why = interruption(exc)
                 if why is Interruption.STOP:
                     raise
-                kind = classify(exc, self.declared)
+                # A failure a mock injected is the case's scenario: one the agent let out is its
+                # own failure, never retried as infrastructure.
+                kind = _AGENT if _injected(exc) else classify(exc, self.declared)
                 message = str(exc) or type(exc).__name__
                 if why is Interruption.CANCELLED_ITSELF:
                     message = f"{_OWN_CANCELLATION}: {exc}" if str(exc) else _OWN_CANCELLATION
@@ -203,6 +218,8 @@ class TrialRunner:
                     trial.not_recorded.setdefault("tool_calls", missing)
                 if trial.failure is None:
                     trial.failure = no_response_failure(trial)
+            if recorder.environment is not None:
+                _settle_environment(trial, recorder.environment)
             if recorder.trace_id is not None and trial.trace_id is None:  # its OTel trace
                 trial.trace_id, trial.span_id = recorder.trace_id, recorder.span_id
             tally.close_attempt(attempt_start, recorder, trial)
@@ -226,6 +243,35 @@ _OWN_CANCELLATION = (
     "the agent cancelled its own task (asyncio.current_task().cancel(), or a library it calls "
     "doing so), which ended it with a CancelledError; agenteval did not ask for it"
 )
+
+
+_AGENT = Classified(FailureCause.AGENT_ERROR, retryable=False)
+
+
+def _injected(exc: BaseException) -> bool:
+    """Whether `exc` is (or was raised from, as frameworks wrap a tool's error) a failure a
+    tool mock injected."""
+    seen = 0
+    current: BaseException | None = exc
+    while current is not None and seen < 16:
+        if isinstance(current, InjectedError):
+            return True
+        current = current.__cause__ or current.__context__
+        seen += 1
+    return False
+
+
+def _settle_environment(trial: Trial, environment: ToolEnvironment) -> None:
+    """What the environment adds to the attempt's trial: the calls a mock or the replay
+    answered marked so, the final state, and the harness's verdict on a call it refused
+    (unmocked, a replay miss), which wins over whatever the agent made of the error."""
+    if environment.answered:
+        environment.mark_answered(trial.tool_calls)
+    state = environment.final_state()
+    if state is not None:
+        trial.state = state
+    if environment.violation is not None:
+        trial.failure = environment.violation
 
 
 def _recorded(recorder: TrialRecorder, failure: Failure) -> Trial:

@@ -1,0 +1,365 @@
+"""A trial's tool environment: the state its tools read and change, the mocks that answer in
+place of the tools, and the replay of a stored run's tool results.
+
+One `ToolEnvironment` per attempt of a trial, held by the attempt's `TrialRecorder`, so
+concurrent trials (and the threads their sync tools run in) never see each other's state or
+where each other's mock sequences stand, and a retried attempt starts again from the case's
+`initial_state`. Every place agenteval sees a tool called asks it first (`answer`; the running
+trial's is `agents/trial_state.current_environment()`): `@tool`
+(and so the built-in agent), and the four framework adapters. An answer of None means "run the
+tool for real".
+
+What the harness sees is the verdict, whatever the agent makes of it: a call no mock answers in
+a `tool_mocks_only` case, or a call a replayed run never made, raises into the agent *and* is
+noted (`violation`), so the engine fails the trial even when the agent caught the error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agenteval.tool_mocks import CALLABLE_KEY, MockAnswer, ToolMock
+from agenteval.trace import Failure, FailureCause, ToolCall, ToolSpec
+
+__all__ = [
+    "Answer",
+    "EnvironmentPlan",
+    "InjectedError",
+    "ReplayBook",
+    "ReplayMissError",
+    "ToolArgumentsError",
+    "ToolEnvironment",
+    "UnmockedToolError",
+    "wants_environment",
+]
+
+AnswerKind = Literal["mock", "replay"]
+
+
+class InjectedError(Exception):
+    """Raised into the agent by a mock's (or a replayed call's) `error`: the failure the case
+    asked for. One that escapes the agent is the agent's failure (`agent_error`), never retried
+    as infrastructure: the case is testing how the agent handles it."""
+
+
+class UnmockedToolError(RuntimeError):
+    """A `tool_mocks_only` case called a tool that no mock answers."""
+
+
+class ReplayMissError(RuntimeError):
+    """Replaying a stored run, the agent made a call that run never made."""
+
+
+class ToolArgumentsError(ValueError):
+    """A mocked call's arguments do not fit the tool's schema (as a real call's would not)."""
+
+
+_NAMED: dict[str, type[InjectedError]] = {}
+_NAMED_LOCK = threading.Lock()
+
+
+def named_error(text: str) -> InjectedError:
+    """The exception a mock's `error: "TypeName: message"` raises: of a class named `TypeName`
+    (so the call's recorded error reads as written), else an `InjectedError` with the text."""
+    head, sep, message = text.partition(": ")
+    if sep and head.isidentifier():
+        with _NAMED_LOCK:
+            kind = _NAMED.get(head)
+            if kind is None:
+                kind = _NAMED[head] = type(head, (InjectedError,), {"__module__": __name__})
+        return kind(message)
+    return InjectedError(text)
+
+
+def injected_error(text: str, tool: str) -> BaseException:
+    """The exception an `error:` raises: `timeout` and `rate_limited` as a real client's,
+    anything else by `named_error`."""
+    if text == "timeout":
+        return InjectedTimeout(f"{tool}: the call timed out (injected by a tool mock)")
+    if text == "rate_limited":
+        return InjectedRateLimit(f"{tool}: 429 Too Many Requests (injected by a tool mock)")
+    return named_error(text)
+
+
+class InjectedTimeout(InjectedError, TimeoutError):
+    """`error: timeout`: a `TimeoutError`, as Python's sockets and asyncio raise."""
+
+
+class InjectedRateLimit(InjectedError):
+    """`error: rate_limited`: an HTTP 429 (`status_code`), as a client's status error says it."""
+
+    status_code = 429
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a mocked or replayed call gives the agent, after `latency_s`: `result`, or `error`
+    raised."""
+
+    kind: AnswerKind
+    result: Any = None
+    error: BaseException | None = None
+    latency_s: float = 0.0
+
+    def value(self) -> Any:
+        """The result, or the error raised."""
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    async def settle(self) -> Any:
+        """The answer for an async caller: waits `latency_s` in the event loop."""
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        result = self.value()
+        return await result if inspect.isawaitable(result) else result
+
+    def settle_sync(self) -> Any:
+        """The answer for a sync caller (a tool in its thread): waits `latency_s` there."""
+        if self.latency_s:
+            time.sleep(self.latency_s)
+        return self.value()
+
+
+class ReplayBook:
+    """The tool calls one stored trial made, handed out as the agent makes the same calls: by
+    tool name and equal arguments, in the order they were made (`any_order`: whichever unused
+    one matches first)."""
+
+    def __init__(self, calls: Sequence[ToolCall], *, run_id: str, any_order: bool = False) -> None:
+        self.run_id = run_id
+        self.any_order = any_order
+        self._calls = list(calls)
+        self._used = [False] * len(self._calls)
+        self._lock = threading.Lock()
+
+    def take(self, name: str, arguments: Mapping[str, Any]) -> ToolCall | None:
+        """The recorded call that answers this one, or None (a miss)."""
+        with self._lock:
+            for index, call in enumerate(self._calls):
+                if self._used[index]:
+                    continue
+                if call.name == name and call.arguments == arguments:
+                    self._used[index] = True
+                    return call
+                if not self.any_order:
+                    return None
+            return None
+
+
+@dataclass(frozen=True)
+class EnvironmentPlan:
+    """What a run adds to every case's environment: its own `tool_mocks` (a case's mock of the
+    same tool wins), and the replay of a stored run (`replay(case_id, trial)` gives that
+    trial's `ReplayBook`, or None when the stored run has no such case)."""
+
+    tool_mocks: Mapping[str, ToolMock] = field(default_factory=dict)
+    replay: Callable[[str, int], Awaitable[ReplayBook | None]] | None = None
+    replay_fallthrough: bool = False
+    """A call the replayed run never made runs for real instead of failing the trial."""
+
+    @property
+    def empty(self) -> bool:
+        """Whether the plan adds nothing (then cases without mocks or state get no
+        environment: nothing on the hot path)."""
+        return not self.tool_mocks and self.replay is None
+
+
+_NO_PLAN = EnvironmentPlan()
+
+
+def wants_environment(case: Any, plan: EnvironmentPlan | None) -> bool:
+    """Whether an attempt of `case` (an `EvalCase`) gets an environment: the case or the run
+    asks for one. Checked per trial, so it stays a few attribute reads."""
+    return bool(
+        case.tool_mocks
+        or case.tool_mocks_only
+        or case.initial_state is not None
+        or case.expected_state is not None
+        or (plan is not None and not plan.empty)
+    )
+
+
+class ToolEnvironment:
+    """One attempt's environment (see the module)."""
+
+    def __init__(
+        self,
+        *,
+        tool_mocks: Mapping[str, ToolMock] | None = None,
+        mocks_only: bool = False,
+        initial_state: Mapping[str, Any] | None = None,
+        replay: ReplayBook | None = None,
+        replay_fallthrough: bool = False,
+        stateful: bool = False,
+    ) -> None:
+        self.mocks: Mapping[str, ToolMock] = tool_mocks or {}
+        self.mocks_only = mocks_only
+        self.replay = replay
+        self.replay_fallthrough = replay_fallthrough
+        self.state: dict[str, Any] = copy.deepcopy(dict(initial_state or {}))
+        self.stateful = stateful or initial_state is not None
+        """Whether the trial's final state is stored (it has a state to speak of)."""
+        self.violation: Failure | None = None
+        """The first call the harness refuses (unmocked, replay miss): it fails the trial."""
+        self.answered: list[tuple[str, dict[str, Any], AnswerKind]] = []
+        """Each call answered in place of the tool, in order: the engine marks the trial's
+        recorded calls with it (`mark_answered`)."""
+        self._positions: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    async def for_trial(
+        cls, case: Any, index: int, plan: EnvironmentPlan | None
+    ) -> ToolEnvironment | None:
+        """The environment of one attempt of `case` (an `EvalCase`), or None when neither the
+        case nor the run asks for one."""
+        if not wants_environment(case, plan):
+            return None
+        plan = plan or _NO_PLAN
+        mocks = {**plan.tool_mocks, **(case.tool_mocks or {})}
+        replay = await plan.replay(case.id, index) if plan.replay is not None else None
+        return cls(
+            tool_mocks=mocks,
+            mocks_only=case.tool_mocks_only,
+            initial_state=case.initial_state,
+            replay=replay,
+            replay_fallthrough=plan.replay_fallthrough,
+            stateful=case.expected_state is not None,
+        )
+
+    def answer(
+        self, tool: str, arguments: Mapping[str, Any], spec: ToolSpec | None = None
+    ) -> Answer | None:
+        """How a call of `tool` is answered: a mock's answer, a replayed one, or None to run
+        the tool. Raises (into the agent, where the tool would have raised) for arguments that
+        do not fit `spec`, an unmocked call of a `tool_mocks_only` case, and a replay miss."""
+        args = dict(arguments)
+        mock = self.mocks.get(tool)
+        answer = self._mocked(tool, args, mock) if mock is not None else None
+        if answer is None and self.replay is not None:
+            answer = self._replayed(tool, args)
+            if answer is None and not self.replay_fallthrough:
+                raise self._refuse(
+                    FailureCause.REPLAY_MISS,
+                    ReplayMissError(
+                        f"{tool}({_shown(args)}) was never called in the replayed run "
+                        f"{self.replay.run_id[:12]} at this point"
+                    ),
+                )
+        if answer is None:
+            if self.mocks_only:
+                raise self._refuse(
+                    FailureCause.UNMOCKED_TOOL,
+                    UnmockedToolError(
+                        f"{tool}({_shown(args)}) has no mock, and the case allows mocked "
+                        "calls only (tool_mocks_only)"
+                    ),
+                )
+            return None
+        if spec is not None:
+            problem = _argument_problem(tool, args, spec)
+            if problem is not None:
+                raise ToolArgumentsError(f"{tool}: the arguments do not fit its schema: {problem}")
+        with self._lock:
+            self.answered.append((tool, args, answer.kind))
+        return answer
+
+    def _mocked(self, tool: str, args: dict[str, Any], mock: ToolMock) -> Answer | None:
+        if mock.sequence is not None:
+            with self._lock:
+                position = self._positions.get(tool, 0)
+                self._positions[tool] = position + 1
+            chosen: MockAnswer = mock.sequence[min(position, len(mock.sequence) - 1)]
+        else:
+            rule = next((r for r in mock.rules or () if r.applies(args)), None)
+            if rule is None:
+                return None
+            chosen = rule
+        if chosen.set_state:
+            with self._lock:
+                self.stateful = True
+                self.state.update(copy.deepcopy(chosen.set_state))
+        latency = chosen.latency_s or 0.0
+        if chosen.raises:
+            return Answer("mock", error=injected_error(chosen.error or "", tool), latency_s=latency)
+        return Answer("mock", result=_result(chosen.result, args), latency_s=latency)
+
+    def _replayed(self, tool: str, args: dict[str, Any]) -> Answer | None:
+        assert self.replay is not None
+        call = self.replay.take(tool, args)
+        if call is None:
+            return None
+        if call.error is not None:
+            return Answer("replay", error=named_error(call.error))
+        return Answer("replay", result=copy.deepcopy(call.result))
+
+    def _refuse(self, cause: FailureCause, error: Exception) -> Exception:
+        with self._lock:
+            if self.violation is None:
+                self.violation = Failure(
+                    cause=cause, message=str(error), error_type=type(error).__name__
+                )
+        return error
+
+    def mark_answered(self, calls: Sequence[ToolCall]) -> None:
+        """Mark the calls a mock or the replay answered (`ToolCall.mocked`), matching the
+        answers to the calls in order by tool name and arguments."""
+        pending = list(self.answered)
+        for call in calls:
+            for position, (tool, args, kind) in enumerate(pending):
+                if tool == call.name and args == call.arguments:
+                    if call.mocked is None:
+                        call.mocked = kind
+                    del pending[position]
+                    break
+
+    def final_state(self) -> dict[str, Any] | None:
+        """The state to store with the trial (a copy), or None when it had none."""
+        return copy.deepcopy(self.state) if self.stateful else None
+
+
+def _result(result: Any, args: dict[str, Any]) -> Any:
+    if isinstance(result, dict) and set(result) == {CALLABLE_KEY}:
+        # A stored case's function (a resumed run), loaded again by its reference.
+        from agenteval.loading import load_object
+
+        result = load_object(result[CALLABLE_KEY])
+    if callable(result):
+        return result(**args)
+    return copy.deepcopy(result)
+
+
+_VALIDATORS: dict[str, tuple[ToolSpec, Any]] = {}
+
+
+def _argument_problem(tool: str, args: dict[str, Any], spec: ToolSpec) -> str | None:
+    """What is wrong with a mocked call's arguments for its tool's schema, as a framework
+    would refuse the real call (JSON Schema, Draft 2020-12; the agents sit below the scorers'
+    own check, `scorers/tools/schemas.py`)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    cached = _VALIDATORS.get(tool)
+    if cached is not None and cached[0] == spec:
+        validator = cached[1]
+    else:
+        validator = Draft202012Validator(spec.parameters)
+        _VALIDATORS[tool] = (spec, validator)
+    error = best_match(validator.iter_errors(args))
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path)
+    return f"{where}: {error.message}" if where else error.message
+
+
+def _shown(args: Mapping[str, Any]) -> str:
+    text = ", ".join(f"{key}={value!r}" for key, value in args.items())
+    return text if len(text) <= 200 else text[:197] + "..."

@@ -1,0 +1,184 @@
+"""What a tool answers instead of running: a case's (or a run's) `tool_mocks`, as data.
+
+Pure data, like the rest of the model: the answer is given (`agents/environment.py` gives it, in
+every place agenteval sees a tool called). A tool's mock is written in one of three shapes:
+
+```yaml
+tool_mocks:
+  get_weather:                      # rules: the first whose `when` the arguments include
+    - when: {city: Paris}
+      result: {celsius: 14}
+    - error: "UnknownCityError: no such city"     # no `when`: every other call
+  create_ticket:                    # one answer for every call
+    result: {id: T-1}
+    latency_s: 0.2
+  charge_card:                      # answers in order of the calls, the last repeating
+    sequence:
+      - error: timeout
+      - result: {status: ok}
+```
+
+An answer is a `result` (any data; `null` too: an answer given as empty is an answer) or an
+`error` (the tool raises: a message, `"TypeName: message"` to name the exception's type, or the
+words `timeout` / `rate_limited` for the exceptions a real client raises), never both, with an
+optional `latency_s` and a `set_state` merged into the trial's environment state. In Python a
+`result` may also be a function of the call's arguments; a case stores it as a reference
+(`{"agenteval.callable": "module:qualname"}`), loaded again when a stored run is resumed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Final
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+
+__all__ = [
+    "CALLABLE_KEY",
+    "INJECTED_ERRORS",
+    "MockAnswer",
+    "MockRule",
+    "ToolMock",
+    "callable_reference",
+]
+
+CALLABLE_KEY: Final = "agenteval.callable"
+"""How a stored case names a Python function given as a mock's `result`."""
+
+INJECTED_ERRORS: Final = ("timeout", "rate_limited")
+"""The words an `error:` may be instead of a message: the failure a real client raises."""
+
+
+def callable_reference(fn: Callable[..., Any]) -> str:
+    """`module:qualname` of a function, as a stored case keeps it (a lambda or a function
+    defined inside another keeps a name that cannot be loaded back: resuming says so)."""
+    module = getattr(fn, "__module__", None) or "?"
+    name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    return f"{module}:{name}"
+
+
+_ANSWER_KEYS: Final = ("when", "result", "error", "latency_s", "set_state")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
+class MockAnswer(_Model):
+    """One answer of a mocked tool: a `result` or an `error`, after `latency_s`, changing the
+    environment state by `set_state`."""
+
+    result: Any = None
+    error: str | None = None
+    latency_s: float | None = Field(default=None, ge=0)
+    set_state: dict[str, Any] | None = None
+
+    @field_validator("latency_s")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("latency_s must be a finite number of seconds")
+        return value
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> MockAnswer:
+        given = self.model_fields_set
+        if "result" in given and "error" in given:
+            raise ValueError(
+                "a mock answers with a `result` or an `error`, not both "
+                "(write two rules, with `when:`, or a `sequence:`)"
+            )
+        if "result" not in given and "error" not in given:
+            raise ValueError(
+                "a mock needs a `result` (what the tool returns; `null` is a result) "
+                "or an `error` (what it raises)"
+            )
+        if self.error is not None and not self.error.strip():
+            raise ValueError(
+                "`error` is empty: give the message the tool raises, or `timeout` / `rate_limited`"
+            )
+        return self
+
+    @property
+    def raises(self) -> bool:
+        """Whether this answer is an error."""
+        return "error" in self.model_fields_set
+
+    @model_serializer
+    def _written(self) -> dict[str, Any]:
+        # As written: only the keys given (a result of None stays a result), and a function
+        # given as the result by its reference.
+        written: dict[str, Any] = {}
+        for key in _ANSWER_KEYS:
+            if key in self.model_fields_set:
+                written[key] = getattr(self, key)
+        if "result" in written and callable(self.result):
+            written["result"] = {CALLABLE_KEY: callable_reference(self.result)}
+        return written
+
+
+class MockRule(MockAnswer):
+    """An answer for the calls whose arguments include `when` (every call without `when`)."""
+
+    when: dict[str, Any] | None = None
+
+    def applies(self, arguments: dict[str, Any]) -> bool:
+        """Whether a call with these arguments takes this rule: each `when` key is among the
+        arguments with an equal value (no `when`: every call)."""
+        if self.when is None:
+            return True
+        return all(key in arguments and arguments[key] == value for key, value in self.when.items())
+
+
+class ToolMock(_Model):
+    """What one tool answers: `rules` (the first that applies; a call none applies to is
+    unmocked) or a `sequence` (the n-th call takes the n-th answer, the last repeating).
+
+    Written as a list of rules, one answer (a rule without `when`), or `{sequence: [...]}`.
+    """
+
+    rules: list[MockRule] | None = None
+    sequence: list[MockAnswer] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shapes(cls, value: Any) -> Any:
+        if isinstance(value, ToolMock):
+            return value
+        if isinstance(value, list):
+            return {"rules": value}
+        if isinstance(value, dict) and ("sequence" in value or "rules" in value):
+            return value
+        if isinstance(value, dict | MockAnswer):
+            return {"rules": [value]}
+        return value
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> ToolMock:
+        if (self.rules is None) == (self.sequence is None):
+            raise ValueError("a tool's mock is a list of rules, one answer, or a `sequence:`")
+        if self.rules is not None and not self.rules:
+            raise ValueError("a tool's mock needs at least one rule")
+        if self.sequence is not None and not self.sequence:
+            raise ValueError("a `sequence:` needs at least one answer")
+        return self
+
+    @model_serializer
+    def _written(self) -> Any:
+        if self.sequence is not None:
+            return {"sequence": [answer.model_dump(mode="json") for answer in self.sequence]}
+        rules = self.rules or []
+        dumped = [rule.model_dump(mode="json") for rule in rules]
+        return dumped[0] if len(dumped) == 1 and rules[0].when is None else dumped
+
+    def arguments_named(self) -> set[str]:
+        """The argument names the rules' `when` look at (checked against the tool's schema)."""
+        return {key for rule in self.rules or () if rule.when for key in rule.when}
