@@ -6,15 +6,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
-from langgraph.prebuilt import ToolNode
+from langchain_core.tools import tool
+from langgraph.prebuilt import InjectedState, ToolNode, ToolRuntime
 from tests.frameworks.langgraph.mocked_tools import (
     RAN,
     TOOLS,
     own_node_graph,
     parent_of,
+    ran,
     react_agent,
 )
 
@@ -226,3 +228,37 @@ def test_a_handler_function_handles_the_errors_its_annotation_names() -> None:
     assert handle(ValueError("v")) == "value: v"
     with pytest.raises(KeyError):
         handle(KeyError("k"))
+
+
+@tool("get_weather")
+def weather_in_state(city: str, state: Annotated[dict[str, Any], InjectedState]) -> str:
+    """The weather in a city, with the graph's state injected."""
+    ran(f"get_weather({city}) after {len(state['messages'])} messages")
+    return "sunny"
+
+
+@tool("add")
+def add_with_runtime(a: int, b: int, runtime: ToolRuntime) -> int:
+    """Add two integers, with LangGraph's tool runtime injected."""
+    ran(f"add({a}, {b}) for {runtime.tool_call_id}")
+    return a + b
+
+
+def test_tools_with_injected_arguments_are_answered_and_run_as_before(tmp_path: Path) -> None:
+    graph = react_agent([weather_in_state, add_with_runtime])
+    assert set(GraphAgent.of(graph).tool_specs()["get_weather"].parameters["properties"]) == {
+        "city"
+    }
+    cases = [
+        EvalCase(id="w-mock", input="weather Paris", tool_mocks={"get_weather": {"result": "m"}}),
+        EvalCase(id="a-mock", input="add 1 2", tool_mocks={"add": {"result": 7}}),
+        EvalCase(id="w-real", input="weather Rome", tool_mocks={"add": {"result": 7}}),
+        EvalCase(id="a-real", input="add 3 4", tool_mocks={"get_weather": {"result": "m"}}),
+    ]
+    by_case = trials(run(graph, cases, tmp_path))
+    assert by_case["w-mock"].output == "get_weather=m"
+    assert by_case["a-mock"].output == "add=7"
+    assert by_case["w-real"].output == "get_weather=sunny"
+    assert by_case["a-real"].output == "add=7"
+    assert sorted(RAN) == ["add(3, 4) for call-1", "get_weather(Rome) after 2 messages"]
+    assert all(t.failure is None for t in by_case.values())

@@ -26,6 +26,7 @@ trial runs the user's graph itself.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Self
@@ -71,6 +72,7 @@ class GraphAgent(FrameworkAgent):
         self._graph = _is_graph(agent)
         self._specs: dict[str, ToolSpec] | None = None
         self._answering: Any = None
+        self._lock = threading.Lock()
 
     @classmethod
     def of(cls, agent: Any) -> Self:
@@ -104,9 +106,10 @@ class GraphAgent(FrameworkAgent):
         """The agent whose `ToolNode`s ask the running trial's environment before running a
         tool (`langgraph_mocks.answering_graph`), made on first use and shared by every trial
         with an environment; the agent itself when it is no graph."""
-        if self._answering is None:
-            self._answering = answering_graph(self.agent) if self._graph else self.agent
-        return self._answering
+        with self._lock:  # one copy, even for trials started in several threads
+            if self._answering is None:
+                self._answering = answering_graph(self.agent) if self._graph else self.agent
+            return self._answering
 
     def tool_specs(self) -> dict[str, ToolSpec]:
         """The tools of every `ToolNode` in the graph and its subgraphs (`create_react_agent`'s

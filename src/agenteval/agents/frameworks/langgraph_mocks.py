@@ -316,10 +316,12 @@ class ToolGuard:
         raise self.environment.refuse(
             FailureCause.UNMOCKED_TOOL,
             UnmockedToolError(
-                f"{name} is mocked, but it was called outside a LangGraph ToolNode (by a node "
-                "of the graph's own, say), where agenteval can raise a mock's error but cannot "
-                "give its result; the real tool did not run. Call it through a ToolNode, or "
-                "mock a function it calls that is decorated with @agenteval.tool"
+                f"{name} is mocked, but it was called outside a LangGraph ToolNode agenteval "
+                "answers for (by a node of the graph's own, a ToolNode subclass, or a graph "
+                "run inside a node), where agenteval can raise a mock's error but cannot give "
+                "its result; the real tool did not run. Call it through a ToolNode (or add the "
+                "inner graph as a node), or mock a function it calls that is decorated with "
+                "@agenteval.tool"
             ),
         )
 
