@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
 from langgraph.prebuilt import InjectedState, ToolNode, ToolRuntime
 from tests.frameworks.langgraph.mocked_tools import (
     RAN,
     TOOLS,
+    get_weather,
     own_node_graph,
     parent_of,
     ran,
@@ -262,3 +265,39 @@ def test_tools_with_injected_arguments_are_answered_and_run_as_before(tmp_path: 
     assert by_case["a-real"].output == "add=7"
     assert sorted(RAN) == ["add(3, 4) for call-1", "get_weather(Rome) after 2 messages"]
     assert all(t.failure is None for t in by_case.values())
+
+
+def test_a_runnable_that_is_no_graph_gets_the_guard(tmp_path: Path) -> None:
+    def lookup(state: dict[str, Any]) -> AIMessage:
+        city = str(state["messages"][-1].content)
+        try:
+            return AIMessage(content=str(get_weather.invoke({"city": city})))
+        except Exception as error:
+            return AIMessage(content=f"caught {type(error).__name__}")
+
+    cases = [
+        EvalCase(id="error", input="Oslo", tool_mocks={"get_weather": {"error": "timeout"}}),
+        EvalCase(id="result", input="Oslo", tool_mocks={"get_weather": {"result": 1}}),
+        EvalCase(id="plain", input="Rome"),
+    ]
+    by_case = trials(run(RunnableLambda(lookup), cases, tmp_path))
+    assert by_case["error"].output == "caught InjectedTimeout"
+    assert by_case["error"].failure is None
+    assert by_case["result"].failure is not None
+    assert by_case["result"].failure.cause is FailureCause.UNMOCKED_TOOL
+    assert by_case["plain"].output == "{'city': 'Rome', 'celsius': 99}"
+    assert RAN == ["get_weather(Rome)"]
+
+
+def test_a_replayed_result_a_node_of_its_own_asks_for_is_a_replay_miss() -> None:
+    agent = GraphAgent.of(own_node_graph())
+    book = ReplayBook(
+        [ToolCall(name="get_weather", arguments={"city": "Oslo"}, result="{}")],
+        run_id="0123456789abcdef",
+    )
+    trial, environment = _replayed(agent, EvalCase(id="r", input="Oslo"), book)
+    assert RAN == []
+    assert trial.output is not None and trial.output.startswith("caught ReplayMissError")
+    assert environment.violation is not None
+    assert environment.violation.cause is FailureCause.REPLAY_MISS
+    assert "answered by the replayed run" in environment.violation.message

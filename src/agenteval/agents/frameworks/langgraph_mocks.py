@@ -37,7 +37,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
-from agenteval.agents.environment import Answer, ToolEnvironment, UnmockedToolError
+from agenteval.agents.environment import (
+    Answer,
+    ReplayMissError,
+    ToolEnvironment,
+    UnmockedToolError,
+)
 from agenteval.agents.frameworks.langgraph_record import spec_of
 from agenteval.agents.trial_state import current_environment
 from agenteval.trace import FailureCause, ToolSpec
@@ -313,17 +318,18 @@ class ToolGuard:
             return
         if answer.error is not None:
             raise answer.error
-        raise self.environment.refuse(
-            FailureCause.UNMOCKED_TOOL,
-            UnmockedToolError(
-                f"{name} is mocked, but it was called outside a LangGraph ToolNode agenteval "
-                "answers for (by a node of the graph's own, a ToolNode subclass, or a graph "
-                "run inside a node), where agenteval can raise a mock's error but cannot give "
-                "its result; the real tool did not run. Call it through a ToolNode (or add the "
-                "inner graph as a node), or mock a function it calls that is decorated with "
-                "@agenteval.tool"
-            ),
+        mocked = answer.kind == "mock"
+        text = (
+            f"{name} is {'mocked' if mocked else 'answered by the replayed run'}, but it was "
+            "called outside a LangGraph ToolNode agenteval answers for (by a node of the "
+            "graph's own, a ToolNode subclass, or a graph run inside a node), where agenteval "
+            "can raise an error for it but cannot give its result; the real tool did not run. "
+            "Call it through a ToolNode (or add the inner graph as a node), or have it call a "
+            "function decorated with @agenteval.tool, and mock that"
         )
+        if mocked:
+            raise self.environment.refuse(FailureCause.UNMOCKED_TOOL, UnmockedToolError(text))
+        raise self.environment.refuse(FailureCause.REPLAY_MISS, ReplayMissError(text))
 
 
 @functools.cache
