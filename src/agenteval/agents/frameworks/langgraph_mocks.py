@@ -23,8 +23,9 @@ Tools run elsewhere (a node of the user's calling `tool.invoke`, a `ToolNode` su
 `ToolNode` inside a function node's own graph) are seen by a callback on `on_tool_start`
 (`ToolGuard`, raising: it runs before the tool): a mock's error, an unmocked call of a
 `tool_mocks_only` case and a replay miss are raised there as the tool would raise them, but a
-callback cannot give a result, so a mocked result there is refused (`unmocked_tool`, saying
-where to call the tool instead): the real tool never runs under a mock.
+callback cannot give a result, so a mocked or replayed result there is refused
+(`unmocked_tool`, `replay_miss`, saying where to call the tool instead): the real tool never
+runs under a mock.
 """
 
 from __future__ import annotations
