@@ -259,6 +259,12 @@ class ToolEnvironment:
             return Answer("replay", error=named_error(call.error))
         return Answer("replay", result=copy.deepcopy(call.result))
 
+    def refuse(self, cause: FailureCause, error: Exception) -> Exception:
+        """Note `error` as the call the harness refuses (the first one fails the trial, even
+        if the agent catches it), and return it to raise: for an adapter that cannot answer a
+        mocked call where the framework made it."""
+        return self._refuse(cause, error)
+
     def _refuse(self, cause: FailureCause, error: Exception) -> Exception:
         with self._lock:
             if self.violation is None:
