@@ -485,3 +485,72 @@ def test_concurrent_trials_keep_their_own_state_and_sequence_position(tmp_path: 
             "filed": 1,
         }
         assert trial.metadata["session_state"] == trial.state
+
+
+def test_a_failed_trials_state_is_the_session_state_it_reached(tmp_path: Path) -> None:
+    script = {
+        "File and pay": [[("file_ticket", {"title": "first"})], [("charge_card", {"amount": 9})]]
+    }
+    case = EvalCase(
+        id="fails",
+        input="File and pay",
+        initial_state={"user": "eve"},
+        tool_mocks={"charge_card": {"error": "CardDeclined: no", "set_state": {"never": True}}},
+    )
+    run = agenteval.evaluate(agent_of(script), [case], store=tmp_path / "runs.db")
+    (trial,) = trials(run)
+    assert trial.failure is not None and trial.failure.error_type == "CardDeclined"
+    # What the session holds when the run stopped: the failed call's delta never reached it.
+    assert trial.state == {"user": "eve", "tickets": [{"title": "first", "by": "eve"}], "filed": 1}
+
+
+def test_a_replayed_run_answers_every_call_and_the_tools_never_run() -> None:
+    import asyncio
+
+    from agenteval.agents.environment import EnvironmentPlan, ReplayBook
+    from agenteval.engine.trials import TrialRunner
+    from agenteval.retry import RetryPolicy
+
+    helper = LlmAgent(
+        name="helper",
+        model=EchoingModel(
+            model="scripted-helper",
+            script={
+                "Book it": [
+                    [("get_weather", {"city": "Rome"}), ("create_ticket", {"title": "Rome"})],
+                    "ECHO",
+                ]
+            },
+        ),
+        description="Books trips.",
+        tools=[get_weather, create_ticket],
+    )
+    root = LlmAgent(
+        name="root",
+        model=EchoingModel(script={"Book it": [[("transfer_to_agent", {"agent_name": "helper"})]]}),
+        sub_agents=[helper],
+    )
+    agent = AdkAgent.of(root)
+    case = EvalCase(id="book", input="Book it")
+
+    async def play(plan: EnvironmentPlan | None) -> Trial:
+        runner = TrialRunner.of(agent, timeout_s=None, retry=RetryPolicy(), environment=plan)
+        return await runner.run(case, 0)
+
+    recorded = asyncio.run(play(None))
+    assert recorded.failure is None, recorded.failure
+    assert REAL == ["get_weather Rome", "create_ticket Rome"]
+    REAL.clear()
+
+    async def book(case_id: str, index: int) -> ReplayBook:
+        return ReplayBook(recorded.tool_calls, run_id="recorded-run")
+
+    replayed = asyncio.run(play(EnvironmentPlan(replay=book)))
+    assert replayed.failure is None, replayed.failure
+    assert REAL == []
+    assert [(c.name, c.arguments, c.result) for c in replayed.tool_calls] == [
+        (c.name, c.arguments, c.result) for c in recorded.tool_calls
+    ]
+    # The transfer ran again (it moves the run to the helper); the helper's calls were replayed.
+    assert [c.mocked for c in replayed.tool_calls] == [None, "replay", "replay"]
+    assert replayed.output == recorded.output

@@ -44,7 +44,8 @@ CONTROL_TOOLS = frozenset(
 """ADK's own flow-control tools: they move the run between agents, end a loop, give the
 structured answer, ask the user; they touch no outside system, and answering them in their place
 would stop what they do (a transfer is an action the tool sets). So they always run, unless a
-case mocks one by name; a `tool_mocks_only` case does not refuse them, nor does a replay."""
+case mocks one by name; a `tool_mocks_only` case does not refuse them, and a replay passes over
+the recorded call (it runs again)."""
 
 _MISSING = object()
 
@@ -138,6 +139,11 @@ class ToolAnswerer:
         """The call's answer in the tool's place, or None to let ADK run the tool."""
         self.mirror.pull(tool_context.state)  # the tool reads today's state in agenteval.state()
         if not covers(self.environment, tool.name, tool_args):
+            replay = self.environment.replay
+            if replay is not None and tool.name in CONTROL_TOOLS:
+                # It runs for real, and takes its place in the replayed run's order, so the
+                # calls after it are matched as they were made.
+                replay.take(tool.name, dict(tool_args))
             return None
         context = tool_context.get_invocation_context()
         agent = context.agent
