@@ -554,3 +554,18 @@ def test_a_replayed_run_answers_every_call_and_the_tools_never_run() -> None:
     # The transfer ran again (it moves the run to the helper); the helper's calls were replayed.
     assert [c.mocked for c in replayed.tool_calls] == [None, "replay", "replay"]
     assert replayed.output == recorded.output
+
+
+def test_agenteval_state_in_a_tool_is_the_session_state_with_nothing_mocked(
+    tmp_path: Path,
+) -> None:
+    script = {"File": [[("file_ticket", {"title": "lost card"})], "Filed."]}
+    case = EvalCase(id="plain", input="File", metadata={"session_input": {"state": {"user": "al"}}})
+    run = agenteval.evaluate(agent_of(script), [case], store=tmp_path / "runs.db")
+    (trial,) = trials(run)
+    assert trial.failure is None, trial.failure
+    # The tool read session_input's state through agenteval.state(), and its write reached it.
+    assert trial.tool_calls[0].result == {"result": "filed lost card for al"}
+    final = {"user": "al", "tickets": [{"title": "lost card", "by": "al"}], "filed": 1}
+    assert trial.metadata["session_state"] == final
+    assert trial.state == final
