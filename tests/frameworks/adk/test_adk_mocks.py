@@ -569,3 +569,33 @@ def test_agenteval_state_in_a_tool_is_the_session_state_with_nothing_mocked(
     final = {"user": "al", "tickets": [{"title": "lost card", "by": "al"}], "filed": 1}
     assert trial.metadata["session_state"] == final
     assert trial.state == final
+
+
+def test_an_apps_error_plugin_answers_an_injected_error_and_the_call_keeps_it(
+    tmp_path: Path,
+) -> None:
+    from google.adk.apps import App
+    from google.adk.plugins import ReflectAndRetryToolPlugin
+
+    script = {"Pay": [[("charge_card", {"amount": 5})], [("charge_card", {"amount": 5})], "Paid."]}
+    app = App(
+        name="desk_app",
+        root_agent=agent_of(script),
+        plugins=[ReflectAndRetryToolPlugin(max_retries=2)],
+    )
+    mocks = {"charge_card": {"sequence": [{"error": "rate_limited"}, {"result": {"status": "ok"}}]}}
+    run = agenteval.evaluate(
+        app, [EvalCase(id="pay", input="Pay", tool_mocks=mocks)], store=tmp_path / "runs.db"
+    )
+    (trial,) = trials(run)
+    assert trial.failure is None, trial.failure
+    assert trial.output == "Paid."
+    first, second = trial.tool_calls
+    # ADK's plugin answered the model with its reflection guidance, and the call keeps its error.
+    assert (
+        first.error
+        == "InjectedRateLimit: charge_card: 429 Too Many Requests (injected by a tool mock)"
+    )
+    assert "429 Too Many Requests" in json.dumps(first.result)
+    assert second.result == {"status": "ok"}
+    assert REAL == []

@@ -330,6 +330,10 @@ class _EventReader:
             if text:
                 self.builder.answer(text)
 
+    def note_error(self, call_id: str, error: BaseException) -> None:
+        """The exception the call `call_id` raised (or a mock raised in its place)."""
+        self.tool_errors[call_id] = error_text(error)
+
     def failed(self) -> None:
         """The run raised: a tool's exception goes to the call that raised it."""
         for call_id, error in list(self.tool_errors.items()):
@@ -411,11 +415,8 @@ class AdkAgent(FrameworkAgent):
         )
         history = _history(talk, str(getattr(self.agent, "name", "")), case)
         builder = TrialBuilder(talk, self.tool_specs())
-        reader = _EventReader(
-            builder,
-            {a.name: _model_name(a) for a in _agents(self.agent)},
-            _answerer(self.tool_specs()),
-        )
+        reader = _EventReader(builder, {a.name: _model_name(a) for a in _agents(self.agent)})
+        reader.answerer = _answerer(self.tool_specs(), reader.note_error)
         if case.initial_state:
             # The case's environment state seeds the session beside session_input's state,
             # and wins on a key both give: it is the start `expected_state` is checked from.
@@ -504,7 +505,9 @@ async def _session_state(service: BaseSessionService, session: Any) -> dict[str,
     return dict(state)
 
 
-def _answerer(specs: dict[str, ToolSpec]) -> ToolAnswerer | None:
+def _answerer(
+    specs: dict[str, ToolSpec], noted: Callable[[str, BaseException], None]
+) -> ToolAnswerer | None:
     """The trial's tool environment at work, when it runs under agenteval's engine: the
     environment the engine made (mocks, replay, state), else one made now, so that
     `agenteval.state()` in a tool is the session state too."""
@@ -513,7 +516,7 @@ def _answerer(specs: dict[str, ToolSpec]) -> ToolAnswerer | None:
         return None
     if recorder.environment is None:
         recorder.environment = ToolEnvironment()
-    return ToolAnswerer(recorder.environment, specs)
+    return ToolAnswerer(recorder.environment, specs, noted)
 
 
 def _history(talk: Conversation, root: str, case: EvalCase) -> list[Event]:

@@ -126,11 +126,19 @@ async def _first_answer(callbacks: Iterable[Callable[..., Any]], **kwargs: Any) 
 class ToolAnswerer:
     """Answers one trial's tool calls from its environment (the plugin's `before_tool_callback`
     calls `before_tool`). `specs`: the tools' declared schemas, by name (the agent's, and those a
-    toolset offered during the run), that mocked arguments are checked against."""
+    toolset offered during the run), that mocked arguments are checked against. `noted`: told
+    each error raised in a tool's place with the call's id, before any callback answers it (a
+    plugin of the user's answering first would keep it from agenteval's own callback)."""
 
-    def __init__(self, environment: ToolEnvironment, specs: dict[str, ToolSpec]) -> None:
+    def __init__(
+        self,
+        environment: ToolEnvironment,
+        specs: dict[str, ToolSpec],
+        noted: Callable[[str, BaseException], None] | None = None,
+    ) -> None:
         self.environment = environment
         self.specs = specs
+        self.noted = noted
         self.mirror = StateMirror(environment)
         self.escaped: BaseException | None = None
         """An error this trial's plugin raised for a tool (ADK wraps it): the run's failure."""
@@ -163,6 +171,9 @@ class ToolAnswerer:
             result = await answer.settle()
         except Exception as error:
             self.mirror.push(tool_context.state)
+            call_id = getattr(tool_context, "function_call_id", None)
+            if call_id and self.noted is not None:
+                self.noted(str(call_id), error)
             handled = await context.plugin_manager.run_on_tool_error_callback(
                 tool=tool, tool_args=tool_args, tool_context=tool_context, error=error
             )
