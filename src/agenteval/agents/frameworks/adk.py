@@ -35,15 +35,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from agenteval.agents.environment import ToolEnvironment
-from agenteval.agents.frameworks.adk_environment import ToolAnswerer
+from agenteval.agents.frameworks.adk_environment import ToolAnswerer, trial_answerer
 from agenteval.agents.frameworks.base import (
     Conversation,
     FrameworkAgent,
     TrialBuilder,
     conversation,
 )
-from agenteval.agents.recorder import current_recorder
 from agenteval.agents.tools import error_text
 from agenteval.case import EvalCase, Message
 from agenteval.errors import AgentLoadError
@@ -416,7 +414,7 @@ class AdkAgent(FrameworkAgent):
         history = _history(talk, str(getattr(self.agent, "name", "")), case)
         builder = TrialBuilder(talk, self.tool_specs())
         reader = _EventReader(builder, {a.name: _model_name(a) for a in _agents(self.agent)})
-        reader.answerer = _answerer(self.tool_specs(), reader.note_error)
+        reader.answerer = trial_answerer(self.tool_specs(), reader.note_error)
         if case.initial_state:
             # The case's environment state seeds the session beside session_input's state,
             # and wins on a key both give: it is the start `expected_state` is checked from.
@@ -503,20 +501,6 @@ async def _session_state(service: BaseSessionService, session: Any) -> dict[str,
     )
     state, _ = plain_copy(dict(ended.state) if ended is not None else {})
     return dict(state)
-
-
-def _answerer(
-    specs: dict[str, ToolSpec], noted: Callable[[str, BaseException], None]
-) -> ToolAnswerer | None:
-    """The trial's tool environment at work, when it runs under agenteval's engine: the
-    environment the engine made (mocks, replay, state), else one made now, so that
-    `agenteval.state()` in a tool is the session state too."""
-    recorder = current_recorder()
-    if recorder is None:
-        return None
-    if recorder.environment is None:
-        recorder.environment = ToolEnvironment()
-    return ToolAnswerer(recorder.environment, specs, noted)
 
 
 def _history(talk: Conversation, root: str, case: EvalCase) -> list[Event]:

@@ -34,9 +34,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agenteval.agents.environment import ToolEnvironment
+from agenteval.agents.recorder import current_recorder
 from agenteval.trace import ToolSpec
 
-__all__ = ["CONTROL_TOOLS", "StateMirror", "ToolAnswerer", "covers"]
+__all__ = ["CONTROL_TOOLS", "StateMirror", "ToolAnswerer", "covers", "trial_answerer"]
 
 CONTROL_TOOLS = frozenset(
     {"transfer_to_agent", "exit_loop", "set_model_response", "finish_task", "adk_request_input"}
@@ -205,3 +206,17 @@ class ToolAnswerer:
                 return current
             current = current.__cause__
         return None
+
+
+def trial_answerer(
+    specs: dict[str, ToolSpec], noted: Callable[[str, BaseException], None]
+) -> ToolAnswerer | None:
+    """The trial's tool environment at work, when it runs under agenteval's engine: the
+    environment the engine made (mocks, replay, state), else one made now, so that
+    `agenteval.state()` in a tool is the session state too."""
+    recorder = current_recorder()
+    if recorder is None:
+        return None
+    if recorder.environment is None:
+        recorder.environment = ToolEnvironment()
+    return ToolAnswerer(recorder.environment, specs, noted)
