@@ -51,6 +51,24 @@ the recorded call (it runs again)."""
 _MISSING = object()
 
 
+def _differs(known: Any, value: Any) -> bool:
+    """Whether `value` is not `known` any more; a value that cannot say (an array's `!=`)
+    counts as changed."""
+    try:
+        return bool(known != value)
+    except Exception:
+        return True
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy, or the value itself when it cannot be copied (a session state may hold
+    any object in memory)."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+
+
 def covers(environment: ToolEnvironment, tool: str, arguments: Mapping[str, Any]) -> bool:
     """Whether `environment` answers (or refuses) a call of `tool` instead of letting it run: a
     mock that applies to these arguments, a replay, a `tool_mocks_only` case. Asked before the
@@ -81,27 +99,27 @@ class StateMirror:
     def seed(self, session_state: Mapping[str, Any]) -> None:
         """The environment state becomes the session's (in place: a tool may hold the
         mapping `agenteval.state()` gave it)."""
-        state = copy.deepcopy(dict(session_state))
+        state = {key: _copied(value) for key, value in session_state.items()}
         self.environment.state.clear()
         self.environment.state.update(state)
-        self.base = copy.deepcopy(state)
+        self.base = {key: _copied(value) for key, value in state.items()}
 
     def pull(self, session_state: Any) -> None:
         """What the session changed since the last agreement, into the environment state
         (`session_state`: ADK's `State`, or a mapping)."""
         current = session_state.to_dict() if hasattr(session_state, "to_dict") else session_state
         for key, value in current.items():
-            if self.base.get(key, _MISSING) != value:
-                self.environment.state[key] = copy.deepcopy(value)
-                self.base[key] = copy.deepcopy(value)
+            if _differs(self.base.get(key, _MISSING), value):
+                self.environment.state[key] = _copied(value)
+                self.base[key] = _copied(value)
 
     def push(self, session_state: Any) -> None:
         """What the environment changed since the last agreement, into the session state
         (`session_state`: the call's `tool_context.state`, so ADK keeps it as its delta)."""
         for key, value in list(self.environment.state.items()):
-            if self.base.get(key, _MISSING) != value:
-                session_state[key] = copy.deepcopy(value)
-                self.base[key] = copy.deepcopy(value)
+            if _differs(self.base.get(key, _MISSING), value):
+                session_state[key] = _copied(value)
+                self.base[key] = _copied(value)
 
 
 async def _first_answer(callbacks: Iterable[Callable[..., Any]], **kwargs: Any) -> Any:
