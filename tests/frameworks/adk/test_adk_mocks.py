@@ -599,3 +599,40 @@ def test_an_apps_error_plugin_answers_an_injected_error_and_the_call_keeps_it(
     assert "429 Too Many Requests" in json.dumps(first.result)
     assert second.result == {"status": "ok"}
     assert REAL == []
+
+
+def test_a_toolsets_tool_is_mocked_and_checked_against_the_schema_adk_offered(
+    tmp_path: Path,
+) -> None:
+    from google.adk.tools import FunctionTool
+    from google.adk.tools.base_toolset import BaseToolset
+
+    class WeatherServer(BaseToolset):
+        """Tools listed only when a run asks (as an MCP server's)."""
+
+        async def get_tools(self, readonly_context: Any = None) -> list[Any]:
+            return [FunctionTool(get_weather)]
+
+    agent = LlmAgent(
+        name="mcp_agent",
+        model=EchoingModel(
+            script={
+                "ok": [[("get_weather", {"city": "Oslo"})], "ECHO"],
+                "bad": [[("get_weather", {"city": 3})], "ECHO"],
+            }
+        ),
+        tools=[WeatherServer()],
+        on_tool_error_callback=report_error,
+    )
+    mocks = {"get_weather": {"result": {"celsius": -2}}}
+    cases = [
+        EvalCase(id="ok", input="ok", tool_mocks=mocks),
+        EvalCase(id="bad", input="bad", tool_mocks=mocks),
+    ]
+    bad, ok = trials(agenteval.evaluate(agent, cases, store=tmp_path / "runs.db"))
+    assert REAL == []
+    assert json.loads(ok.output or "") == [{"celsius": -2}]
+    assert ok.tool_calls[0].mocked == "mock"
+    (seen,) = json.loads(bad.output or "")
+    assert seen["error"].startswith("ToolArgumentsError: get_weather: the arguments do not fit")
+    assert "city: 3 is not of type 'string'" in seen["error"]
