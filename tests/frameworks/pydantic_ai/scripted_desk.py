@@ -30,6 +30,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.toolsets import FunctionToolset
 
 import agenteval
 
@@ -94,14 +95,23 @@ class DeskAgent:
 
     def __init__(self, *, handles_errors: bool = False, retries: int = 3) -> None:
         self.ran: list[str] = []
+        ran = self.ran
         capabilities: list[Any] = [ErrorsAsRetries()] if handles_errors else []
+        crm: FunctionToolset[None] = FunctionToolset()
+
+        @crm.tool_plain
+        def find(email: str) -> dict[str, Any]:
+            """Finds a customer in the live CRM (offered to the model as `crm_find`)."""
+            ran.append(f"crm_find {email}")
+            return {"customer": "live"}
+
         self.agent: Agent[None, str] = Agent(
             FunctionModel(desk_model, model_name=MODEL),
             name="desk",
             capabilities=capabilities,
+            toolsets=[crm.prefixed("crm")],
             retries=retries,
         )
-        ran = self.ran
 
         @self.agent.tool_plain
         async def get_weather(city: str) -> str:

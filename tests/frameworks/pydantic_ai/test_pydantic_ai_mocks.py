@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic_ai import Agent
+from pydantic_ai.toolsets import FunctionToolset
 from tests.frameworks.pydantic_ai.scripted_desk import DeskAgent, script, seen
 
 import agenteval
@@ -218,6 +220,42 @@ def test_the_mock_sees_the_models_arguments_and_a_callable_result_is_called_with
         ({"title": "later"}, {"id": "T-later"}, "mock"),
         ({"title": "coerced", "priority": "2"}, {"id": "T-coerced"}, "mock"),
     ]
+
+
+def test_a_tool_of_a_prefixed_toolset_is_mocked_by_the_name_the_model_calls(
+    tmp_path: Path,
+) -> None:
+    desk = DeskAgent()
+    store = tmp_path / "runs.db"
+    steps = script([("crm_find", {"email": "a@b.c"})])
+    mocks = {"crm_find": {"when": {"email": "a@b.c"}, "result": {"customer": "Ada"}}}
+    case = EvalCase(id="crm", input=steps, tool_mocks=mocks, tool_mocks_only=True)
+    agenteval.evaluate(desk.agent, [case], store=store)
+    trial = only(store).trial
+    assert desk.ran == []
+    assert trial.failure is None
+    assert [(c.name, c.result, c.mocked) for c in trial.tool_calls] == [
+        ("crm_find", {"customer": "Ada"}, "mock")
+    ]
+
+
+def test_the_tools_read_before_a_run_are_named_as_the_model_is_offered_them() -> None:
+    """What a check of the mocks against the agent's tools reads: the prefixed toolset's tool
+    under its prefixed name, a renamed one under its new name."""
+    desk = DeskAgent()
+    specs = PydanticAIAgent(desk.agent).tool_specs()
+    assert set(specs) == {"get_weather", "create_ticket", "charge_card", "crm_find"}
+    assert specs["crm_find"].name == "crm_find"
+    assert specs["crm_find"].parameters["required"] == ["email"]
+    renamed = Agent(
+        desk.agent.model, toolsets=[FunctionToolset([free]).renamed({"lookup": "free"})]
+    )
+    assert set(PydanticAIAgent(renamed).tool_specs()) == {"lookup"}
+
+
+def free(day: str) -> bool:
+    """Whether the calendar is free that day."""
+    return True
 
 
 def test_run_level_mocks_apply_to_every_case_and_a_cases_own_mock_wins(tmp_path: Path) -> None:

@@ -45,7 +45,13 @@ from pydantic_ai.messages import (
     TextPart,
     UserPromptPart,
 )
-from pydantic_ai.toolsets import FunctionToolset
+from pydantic_ai.toolsets import (
+    CombinedToolset,
+    FunctionToolset,
+    PrefixedToolset,
+    RenamedToolset,
+    WrapperToolset,
+)
 from pydantic_core import to_json, to_jsonable_python
 
 from agenteval.agents.environment import ToolEnvironment
@@ -147,12 +153,12 @@ class PydanticAIAgent(FrameworkAgent):
 
     def tool_specs(self) -> dict[str, ToolSpec]:
         """The function tools registered on the agent (its function toolsets among
-        `agent.toolsets`), read without a run; a run records what it actually offered."""
+        `agent.toolsets`, also inside prefixed, renamed and combined ones, by the names the
+        model is offered), read without a run; a run records what it actually offered (an MCP
+        server's or a dynamic toolset's tools are known only then)."""
         specs: dict[str, ToolSpec] = {}
         for toolset in self.agent.toolsets:
-            if isinstance(toolset, FunctionToolset):
-                for tool in toolset.tools.values():
-                    specs[tool.name] = _spec(tool.tool_def)
+            specs.update(_registered(toolset))
         return specs
 
     async def run_case(self, case: EvalCase) -> Trial:
@@ -424,6 +430,33 @@ def _history(messages: Sequence[Message]) -> list[ModelMessage]:
     if pending:
         history.append(ModelRequest(parts=pending))
     return history
+
+
+def _registered(toolset: Any) -> dict[str, ToolSpec]:
+    """The function tools under `toolset`, by the names a run offers them under (a prepare
+    function or a filter, which only a run applies, left out)."""
+    if isinstance(toolset, FunctionToolset):
+        return {tool.name: _spec(tool.tool_def) for tool in toolset.tools.values()}
+    if isinstance(toolset, CombinedToolset):
+        merged: dict[str, ToolSpec] = {}
+        for child in toolset.toolsets:
+            merged.update(_registered(child))
+        return merged
+    if not isinstance(toolset, WrapperToolset):
+        return {}
+    inner = _registered(toolset.wrapped)
+    if isinstance(toolset, PrefixedToolset):
+        names = {name: f"{toolset.prefix}_{name}" for name in inner}
+    elif isinstance(toolset, RenamedToolset):
+        names = {original: new for new, original in toolset.name_map.items()}
+    else:
+        return inner
+    return {
+        names.get(name, name): ToolSpec(
+            name=names.get(name, name), description=spec.description, parameters=spec.parameters
+        )
+        for name, spec in inner.items()
+    }
 
 
 def _spec(tool: Any) -> ToolSpec:
