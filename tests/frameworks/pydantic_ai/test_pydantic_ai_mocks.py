@@ -12,12 +12,14 @@ from typing import Any
 
 from pydantic_ai import Agent
 from pydantic_ai.toolsets import FunctionToolset
+from tests.frameworks.pydantic_ai.scripted import Ledger, ledger_agent
 from tests.frameworks.pydantic_ai.scripted_desk import DeskAgent, script, seen
 
 import agenteval
 from agenteval import EvalCase, FailureCause, RunStore
 from agenteval.agents.environment import EnvironmentPlan, ReplayBook
 from agenteval.agents.frameworks.pydantic_ai import PydanticAIAgent
+from agenteval.case import Invocation
 from agenteval.engine.trials import TrialRunner
 from agenteval.retry import RetryPolicy
 from agenteval.run import TrialResult
@@ -421,3 +423,53 @@ def test_a_replayed_run_answers_with_the_recorded_results(tmp_path: Path) -> Non
     assert live.failure is None
     assert desk.ran == ["get_weather Rome"]
     assert [(c.result, c.mocked) for c in live.tool_calls] == [("Rome: live", None)]
+
+
+def test_a_sequence_goes_on_across_the_turns_of_a_conversation(tmp_path: Path) -> None:
+    """Each turn is a run of its own (the model makes calls with the same ids again); the
+    trial's environment, and where its sequence stands, spans them all."""
+    desk = DeskAgent()
+    store = tmp_path / "runs.db"
+    charge = script([("charge_card", {"amount": 1})])
+    mocks = {"charge_card": {"sequence": [{"result": "one"}, {"result": "two"}]}}
+    case = EvalCase(
+        id="talk",
+        conversation=[Invocation(input=charge), Invocation(input=charge)],
+        tool_mocks=mocks,
+    )
+    agenteval.evaluate(desk.agent, [case], store=store)
+    trial = only(store).trial
+    assert desk.ran == []
+    assert [(c.id, c.result, c.mocked) for c in trial.tool_calls] == [
+        ("s0c0", "one", "mock"),
+        ("s0c0", "two", "mock"),
+    ]
+    assert trial.metadata["turn_outputs"] == [
+        json.dumps([["charge_card", "success", "one"]]),
+        json.dumps([["charge_card", "success", "two"]]),
+    ]
+
+
+def test_a_wrapper_agent_and_an_agent_with_deps_are_mocked_alike(tmp_path: Path) -> None:
+    from pydantic_ai.agent import WrapperAgent
+
+    desk = DeskAgent()
+    store = tmp_path / "runs.db"
+    mocks = {"get_weather": {"result": "mocked"}}
+    case = EvalCase(id="w", input=script([("get_weather", {"city": "Rome"})]), tool_mocks=mocks)
+    agenteval.evaluate(WrapperAgent(desk.agent), [case], store=store)
+    assert desk.ran == []
+    assert [(c.result, c.mocked) for c in only(store).trial.tool_calls] == [("mocked", "mock")]
+
+    # A tool taking the run's context (`@agent.tool`), whose deps the trial's factory makes.
+    ledgers: list[Ledger] = []
+
+    def make_deps() -> Ledger:
+        ledgers.append(Ledger())
+        return ledgers[-1]
+
+    agent = PydanticAIAgent(ledger_agent(), deps=make_deps)
+    weather = EvalCase(id="l", input="Weather in Oslo?", tool_mocks=mocks)
+    agenteval.evaluate(agent, [weather], store=store)
+    assert [(c.result, c.mocked) for c in only(store).trial.tool_calls] == [("mocked", "mock")]
+    assert [ledger.cities for ledger in ledgers] == [[]]  # the tool never ran
