@@ -14,25 +14,17 @@ a tool the agent called: they are left out, and a retry of one counts as `output
 The tools offered are pydantic-ai's own `ToolDefinition`s: read during the run by a capability
 agenteval adds to it (`prepare_tools` / `prepare_output_tools`, observe-only), so tools a
 `prepare` function or a dynamic toolset offers are the ones recorded; before any run, from the
-function toolsets among `agent.toolsets`.
+function toolsets among `agent.toolsets` (inside prefixed, renamed and combined ones too).
 
-Tool mocks and replay (a trial with an environment, `agents/environment.py`): a second per-run
-capability wraps the run's assembled toolset (`get_wrapper_toolset`), so each call pydantic-ai
-has validated reaches `env.answer` where the tool would run (`call_tool`). A mocked or replayed
-call gets its answer after the latency, and the tool never runs; an injected error is raised
-there, so the hooks of the agent's own capabilities (`on_tool_execute_error`, turning it into a
-`ModelRetry` say) see it as the tool's. Arguments that fail pydantic-ai's validation never reach
-the mock: they take pydantic-ai's own retry path, as for a real call. The user's agent is not
-changed: both capabilities are given to each run (`capabilities=`).
+Tool mocks and replay: a second per-run capability has the trial's environment answer the tool
+calls where the tools would run (`pydantic_ai_mocks.py`).
 """
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
 import pydantic_ai.messages as pai_messages
@@ -52,15 +44,10 @@ from pydantic_ai.toolsets import (
     RenamedToolset,
     WrapperToolset,
 )
-from pydantic_core import to_json, to_jsonable_python
+from pydantic_core import to_json
 
-from agenteval.agents.environment import ToolEnvironment
-from agenteval.agents.frameworks.base import (
-    FrameworkAgent,
-    TrialBuilder,
-    conversation,
-    tool_arguments,
-)
+from agenteval.agents.frameworks.base import FrameworkAgent, TrialBuilder, conversation
+from agenteval.agents.frameworks.pydantic_ai_mocks import answering_capability, answers
 from agenteval.agents.recorder import record_retry
 from agenteval.agents.trial_state import current_environment
 from agenteval.case import EvalCase, Message
@@ -169,8 +156,8 @@ class PydanticAIAgent(FrameworkAgent):
         offered: Any = cast("type[Any]", _offered_class())()  # not None: __init__ checked
         capabilities = [offered]
         environment = current_environment()
-        if environment is not None and _answers(environment):
-            capabilities.append(_answering(environment))
+        if environment is not None and answers(environment):
+            capabilities.append(answering_capability(environment))
         reader = _Reader(builder, offered)
         history: list[Any] = _history(talk.history)
         deps = await self._make_deps(case)
@@ -240,103 +227,6 @@ def _offered_class() -> type[Any] | None:
             return tool_defs
 
     return Offered
-
-
-@dataclass(frozen=True)
-class _Asked:
-    """The call pydantic-ai is executing, as the model made it (its arguments as recorded)."""
-
-    name: str
-    call_id: str
-    arguments: dict[str, Any]
-
-
-_ASKED: contextvars.ContextVar[_Asked | None] = contextvars.ContextVar(
-    "agenteval_pydantic_ai_asked", default=None
-)
-"""Set around the execution of each call (`wrap_tool_execute`, which sees the call), read where
-the tool would run (`call_tool`, which sees only the validated arguments)."""
-
-
-def _answers(environment: ToolEnvironment) -> bool:
-    """Whether the trial's environment may answer a call in place of a tool (a state alone
-    never does: then the run's tools are left as they are)."""
-    return bool(environment.mocks or environment.replay is not None or environment.mocks_only)
-
-
-def _answering(environment: ToolEnvironment) -> Any:
-    """The per-run capability through which `environment` answers the run's tool calls."""
-    answering = _answering_class()
-    if answering is None:
-        raise AgentLoadError(
-            "this pydantic-ai is too old for agenteval to mock or replay its agents' tools (it "
-            "needs the capabilities' get_wrapper_toolset and wrap_tool_execute)",
-            hint="pip install -U 'agenteval[pydantic-ai]'",
-        )
-    return answering(environment)
-
-
-@functools.cache
-def _answering_class() -> type[Any] | None:
-    """The capability that has the trial's environment answer the run's tool calls in place of
-    the tools (see the module); None for a pydantic-ai without the hooks it needs."""
-    try:
-        from pydantic_ai.capabilities import AbstractCapability
-        from pydantic_ai.toolsets import WrapperToolset
-    except ImportError:
-        return None
-    hooks = ("get_wrapper_toolset", "wrap_tool_execute")
-    if not all(hasattr(AbstractCapability, hook) for hook in hooks):
-        return None
-
-    @dataclass
-    class Answered(WrapperToolset[Any]):
-        """The run's tools, each call first asked of the environment: its answer, or the tool
-        (`None`: nothing mocks or replays it). Raised here, an error is the tool's."""
-
-        environment: ToolEnvironment
-
-        async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
-            # No `spec`: pydantic-ai has validated the arguments against the tool's own
-            # validator (the source of its JSON schema, and laxer: "3" for an int passes), and
-            # sent invalid ones back to the model; the schema would only refuse what it took.
-            answer = self.environment.answer(name, _arguments(name, tool_args, ctx))
-            if answer is None:
-                return await super().call_tool(name, tool_args, ctx, tool)
-            return await answer.settle()
-
-    class Answering(AbstractCapability[Any]):
-        """Puts `Answered` around the run's tools, and notes the call being executed."""
-
-        def __init__(self, environment: ToolEnvironment) -> None:
-            self.environment = environment
-
-        def get_wrapper_toolset(self, toolset: Any) -> Any:
-            return Answered(toolset, self.environment)
-
-        async def wrap_tool_execute(
-            self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any
-        ) -> Any:
-            asked = _Asked(call.tool_name, call.tool_call_id, tool_arguments(call.args))
-            token = _ASKED.set(asked)
-            try:
-                return await handler(args)
-            finally:
-                _ASKED.reset(token)
-
-    return Answering
-
-
-def _arguments(name: str, validated: dict[str, Any], ctx: Any) -> dict[str, Any]:
-    """The arguments a mock or the replay sees: the model's, as the trial records them (so a
-    `when`, a replayed call and the recorded call agree; pydantic-ai has validated them, and
-    its defaults are not added), else the validated ones as plain data (a call some wrapper
-    makes on its own)."""
-    asked = _ASKED.get()
-    if asked is not None and asked.name == name and asked.call_id == ctx.tool_call_id:
-        return asked.arguments
-    plain = to_jsonable_python(validated, fallback=str)
-    return plain if isinstance(plain, dict) else {"input": plain}
 
 
 class _Reader:
