@@ -7,9 +7,9 @@ assembled toolset (`get_wrapper_toolset`), so each call pydantic-ai has validate
 `env.answer` where the tool would run (`call_tool`). A mocked or replayed call gets its answer
 after the latency, and the tool never runs; an injected error is raised there, so the hooks of the
 agent's own capabilities (`on_tool_execute_error`, turning it into a `ModelRetry` say) see it as
-the tool's. Arguments that fail pydantic-ai's validation never reach the mock: they take pydantic-
-ai's own retry path, as for a real call. The user's agent is not changed: the capability is given
-to each run (`capabilities=`), never added to the agent.
+the tool's. Arguments that fail pydantic-ai's validation never reach the mock: they take
+pydantic-ai's own retry path, as for a real call. The user's agent is not changed: the capability
+is given to each run (`capabilities=`), never added to the agent.
 
 The arguments the environment sees are the model's, as the trial records them (pydantic-ai
 has validated them; its defaults are not added): a `when`, a replayed call and the recorded
