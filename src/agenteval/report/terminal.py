@@ -46,6 +46,7 @@ SCORER_MEANINGS = {
     "tool_faithfulness": "numbers and text in the answer come from tool results",
     "retrieval_recall": "share of relevant documents that a search returned",
     "avoids_forbidden_text": "the answer says none of the forbidden phrases",
+    "state_match": "the final environment state holds the expected_state",
 }
 
 RUBRIC_MEANINGS = {
