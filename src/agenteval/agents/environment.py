@@ -204,7 +204,8 @@ class ToolEnvironment:
         self.mocks_only = mocks_only
         self.replay = replay
         self.replay_fallthrough = replay_fallthrough
-        self.state: dict[str, Any] = copy.deepcopy(dict(initial_state or {}))
+        # No copy to make without an initial state (W1-mocks: the common case costs nothing).
+        self.state: dict[str, Any] = copy.deepcopy(dict(initial_state)) if initial_state else {}
         self.stateful = stateful or initial_state is not None
         """Whether the trial's final state is stored (it has a state to speak of)."""
         self.violation: Failure | None = None
