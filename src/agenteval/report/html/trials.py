@@ -39,6 +39,12 @@ def _shown(value: Any) -> str:
     return _clip(json.dumps(plain, indent=2, ensure_ascii=False, default=repr))
 
 
+def _one_line(value: Any) -> str:
+    """A value as compact JSON, for a line of the expectations list."""
+    plain = to_jsonable_python(value, fallback=repr)
+    return _clip(json.dumps(plain, ensure_ascii=False, default=repr), 2000)
+
+
 def _call_view(call: ToolCall) -> dict[str, Any]:
     return {
         "name": call.name,
@@ -226,7 +232,7 @@ def trace(view: TrialView) -> dict[str, Any]:
     if case.must_not_contain is not None:
         expected.append(("must not contain", " · ".join(case.must_not_contain)))
     if case.expected_state is not None:
-        expected.append(("expected state", _shown(case.expected_state) or "{}"))
+        expected.append(("expected state", _one_line(case.expected_state)))
     return {
         "input": _clip(_input_text(result)),
         "expected": expected,
