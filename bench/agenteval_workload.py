@@ -1,12 +1,15 @@
 """agenteval's side of workloads W1–W3: one fake agent, one exact-match scorer, full store.
 
     python bench/agenteval_workload.py --cases N --latency-ms L --concurrency C --workdir DIR
-        [--stream]
+        [--stream] [--tool-mocks]
 
 The agent awaits `L` ms (no await at all when `L` is 0) and answers "Paris"; every case expects
 "Paris". Only the `evaluate` call is timed. The cases are a list built beforehand, as the
 peers get them, or with `--stream` a generator that `evaluate` reads once, into the store (the
-way to run more cases than memory holds; building the cases is then inside the timed call). Everything is persisted, as in any agenteval run:
+way to run more cases than memory holds; building the cases is then inside the timed call).
+With `--tool-mocks` the run mocks a tool (`evaluate(..., tool_mocks=...)`) that no case mocks
+and the agent never calls: every trial then gets its tool environment, and W1-mocks against W1
+is what that costs a case without mocks. Everything is persisted, as in any agenteval run:
 the run, every case, every trial and every score go to a SQLite store in `DIR`. The last line
 of stdout is one JSON object (see `bench/run.py`).
 """
@@ -49,8 +52,16 @@ def _agent(latency_s: float):  # type: ignore[no-untyped-def]
     return answer
 
 
+MOCK_OF_ANOTHER_TOOL = {"create_ticket": {"result": {"id": "T-1"}}}
+"""W1-mocks: the run's mock of a tool the agent never calls."""
+
+
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0], sys.argv[1:], stream=True)
+    argv = sys.argv[1:]
+    mocks = "--tool-mocks" in argv
+    args = parse_args(
+        __doc__.splitlines()[0], [a for a in argv if a != "--tool-mocks"], stream=True
+    )
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     store = workdir / "agenteval.db"
@@ -70,6 +81,7 @@ def main() -> None:
         builtins=False,
         concurrency=args.concurrency,
         store=store,
+        tool_mocks=MOCK_OF_ANOTHER_TOOL if mocks else None,
     )
     seconds = time.perf_counter() - start
     cpu_seconds = time.process_time() - cpu_start
@@ -85,6 +97,7 @@ def main() -> None:
                 "cpu_seconds": cpu_seconds,
                 "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "persists": "every trial and score in SQLite",
+                "tool_mocks": mocks,
             }
         )
     )

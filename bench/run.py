@@ -65,7 +65,9 @@ class Workload:
     script: str | None = None
     """A workload script under bench/ (W4, W5) that agenteval runs instead of the protocol."""
     args: tuple[str, ...] = ()
-    """Arguments to agenteval's `script` (not to the peers' scripts)."""
+    """Arguments to agenteval's `script`, or to its W1–W3 runner (never to the peers')."""
+    floor: bool = True
+    """Whether the bare asyncio floor runs it too (not for a variant of agenteval's own)."""
     peer_scripts: Mapping[str, str] = field(default_factory=dict)
     """For a script workload: peer -> its runner under bench/, run with the peer's python."""
     peer_requirements: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -110,6 +112,15 @@ WORKLOADS_BY_KEY: dict[str, Workload] = {
     for w in (
         Workload("import", "import time, which no workload counts", peers=ALL_PEERS),
         Workload("W1", "overhead: 2,000 trials, 0 ms, concurrency 50", 2000, 0, 50, ALL_PEERS),
+        Workload(
+            "W1-mocks",
+            "W1 with a run's tool mock on (the cases have none): its cost per trial",
+            2000,
+            0,
+            50,
+            args=("--tool-mocks",),
+            floor=False,
+        ),
         Workload(
             "W2", "concurrency: 1,000 trials, 100 ms, concurrency 50", 1000, 100, 50, ALL_PEERS
         ),
@@ -238,7 +249,7 @@ def run_one(workload: Workload, framework: str, workdir: Path) -> dict[str, Any]
         str(workdir),
     ]
     if framework == AGENTEVAL:
-        command = [sys.executable, str(BENCH / "agenteval_workload.py"), *protocol]
+        command = [sys.executable, str(BENCH / "agenteval_workload.py"), *protocol, *workload.args]
         if workload.stream:
             command.append("--stream")
     elif framework == FLOOR:
@@ -276,7 +287,7 @@ def frameworks_of(workload: Workload, peers: Sequence[str], slow: bool) -> list[
     if workload.script is not None:
         return [AGENTEVAL, *(p for p in workload.peer_scripts if p in peers)]
     wanted = [*workload.peers, *(workload.slow_peers if slow else ())]
-    floor = [FLOOR] if workload.cases else []  # not for the import times
+    floor = [FLOOR] if workload.cases and workload.floor else []  # not for the import times
     return [AGENTEVAL, *floor, *(p for p in wanted if p in peers)]
 
 
@@ -351,7 +362,7 @@ def table(results: Results, workloads: Sequence[Workload], peers: Sequence[str])
             continue
         if w.key == "import":
             row(w, "import time", "s", lambda f, k=w.key: results.median(k, f, "seconds"))
-        elif w.key == "W1":
+        elif w.key.startswith("W1"):
             row(w, "time per trial", "ms", lambda f, w=w: _per_trial_ms(results, w, f))
         elif w.key.startswith("W2"):
             row(

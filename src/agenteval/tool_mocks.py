@@ -179,6 +179,11 @@ class ToolMock(_Model):
         dumped = [rule.model_dump(mode="json") for rule in rules]
         return dumped[0] if len(dumped) == 1 and rules[0].when is None else dumped
 
+    def answers(self, arguments: dict[str, Any]) -> bool:
+        """Whether a call with these arguments takes an answer of this mock (a `sequence`
+        answers every call; rules, when one applies)."""
+        return self.sequence is not None or any(r.applies(arguments) for r in self.rules or ())
+
     def arguments_named(self) -> set[str]:
         """The argument names the rules' `when` look at (checked against the tool's schema)."""
         return {key for rule in self.rules or () if rule.when for key in rule.when}

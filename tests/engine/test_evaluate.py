@@ -156,6 +156,7 @@ def test_to_json_has_the_documented_shape(store: Path) -> None:
         "result": [{"id": "paris", "text": "Paris is the capital of France."}],
         "error": None,
         "duration_s": first["tool_calls"][0]["duration_s"],
+        "mocked": None,  # the tool ran: no mock answered
     }
     assert set(first["scores"]["exact_match"]) >= {"value", "passed", "reason"}
 

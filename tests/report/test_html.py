@@ -72,6 +72,8 @@ def xss_run() -> tuple[RunInfo, list[TrialResult]]:
             relevant_docs=[xss(c + 4)],
             must_not_contain=[xss(c + 5)],
             tags=[f"tag-{c % 2}", xss(c + 6)],
+            initial_state={xss(c + 7): [xss(c + 8)]},
+            expected_state={"ticket": xss(c + 9), xss(c + 10): {"nested": xss(c + 11)}},
         )
         for t in range(2):
             k = c * 2 + t
@@ -81,6 +83,7 @@ def xss_run() -> tuple[RunInfo, list[TrialResult]]:
                     arguments={"query": xss(k + 1), xss(k + 2): [xss(k + 3)]},
                     result=[{"id": xss(k + 4), "snippet": xss(k + 5)}],
                     duration_s=0.01,
+                    mocked="mock" if t == 0 else "replay",
                 ),
                 ToolCall(name="calculator", arguments={"expression": "1/0"}, error=xss(k + 6)),
             ]
@@ -104,6 +107,7 @@ def xss_run() -> tuple[RunInfo, list[TrialResult]]:
                 retries={"timeout": 1} if failed else {},
                 failure=Failure(cause=FailureCause.TIMEOUT, message=xss(k + 9)) if failed else None,
                 metadata={"note": xss(k + 10)},
+                state={"ticket": xss(k + 11), xss(k + 12): [xss(k + 13)]},
             )
             passed = (c + t) % 2 == 0
             scores = {

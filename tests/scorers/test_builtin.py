@@ -27,6 +27,7 @@ SEED_ORDER = [
     "tool_faithfulness",
     "retrieval_recall",
     "avoids_forbidden_text",
+    "state_match",
 ]
 
 TOOLS = {"search": ToolSpec(name="search", parameters={"type": "object"})}

@@ -36,6 +36,7 @@ CASE = EvalCase(
     max_tool_calls=1,
     relevant_docs=["doc-1"],
     must_not_contain=["HACKED"],
+    expected_state={"reported": True},
 )
 
 
@@ -57,7 +58,7 @@ def score_all(trial: Trial) -> dict[str, Score]:
 
 
 def test_the_case_makes_every_scorer_apply() -> None:
-    scores = score_all(Trial(output="5 million", tool_calls=[search()]))
+    scores = score_all(Trial(output="5 million", tool_calls=[search()], state={"reported": True}))
     assert {name: score.value for name, score in scores.items()} == dict.fromkeys(
         BUILTIN_SCORERS, 1.0
     )
@@ -76,6 +77,7 @@ def test_no_scorer_judges_an_infrastructure_failure(cause: FailureCause) -> None
     trial = Trial(
         output="5 million",
         tool_calls=[search()],
+        state={"reported": True},
         failure=Failure(cause=cause, message="gave up after 3 tries"),
     )
     reason = (
@@ -109,6 +111,8 @@ def test_a_trial_the_agent_failed_after_its_calls_is_judged(cause: FailureCause)
     assert scores["avoids_forbidden_text"].reason == (
         f"the trial gave no answer ({cause.value}: boom): nothing was said"
     )
+    # The state it left is judged like the calls it made (here it left none).
+    assert scores["state_match"].value == 0.0
 
 
 @pytest.mark.parametrize("cause", AGENT_FAULTS)

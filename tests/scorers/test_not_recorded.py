@@ -160,6 +160,7 @@ READS = {
     "tool_faithfulness": {"output", "tool_calls"},
     "retrieval_recall": {"tool_calls"},
     "avoids_forbidden_text": {"output"},
+    "state_match": {"state"},
 }
 
 

@@ -162,7 +162,8 @@ class ToolEnvironment:
         self.mocks_only = mocks_only
         self.replay = replay
         self.replay_fallthrough = replay_fallthrough
-        self.state: dict[str, Any] = copy.deepcopy(dict(initial_state or {}))
+        # No copy to make without an initial state (W1-mocks: the common case costs nothing).
+        self.state: dict[str, Any] = copy.deepcopy(dict(initial_state)) if initial_state else {}
         self.stateful = stateful or initial_state is not None
         """Whether the trial's final state is stored (it has a state to speak of)."""
         self.violation: Failure | None = None
@@ -201,6 +202,12 @@ class ToolEnvironment:
         do not fit `spec`, an unmocked call of a `tool_mocks_only` case, and a replay miss."""
         args = dict(arguments)
         mock = self.mocks.get(tool)
+        checked = False
+        if mock is not None and spec is not None and mock.answers(args):
+            # Refused before the mock answers: a refused call takes no answer of a sequence
+            # and applies no `set_state`, as a real tool would not have run.
+            self._check(tool, args, spec)
+            checked = True
         answer = self._mocked(tool, args, mock) if mock is not None else None
         if answer is None and self.replay is not None:
             answer = self._replayed(tool, args)
@@ -222,13 +229,17 @@ class ToolEnvironment:
                     ),
                 )
             return None
-        if spec is not None:
-            problem = _argument_problem(tool, args, spec)
-            if problem is not None:
-                raise ToolArgumentsError(f"{tool}: the arguments do not fit its schema: {problem}")
+        if spec is not None and not checked:
+            self._check(tool, args, spec)
         with self._lock:
             self.answered.append((tool, args, answer.kind))
         return answer
+
+    @staticmethod
+    def _check(tool: str, args: dict[str, Any], spec: ToolSpec) -> None:
+        problem = _argument_problem(tool, args, spec)
+        if problem is not None:
+            raise ToolArgumentsError(f"{tool}: the arguments do not fit its schema: {problem}")
 
     def _mocked(self, tool: str, args: dict[str, Any], mock: ToolMock) -> Answer | None:
         if mock.sequence is not None:

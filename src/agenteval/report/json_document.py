@@ -99,9 +99,12 @@ def result_document(result: TrialResult) -> dict[str, Any]:
                 "result": to_jsonable_python(call.result, fallback=repr),
                 "error": call.error,
                 "duration_s": call.duration_s,
+                "mocked": call.mocked,  # "mock" / "replay": the tool did not run
             }
             for call in trial.tool_calls
         ],
+        "expected_state": to_jsonable_python(result.case.expected_state, fallback=repr),
+        "state": to_jsonable_python(trial.state, fallback=repr),  # None: the trial had none
         "scores": {
             name: {
                 "value": score.value,

@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 SECTION_SCORERS: dict[str, tuple[str, ...]] = {
-    "correctness": ("exact_match",),
+    "correctness": ("exact_match", "state_match"),
     "tool_use": (
         "tool_selection",
         "tool_arguments_valid",

@@ -12,6 +12,7 @@ from agenteval.scorers.context import ScoringContext
 from agenteval.scorers.grounding import RetrievalRecall, ToolFaithfulness
 from agenteval.scorers.recorded import reads
 from agenteval.scorers.safety import AvoidsForbiddenText
+from agenteval.scorers.state import StateMatch
 from agenteval.scorers.tools import (
     RedundantCalls,
     StepEfficiency,
@@ -30,6 +31,7 @@ __all__ = [
     "Scorer",
     "ScorerResult",
     "ScoringContext",
+    "StateMatch",
     "StepEfficiency",
     "ToolArgumentsValid",
     "ToolExecution",

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TypeAlias
 
 from agenteval.errors import ScorerError
-from agenteval.scorers import answer, grounding, safety
+from agenteval.scorers import answer, grounding, safety, state
 from agenteval.scorers import tools as tool_scorers
 from agenteval.scorers.base import Scorer
 from agenteval.trace import ToolSpec
@@ -26,6 +26,7 @@ BuiltinScorer: TypeAlias = (
     | grounding.ToolFaithfulness
     | grounding.RetrievalRecall
     | safety.AvoidsForbiddenText
+    | state.StateMatch
 )
 """Any one of the built-in scorer classes' instances."""
 
@@ -40,6 +41,7 @@ BUILTIN_SCORERS: dict[str, type[BuiltinScorer]] = {
     "tool_faithfulness": grounding.ToolFaithfulness,
     "retrieval_recall": grounding.RetrievalRecall,
     "avoids_forbidden_text": safety.AvoidsForbiddenText,
+    "state_match": state.StateMatch,
 }
 """Every built-in scorer class by the name its scores carry, in the order reports list them."""
 

@@ -39,6 +39,12 @@ def _shown(value: Any) -> str:
     return _clip(json.dumps(plain, indent=2, ensure_ascii=False, default=repr))
 
 
+def _one_line(value: Any) -> str:
+    """A value as compact JSON, for a line of the expectations list."""
+    plain = to_jsonable_python(value, fallback=repr)
+    return _clip(json.dumps(plain, ensure_ascii=False, default=repr), 2000)
+
+
 def _call_view(call: ToolCall) -> dict[str, Any]:
     return {
         "name": call.name,
@@ -47,7 +53,13 @@ def _call_view(call: ToolCall) -> dict[str, Any]:
         "has_result": call.result is not None,
         "error": call.error,
         "duration": format_seconds(call.duration_s) if call.duration_s is not None else "",
+        "mocked": _MOCKED.get(call.mocked or "", ""),
     }
+
+
+_MOCKED = {"mock": "mocked", "replay": "replayed"}
+"""How a call answered in place of its tool is labelled (`ToolCall.mocked`): the tool never
+ran, so its result is the case's (or the replayed run's), not the world's."""
 
 
 def _steps(trial: Trial) -> list[dict[str, Any]]:
@@ -219,6 +231,8 @@ def trace(view: TrialView) -> dict[str, Any]:
         expected.append(("relevant documents", ", ".join(case.relevant_docs)))
     if case.must_not_contain is not None:
         expected.append(("must not contain", " · ".join(case.must_not_contain)))
+    if case.expected_state is not None:
+        expected.append(("expected state", _one_line(case.expected_state)))
     return {
         "input": _clip(_input_text(result)),
         "expected": expected,
@@ -237,4 +251,6 @@ def trace(view: TrialView) -> dict[str, Any]:
         "retries": ", ".join(f"{reason} {n}" for reason, n in trial.retries.items()),
         "attempts": trial.attempts,
         "metadata": _shown(trial.metadata) if trial.metadata else "",
+        "initial_state": _shown(case.initial_state) if case.initial_state else "",
+        "state": None if trial.state is None else _shown(trial.state) or "{}",
     }

@@ -1,0 +1,176 @@
+"""state_match: the trial's final environment state holds the case's expected_state."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agenteval
+from agenteval import EvalCase, Failure, FailureCause, Trial
+from agenteval.catalog import resolve_scorers
+from agenteval.errors import ScorerError
+from agenteval.redaction import REDACTED
+from agenteval.scorers.redacted import KEPT, scoring_from_store
+from agenteval.scorers.state import StateMatch, state_difference
+
+match = StateMatch()
+exact = StateMatch(exact=True)
+
+
+def case(expected: dict[str, Any] | None) -> EvalCase:
+    return EvalCase(id="c", input="q", expected_state=expected)
+
+
+def test_no_expected_state_is_no_score_and_declined() -> None:
+    score = match(case(None), Trial(state={"a": 1}))
+    assert (score.value, score.passed, score.reason) == (
+        None,
+        None,
+        "no expected_state in the case",
+    )
+    assert match.declines(case(None)) == "no expected_state in the case"
+    assert match.declines(case({})) is None
+
+
+def test_listed_keys_must_be_equal_and_others_are_ignored() -> None:
+    expected = {"tickets": [{"id": "T-1", "status": "open"}], "charged": 42}
+    state = {"tickets": [{"id": "T-1", "status": "open", "by": "bot"}], "charged": 42, "x": 1}
+    score = match(case(expected), Trial(state=state))
+    assert score.passed is True and score.value == 1.0
+    assert score.reason == "the state holds the 2 expected keys"
+
+
+def test_the_reason_names_the_first_difference_by_path() -> None:
+    expected = {"tickets": [{"id": "T-1", "status": "open"}], "charged": 42}
+    state = {"tickets": [{"id": "T-1", "status": "closed"}], "charged": 41}
+    score = match(case(expected), Trial(state=state))
+    assert score.passed is False and score.value == 0.0
+    assert score.reason == 'state.tickets[0].status: expected "open", got "closed"'
+    assert score.details["difference"] == score.reason
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "reason"),
+    [
+        ({"a": {"b": 1}}, {"a": {}}, "state.a.b: missing (expected 1)"),
+        ({"a": 1}, {}, "state.a: missing (expected 1)"),
+        ({"a": [1, 2]}, {"a": [1]}, "state.a: expected 2 items, got 1"),
+        ({"a": [1, 2]}, {"a": [2, 1]}, "state.a[0]: expected 1, got 2"),
+        ({"a": [1]}, {"a": "1"}, 'state.a: expected a list, got "1"'),
+        ({"a": {"b": 1}}, {"a": 3}, "state.a: expected a mapping, got 3"),
+        ({"a": True}, {"a": 1}, "state.a: expected true, got 1"),  # a flag is no count
+        ({"a": 1}, {"a": True}, "state.a: expected 1, got true"),
+        ({"a": None}, {"a": 0}, "state.a: expected null, got 0"),
+        ({"odd key": 1}, {"odd key": 2}, 'state["odd key"]: expected 1, got 2'),
+        ({"a": "x" * 200}, {"a": "y"}, 'state.a: expected "' + "x" * 78 + '…, got "y"'),
+    ],
+)
+def test_each_kind_of_difference(expected: Any, actual: Any, reason: str) -> None:
+    assert state_difference(expected, actual) == reason
+    assert match(case(expected), Trial(state=actual)).reason == reason
+
+
+def test_equal_values_of_other_shapes_match() -> None:
+    assert state_difference({"a": 1}, {"a": 1.0}) is None  # numbers by value
+    assert state_difference({"a": [1, {"b": 2}]}, {"a": (1, {"b": 2, "c": 3})}) is None
+
+
+def test_exact_names_a_key_not_expected_at_any_level() -> None:
+    assert exact(case({"a": 1}), Trial(state={"a": 1})).passed is True
+    score = exact(case({"a": 1}), Trial(state={"a": 1, "b": 2}))
+    assert score.passed is False
+    assert score.reason == "state.b: not expected (exact), got 2"
+    nested = exact(case({"a": {"b": 1}}), Trial(state={"a": {"b": 1, "c": 0}}))
+    assert nested.reason == "state.a.c: not expected (exact), got 0"
+    assert match(case({"a": {"b": 1}}), Trial(state={"a": {"b": 1, "c": 0}})).passed is True
+
+
+def test_an_empty_expected_state_is_an_expectation() -> None:
+    # Any state holds it; with exact, only an empty state does.
+    assert match(case({}), Trial(state={"a": 1})).passed is True
+    assert match(case({}), Trial(state={})).passed is True
+    assert exact(case({}), Trial(state={})).passed is True
+    failed = exact(case({}), Trial(state={"a": 1}))
+    assert failed.passed is False and failed.reason == "state.a: not expected (exact), got 1"
+
+
+def test_a_trial_with_no_state_fails_saying_so() -> None:
+    for scorer in (match, exact):
+        for expected in ({}, {"a": 1}):
+            score = scorer(case(expected), Trial(output="done"))
+            assert score.passed is False and score.value == 0.0
+            assert "left no environment state" in (score.reason or "")
+
+
+def test_an_infrastructure_failure_is_not_judged_and_an_agent_failure_is() -> None:
+    timed_out = Trial(state={"a": 1}, failure=Failure(cause=FailureCause.TIMEOUT, message="30s"))
+    score = match(case({"a": 1}), timed_out)
+    assert score.value is None and "infrastructure" in (score.reason or "")
+    crashed = Trial(state={"a": 2}, failure=Failure(cause=FailureCause.AGENT_ERROR, message="x"))
+    assert match(case({"a": 1}), crashed).reason == "state.a: expected 1, got 2"
+
+
+def test_it_is_a_built_in_with_the_exact_setting() -> None:
+    from agenteval.scorers.builtin import BUILTIN_SCORERS
+
+    assert BUILTIN_SCORERS["state_match"] is StateMatch
+    assert StateMatch.reads == frozenset({"state"})
+    (configured,) = resolve_scorers([{"name": "state_match", "exact": True}], builtins=False)
+    assert configured == StateMatch(exact=True)
+    with pytest.raises(ScorerError, match="state_match has no setting 'exactly'"):
+        resolve_scorers([{"name": "state_match", "exactly": True}], builtins=False)
+
+
+def test_a_rescore_does_not_decide_on_masked_values() -> None:
+    trial = Trial(state={"token": f"sk-proj-{REDACTED}"})
+    expected = case({"token": f"sk-proj-{REDACTED}"})
+    assert match(expected, trial).passed is True  # live: what the agent wrote
+    with scoring_from_store():
+        assert match(expected, trial).value is None
+        assert match(case({"n": 1}), Trial(state={"n": 1})).passed is True  # no mark: decided
+
+
+# -- through a run: the state stored, the verdict, a rescore -----------------------------------
+
+KEY_A = "sk-proj-Q7vX2mLp9RtY4kWz8NcB3dFh6JsA1gUe5iOq0HxVbT"
+KEY_B = "sk-proj-ZZZZ2mLp9RtY4kWz8NcB3dFh6JsA1gUe5iOq0Hxyyy"
+
+
+@agenteval.tool
+def save_key(key: str) -> str:
+    agenteval.state()["api_key_in_use"] = key
+    agenteval.state()["saves"] = agenteval.state().get("saves", 0) + 1
+    return "saved"
+
+
+def saves_key_b(prompt: str) -> str:
+    save_key(KEY_B)
+    return "done"
+
+
+def test_a_run_scores_the_state_and_a_rescore_keeps_a_masked_verdict(tmp_path: Path) -> None:
+    store = tmp_path / "runs.db"
+    cases = [
+        EvalCase(id="count", input="q", initial_state={"saves": 1}, expected_state={"saves": 2}),
+        EvalCase(id="key", input="q", expected_state={"api_key_in_use": KEY_A}),
+        EvalCase(id="none", input="q"),
+    ]
+    run = agenteval.evaluate(saves_key_b, cases, store=store)
+    live = {result.case.id: result for result in run.iter_results()}
+    assert live["count"].scores["state_match"].passed is True
+    # Read back from the store: the key is masked there.
+    assert live["count"].trial.state == {"saves": 2, "api_key_in_use": f"sk-proj-{REDACTED}"}
+    wrong = live["key"].scores["state_match"]
+    assert wrong.passed is False and (wrong.reason or "").startswith("state.api_key_in_use:")
+    assert live["none"].scores["state_match"].value is None
+    with sqlite3.connect(store) as conn:
+        rows = [data for (data,) in conn.execute("SELECT data FROM trials")]
+    conn.close()
+    assert all(KEY_B not in data for data in rows)  # the state is stored redacted
+    rescored = {r.case.id: r for r in agenteval.rescore(run.run_id, store=store).iter_results()}
+    kept = rescored["key"].scores["state_match"]
+    assert kept.passed is False and KEPT in kept.details  # not the false pass masks would give
+    assert rescored["count"].scores["state_match"].passed is True
