@@ -36,6 +36,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     field_validator,
     model_serializer,
     model_validator,
@@ -97,6 +98,7 @@ class MockAnswer(_Model):
     error: str | None = None
     latency_s: float | None = Field(default=None, ge=0)
     set_state: dict[str, Any] | None = None
+    _function: Callable[..., Any] | None = PrivateAttr(default=None)
 
     @field_validator("latency_s")
     @classmethod
@@ -109,6 +111,11 @@ class MockAnswer(_Model):
 
     @model_validator(mode="after")
     def _one_answer(self) -> MockAnswer:
+        if callable(self.result):
+            # Held as its reference, as a stored run keeps it (the store copies fields, never
+            # a function); the function itself answers in this process.
+            self._function = self.result
+            self.result = {CALLABLE_KEY: callable_reference(self.result)}
         given = self.model_fields_set
         if "result" in given and "error" in given:
             raise PydanticCustomError("mock_both", "a `result` and an `error` are both given")
@@ -123,16 +130,19 @@ class MockAnswer(_Model):
         """Whether this answer is an error."""
         return "error" in self.model_fields_set
 
+    @property
+    def function(self) -> Callable[..., Any] | None:
+        """The function given as the `result`, in the process that gave it; None read back
+        from a store (the `result` names it: `{"agenteval.callable": "module:qualname"}`)."""
+        return self._function
+
     @model_serializer
     def _written(self) -> dict[str, Any]:
-        # As written: only the keys given (a result of None stays a result), and a function
-        # given as the result by its reference.
+        # As written: only the keys given (a result of None stays a result).
         written: dict[str, Any] = {}
         for key in _ANSWER_KEYS:
             if key in self.model_fields_set:
                 written[key] = getattr(self, key)
-        if "result" in written and callable(self.result):
-            written["result"] = {CALLABLE_KEY: callable_reference(self.result)}
         return written
 
 
