@@ -289,3 +289,29 @@ def test_agenteval_yaml_mock_of_an_unknown_tool_names_its_line(tmp_path: Path) -
     assert "agenteval.yaml:6, field 'tool_mocks.lookup_ordr'" in said
     assert "did you mean 'lookup_order'?" in said
     assert "Traceback" not in done.stderr
+
+
+def test_a_framework_agent_s_declared_tools_are_what_the_run_knows(tmp_path: Path) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.test import TestModel
+
+    model = TestModel()
+    agent = Agent(model, name="weather")
+
+    @agent.tool_plain
+    def get_weather(city: str) -> str:
+        return "sunny"
+
+    cases = [
+        EvalCase(id="ok", input="hi", tool_mocks={"get_weather": {"result": "rain"}}),
+        EvalCase(
+            id="bad", input="hi", tool_mocks={"get_weather": [{"when": {"town": "x"}, "result": 1}]}
+        ),
+    ]
+
+    with pytest.raises(DatasetError) as caught:
+        evaluate(agent, cases, store=tmp_path / "runs.db")
+
+    assert (caught.value.case, caught.value.field) == ("bad", "tool_mocks.get_weather.0.when.town")
+    assert "which get_weather does not take (its arguments: city)" in caught.value.message
+    assert model.last_model_request_parameters is None  # the model was never asked
