@@ -188,3 +188,43 @@ def test_a_streamed_case_s_lambda_is_refused_before_the_first_trial(tmp_path: Pa
     assert (caught.value.case, caught.value.field) == ("b", "tool_mocks.get_temperature")
     assert "a lambda" in caught.value.message
     assert ran == []
+
+
+def count_call(city: str) -> dict[str, Any]:
+    """A function result that reads and changes the trial's own state."""
+    state = agenteval.state()
+    state["calls"] = state.get("calls", 0) + 1
+    return {"celsius": state["calls"], "city": city}
+
+
+def test_function_results_and_sequences_stay_per_trial_at_concurrency_8(tmp_path: Path) -> None:
+    REAL.clear()
+
+    async def agent(city: str) -> str:
+        seen = []
+        for _ in range(3):
+            await asyncio.sleep(0)  # let the other trials interleave
+            seen.append(get_temperature(city)["celsius"])
+            seen.append(get_humidity(city)["percent"])
+        return f"{city} {seen}"
+
+    cases = [
+        EvalCase(
+            id=f"c{i}",
+            input=f"city{i}",
+            initial_state={"calls": 0},
+            tool_mocks={
+                "get_temperature": {"result": count_call},
+                "get_humidity": {"sequence": [{"result": {"percent": n}} for n in (1, 2, 3)]},
+            },
+        )
+        for i in range(16)
+    ]
+
+    run = evaluate(agent, cases, trials=2, concurrency=8, store=tmp_path / "runs.db")
+
+    assert len(run.results) == 32
+    for result in run.results:
+        assert result.trial.output == f"{result.case.input} [1, 1, 2, 2, 3, 3]"
+        assert result.trial.state == {"calls": 3}
+    assert REAL == []
