@@ -338,3 +338,21 @@ def test_the_keys_a_message_lists_are_the_model_s() -> None:
     from agenteval.tool_mocks import MockRule
 
     assert set(MOCK_KEYS) == set(MockRule.model_fields)
+
+
+def fixture_weather(city: str) -> dict[str, str]:
+    return {"city": city}
+
+
+def test_a_function_result_is_written_as_its_reference_and_reads_back(tmp_path: Path) -> None:
+    case = EvalCase(id="f", input="hi", tool_mocks={"get_weather": {"result": fixture_weather}})
+    reference = {"agenteval.callable": f"{__name__}:fixture_weather"}
+
+    (back,) = load_cases(dump_cases([case], tmp_path / "cases.yaml"))
+
+    assert back.tool_mocks is not None
+    (answer,) = back.tool_mocks["get_weather"].rules or []
+    assert answer.result == reference and answer.function is None
+    assert case.tool_mocks is not None
+    (given,) = case.tool_mocks["get_weather"].rules or []
+    assert given.result == reference and given.function is fixture_weather

@@ -315,3 +315,26 @@ def test_a_framework_agent_s_declared_tools_are_what_the_run_knows(tmp_path: Pat
     assert (caught.value.case, caught.value.field) == ("bad", "tool_mocks.get_weather.0.when.town")
     assert "which get_weather does not take (its arguments: city)" in caught.value.message
     assert model.last_model_request_parameters is None  # the model was never asked
+
+
+@pytest.mark.parametrize("suffix", ["json", "jsonl", "csv"])
+def test_the_line_is_found_in_every_format(tmp_path: Path, suffix: str) -> None:
+    from agenteval.datasets import dump_cases
+
+    cases = [
+        EvalCase(id="a", input="A-1"),
+        EvalCase(id="b", input="A-2", tool_mocks={"lookup_ordr": {"result": 1}}),
+    ]
+    if suffix == "csv":
+        path = tmp_path / "cases.csv"
+        path.write_text('id,input,tool_mocks\na,A-1,\nb,A-2,"{""lookup_ordr"": {""result"": 1}}"\n')
+        line = 3
+    else:
+        path = dump_cases(cases, tmp_path / f"cases.{suffix}")
+        text = path.read_text().splitlines()
+        line = next(n for n, t in enumerate(text, 1) if "lookup_ordr" in t)
+
+    with pytest.raises(DatasetError) as caught:
+        evaluate(order_agent, path, store=tmp_path / "runs.db")
+
+    assert (caught.value.file, caught.value.line, caught.value.case) == (str(path), line, "b")

@@ -5,8 +5,9 @@ A mock of a tool the agent does not have, or a `when` on an argument its tool do
 would never answer: the case would quietly test the real tool (or fail as unmocked). So it is
 refused up front, naming the tool meant. The run knows the agent's tools from `tools=` (the run
 option), a framework agent's `tool_specs()`, the built-in agent's tools, or the
-`@agenteval.tool` registry of a plain callable; it does not know an HTTP agent's, nor a plain
-callable's when it declares none: then nothing is said (a mock of a tool never called simply
+`@agenteval.tool` registry of a plain callable; it does not know an HTTP agent's, a plain
+callable's when it declares none, nor a framework agent's when its adapter reads none (tools
+hidden inside a graph's own nodes): then nothing is said (a mock of a tool never called simply
 never answers). Cases streamed from a generator are checked as they stream into the store,
 before the first trial. The check is a few dictionary look-ups per mocked tool; a case without
 mocks costs one attribute read.
@@ -47,8 +48,8 @@ def agent_tools(agent: Any, options: RunOptions) -> Mapping[str, ToolSpec] | Non
         return options.tools
     if agent is None or isinstance(agent, HttpAgent):
         return None
-    if isinstance(agent, FrameworkAgent):
-        return agent.tool_specs()
+    if isinstance(agent, FrameworkAgent):  # none read: tools the adapter cannot see
+        return agent.tool_specs() or None
     if isinstance(agent, BuiltinAgent):
         return {spec.name: spec for spec in agent.tool_specs}
     return known_tools() or None  # a plain callable: its `@agenteval.tool`s, if it has any
