@@ -356,3 +356,46 @@ def test_a_function_result_is_written_as_its_reference_and_reads_back(tmp_path: 
     assert case.tool_mocks is not None
     (given,) = case.tool_mocks["get_weather"].rules or []
     assert given.result == reference and given.function is fixture_weather
+
+
+def test_an_adk_eval_set_keeps_mocks_and_state_under_its_agenteval_key(tmp_path: Path) -> None:
+    from agenteval.evalset import EvalSet
+
+    path = EvalSet(id="weather", cases=[CASE]).save(tmp_path / "weather.evalset.json")
+    written = json.loads(path.read_text())["eval_cases"][0]
+
+    (back,) = load_cases(path)
+
+    assert written["agenteval"]["case"]["tool_mocks_only"] is True
+    assert back.tool_mocks == CASE.tool_mocks and back.tool_mocks_only
+    assert (back.initial_state, back.expected_state) == (CASE.initial_state, CASE.expected_state)
+
+
+def test_an_adk_eval_set_without_mocks_is_written_as_before(tmp_path: Path) -> None:
+    from agenteval.evalset import EvalSet
+
+    plain = EvalCase(id="p", input="hi", expected_output="hello")
+    path = EvalSet(id="plain", cases=[plain]).save(tmp_path / "plain.evalset.json")
+
+    assert "agenteval" not in json.loads(path.read_text())["eval_cases"][0]
+
+
+def test_a_mock_mistake_in_an_adk_eval_set_names_its_line(tmp_path: Path) -> None:
+    from agenteval.evalset import EvalSet
+
+    path = EvalSet(id="weather", cases=[CASE]).save(tmp_path / "weather.evalset.json")
+    data = json.loads(path.read_text())
+    data["eval_cases"][0]["agenteval"]["case"]["tool_mocks"]["create_ticket"]["latency_s"] = -1
+    path.write_text(json.dumps(data, indent=2))
+    line = next(n for n, t in enumerate(path.read_text().splitlines(), 1) if '"latency_s": -1' in t)
+
+    with pytest.raises(DatasetError) as caught:
+        load_cases(path)
+
+    error = caught.value
+    assert (error.line, error.case, error.field) == (
+        line,
+        "weather",
+        "tool_mocks.create_ticket.latency_s",
+    )
+    assert "`latency_s` is the delay before the answer" in error.message
