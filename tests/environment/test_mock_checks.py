@@ -338,3 +338,18 @@ def test_the_line_is_found_in_every_format(tmp_path: Path, suffix: str) -> None:
         evaluate(order_agent, path, store=tmp_path / "runs.db")
 
     assert (caught.value.file, caught.value.line, caught.value.case) == (str(path), line, "b")
+
+
+def test_a_run_without_mocks_never_asks_for_the_agent_s_tools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agenteval.engine.mock_check as mock_check
+
+    def refuse(*args: Any) -> None:
+        raise AssertionError("the agent's tools were asked for")
+
+    monkeypatch.setattr(mock_check, "agent_tools", refuse)
+
+    run = evaluate(lambda q: q, [EvalCase(input="a"), EvalCase(input="b")], store=tmp_path / "r.db")
+
+    assert len(run.results) == 2

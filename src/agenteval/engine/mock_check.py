@@ -62,18 +62,35 @@ def checked_mocks(
     is read, its functions given as results checked to load again). Raises `DatasetError`
     for a case's mock (file, line, case), `OptionError` for the run's (agenteval.yaml's line,
     or the `tool_mocks` option)."""
-    tools = agent_tools(agent, options)
-    if tools is not None:
-        _check_run(options, tools)
     file = str(source) if isinstance(source, str | Path) else None
+    mocked = options.tool_mocks or not isinstance(cases, Sequence)
+    if not mocked and not any(case.tool_mocks for case in cases):
+        return cases  # nothing to check: the agent's tools are not even asked for
+    tools = _Tools(agent, options)
+    if options.tool_mocks and tools.known is not None:
+        _check_run(options, tools.known)
     if not isinstance(cases, Sequence):  # read back from the store: functions by reference
         return _checking(cases, tools, file)
-    if tools is None:
-        return cases
-    for case in cases:
-        if case.tool_mocks:
-            _check_case(case, tools, file)
+    if tools.known is not None:
+        for case in cases:
+            if case.tool_mocks:
+                _check_case(case, tools.known, file)
     return cases
+
+
+class _Tools:
+    """The agent's tools, asked for once, when a mock first needs them."""
+
+    def __init__(self, agent: Any, options: RunOptions) -> None:
+        self._agent, self._options = agent, options
+        self._asked = False
+        self._known: Mapping[str, ToolSpec] | None = None
+
+    @property
+    def known(self) -> Mapping[str, ToolSpec] | None:
+        if not self._asked:
+            self._known, self._asked = agent_tools(self._agent, self._options), True
+        return self._known
 
 
 def _check_run(options: RunOptions, tools: Mapping[str, ToolSpec]) -> None:
@@ -83,16 +100,14 @@ def _check_run(options: RunOptions, tools: Mapping[str, ToolSpec]) -> None:
             raise _run_error(name, problem, options)
 
 
-def _checking(
-    cases: Iterable[EvalCase], tools: Mapping[str, ToolSpec] | None, file: str | None
-) -> Iterator[EvalCase]:
+def _checking(cases: Iterable[EvalCase], tools: _Tools, file: str | None) -> Iterator[EvalCase]:
     """A stream, checked as it streams into the store (before the first trial). Its cases
     run as read back from the store, so a function given as a mock's result must load again
     by its reference, as on a resume."""
     for case in cases:
         if case.tool_mocks:
-            if tools is not None:
-                _check_case(case, tools, file)
+            if tools.known is not None:
+                _check_case(case, tools.known, file)
             for name, mock in case.tool_mocks.items():
                 _loads(name, mock, case.id)
         yield case
