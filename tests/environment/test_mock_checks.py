@@ -118,10 +118,10 @@ def test_the_run_s_mocks_are_checked_too(tmp_path: Path) -> None:
             order_agent,
             [EvalCase(input="A-1")],
             store=tmp_path / "runs.db",
-            tool_mocks={"lookup": {"result": 1}},
+            tool_mocks={"lookup_ordr": {"result": 1}},
         )
 
-    assert caught.value.field == "tool_mocks.lookup"
+    assert caught.value.field == "tool_mocks.lookup_ordr"
     assert "did you mean 'lookup_order'?" in caught.value.message
 
 

@@ -186,7 +186,8 @@ def test_a_streamed_case_s_lambda_is_refused_before_the_first_trial(tmp_path: Pa
         evaluate(agent, stream(), store=tmp_path / "runs.db")
 
     assert (caught.value.case, caught.value.field) == ("b", "tool_mocks.get_temperature")
-    assert "a lambda" in caught.value.message
+    assert "a lambda" in caught.value.message and "the stream's cases" in caught.value.message
+    assert caught.value.hint is not None and "give the cases as a list" in caught.value.hint
     assert ran == []
 
 
@@ -228,3 +229,23 @@ def test_function_results_and_sequences_stay_per_trial_at_concurrency_8(tmp_path
         assert result.trial.output == f"{result.case.input} [1, 1, 2, 2, 3, 3]"
         assert result.trial.state == {"calls": 3}
     assert REAL == []
+
+
+def test_a_run_mock_s_lambda_stops_the_resume_naming_the_run_s_mock(tmp_path: Path) -> None:
+    store = tmp_path / "runs.db"
+    gate = Gate("Rome")
+    cases = [EvalCase(id=city, input=city) for city in ("Paris", "Rome")]
+    mocks = {
+        "get_temperature": {"result": lambda city: {"celsius": 1}},
+        "get_humidity": {"result": {"percent": 1}},
+    }
+    run_id = asyncio.run(stopped_midway(gate, cases, store, tool_mocks=mocks))
+    gate.closed = False
+
+    with pytest.raises(DatasetError) as caught:
+        evaluate(gate.agent, cases, store=store, resume=run_id)
+
+    error = caught.value
+    assert (error.case, error.field) == (None, "tool_mocks.get_temperature")
+    assert error.message.startswith("the run's mock of 'get_temperature' answers with")
+    assert "a lambda" in error.message

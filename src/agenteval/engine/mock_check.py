@@ -109,7 +109,7 @@ def _checking(cases: Iterable[EvalCase], tools: _Tools, file: str | None) -> Ite
             if tools.known is not None:
                 _check_case(case, tools.known, file)
             for name, mock in case.tool_mocks.items():
-                _loads(name, mock, case.id)
+                _loads(name, mock, case.id, resuming=False)
         yield case
 
 
@@ -256,7 +256,13 @@ def check_resumable(cases: Iterable[EvalCase], run_mocks: Mapping[str, ToolMock]
             _loads(name, mock, case.id)
 
 
-def _loads(name: str, mock: ToolMock, case: str | None) -> None:
+_AGAIN = {
+    True: ("to resume the run", "and start the run again"),
+    False: ("as the stream's cases run from the store", "or give the cases as a list"),
+}
+
+
+def _loads(name: str, mock: ToolMock, case: str | None, resuming: bool = True) -> None:
     for answer in (*(mock.rules or ()), *(mock.sequence or ())):
         result = answer.result
         if not (isinstance(result, dict) and set(result) == {CALLABLE_KEY}):
@@ -272,11 +278,13 @@ def _loads(name: str, mock: ToolMock, case: str | None) -> None:
                 if "<locals>" in ref
                 else str(exc).splitlines()[0]
             )
+            when, then = _AGAIN[resuming]
+            whose = "the mock" if case is not None else "the run's mock"
             raise DatasetError(
-                f"the mock of {name!r} answers with the function {ref}, which cannot be loaded "
-                f"again to resume the run ({why})",
+                f"{whose} of {name!r} answers with the function {ref}, which cannot be loaded "
+                f"again {when} ({why})",
                 case=case,
                 field=f"tool_mocks.{name}",
                 hint="define the function at the top level of a module (so `module:name` loads "
-                "it), and start the run again",
+                f"it), {then}",
             ) from None
