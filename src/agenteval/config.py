@@ -197,6 +197,7 @@ class ProjectConfig(BaseModel):
     """The port of an OTLP/HTTP receiver for spans of agents in other processes (0: any)."""
     otlp_wait: float | None = Field(default=None, ge=0)
     """Seconds a trial waits for its agent service's spans after the answer."""
+    tool_mocks: Any = None  # what tools answer in every case: `RunOptions.tool_mocks` checks it
 
 
 @dataclass(frozen=True)
@@ -557,13 +558,14 @@ def resolve_settings(
             otlp_wait=pick(
                 otlp_wait, "AGENTEVAL_OTLP_WAIT", float, config.otlp_wait, DEFAULT_REMOTE_WAIT_S
             ),
+            tool_mocks=config.tool_mocks,
         )
     except OptionError as exc:
-        variable = from_environment.get(exc.field or "")
-        if variable is None and exc.field == "otlp_endpoint":  # the flag's, or the config's
-            if otlp_endpoint:
+        variable, steps = from_environment.get(exc.field or ""), (exc.field or "").split(".")
+        if variable is None and steps[0] in ("otlp_endpoint", "tool_mocks"):
+            if otlp_endpoint and exc.field == "otlp_endpoint":  # the flag's, or the config's
                 raise OptionError(exc.message, field="--otlp-endpoint", hint=exc.hint) from None
-            line = file_key_line(config_file, exc.field) if config_file else None
+            line = file_key_line(config_file, *steps) if config_file else None
             raise OptionError(
                 exc.message, file=config_file, line=line, field=exc.field, hint=exc.hint
             ) from None

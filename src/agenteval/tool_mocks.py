@@ -36,14 +36,17 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     field_validator,
     model_serializer,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 __all__ = [
     "CALLABLE_KEY",
     "INJECTED_ERRORS",
+    "MOCK_FIXES",
     "MockAnswer",
     "MockRule",
     "ToolMock",
@@ -65,6 +68,21 @@ def callable_reference(fn: Callable[..., Any]) -> str:
     return f"{module}:{name}"
 
 
+MOCK_FIXES: Final = {
+    "mock_both": "keep one; to answer some calls with an error, write rules with `when:` "
+    "or a `sequence:`",
+    "mock_neither": "add `result:` (what the tool returns; `null` is a result) or `error:` "
+    "(what it raises: a message, `timeout` or `rate_limited`)",
+    "mock_empty_error": "write the message the tool raises, or `timeout` / `rate_limited`",
+    "mock_latency": "write the delay in seconds, e.g. `latency_s: 0.2`, or remove it",
+    "mock_shape": "write `{result: ...}`, `{error: ...}`, a list of rules with `when:`, or "
+    "`{sequence: [...]}`",
+    "mock_no_rules": "write at least one rule (`- result: ...`), or remove the tool's mock",
+    "mock_empty_sequence": "list at least one answer (`- result: ...`), or remove the tool's mock",
+    "mock_unreachable": "move the rule without `when` last: the rules are tried in order",
+}
+"""The fix for each of a mock's own mistakes (pydantic's error type), for the messages."""
+
 _ANSWER_KEYS: Final = ("when", "result", "error", "latency_s", "set_state")
 
 
@@ -80,31 +98,31 @@ class MockAnswer(_Model):
     error: str | None = None
     latency_s: float | None = Field(default=None, ge=0)
     set_state: dict[str, Any] | None = None
+    _function: Callable[..., Any] | None = PrivateAttr(default=None)
 
     @field_validator("latency_s")
     @classmethod
     def _finite(cls, value: float | None) -> float | None:
         if value is not None and not math.isfinite(value):
-            raise ValueError("latency_s must be a finite number of seconds")
+            raise PydanticCustomError(
+                "mock_latency", "latency_s must be a finite number of seconds"
+            )
         return value
 
     @model_validator(mode="after")
     def _one_answer(self) -> MockAnswer:
+        if callable(self.result):
+            # Held as its reference, as a stored run keeps it (the store copies fields, never
+            # a function); the function itself answers in this process.
+            self._function = self.result
+            self.result = {CALLABLE_KEY: callable_reference(self.result)}
         given = self.model_fields_set
         if "result" in given and "error" in given:
-            raise ValueError(
-                "a mock answers with a `result` or an `error`, not both "
-                "(write two rules, with `when:`, or a `sequence:`)"
-            )
+            raise PydanticCustomError("mock_both", "a `result` and an `error` are both given")
         if "result" not in given and "error" not in given:
-            raise ValueError(
-                "a mock needs a `result` (what the tool returns; `null` is a result) "
-                "or an `error` (what it raises)"
-            )
+            raise PydanticCustomError("mock_neither", "neither a `result` nor an `error` is given")
         if self.error is not None and not self.error.strip():
-            raise ValueError(
-                "`error` is empty: give the message the tool raises, or `timeout` / `rate_limited`"
-            )
+            raise PydanticCustomError("mock_empty_error", "`error` is empty")
         return self
 
     @property
@@ -112,16 +130,19 @@ class MockAnswer(_Model):
         """Whether this answer is an error."""
         return "error" in self.model_fields_set
 
+    @property
+    def function(self) -> Callable[..., Any] | None:
+        """The function given as the `result`, in the process that gave it; None read back
+        from a store (the `result` names it: `{"agenteval.callable": "module:qualname"}`)."""
+        return self._function
+
     @model_serializer
     def _written(self) -> dict[str, Any]:
-        # As written: only the keys given (a result of None stays a result), and a function
-        # given as the result by its reference.
+        # As written: only the keys given (a result of None stays a result).
         written: dict[str, Any] = {}
         for key in _ANSWER_KEYS:
             if key in self.model_fields_set:
                 written[key] = getattr(self, key)
-        if "result" in written and callable(self.result):
-            written["result"] = {CALLABLE_KEY: callable_reference(self.result)}
         return written
 
 
@@ -164,11 +185,21 @@ class ToolMock(_Model):
     @model_validator(mode="after")
     def _one_shape(self) -> ToolMock:
         if (self.rules is None) == (self.sequence is None):
-            raise ValueError("a tool's mock is a list of rules, one answer, or a `sequence:`")
+            raise PydanticCustomError(
+                "mock_shape", "a tool's mock is a list of rules, one answer, or a `sequence:`"
+            )
         if self.rules is not None and not self.rules:
-            raise ValueError("a tool's mock needs at least one rule")
+            raise PydanticCustomError("mock_no_rules", "a tool's mock needs at least one rule")
         if self.sequence is not None and not self.sequence:
-            raise ValueError("a `sequence:` needs at least one answer")
+            raise PydanticCustomError("mock_empty_sequence", "a `sequence:` has no answer")
+        for position, rule in enumerate((self.rules or [])[:-1]):
+            if rule.when is None:  # it takes every call: the rules after it never answer
+                raise PydanticCustomError(
+                    "mock_unreachable",
+                    "rule {position} has no `when`, so it answers every call and the rules "
+                    "after it never do",
+                    {"position": position + 1},
+                )
         return self
 
     @model_serializer

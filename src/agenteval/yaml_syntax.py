@@ -200,23 +200,31 @@ def _reindent(lines: list[str], at: int, prefix: str, meaning: str) -> Iterator[
 # --- where a top-level key of a YAML mapping is written, for messages that name a line
 
 
-def key_line(text: str, key: str) -> int | None:
-    """The line (1-based) of the top-level `key` in the YAML `text`, if it parses and has it."""
+def key_line(text: str, key: str, *inner: str) -> int | None:
+    """The line (1-based) of the top-level `key` in the YAML `text`, if it parses and has it;
+    with `inner` keys (a list's item by its number), of the deepest of them it has."""
     try:
         node = yaml.compose(text)
     except yaml.YAMLError:
         return None
-    if isinstance(node, yaml.MappingNode):
-        for key_node, _ in node.value:
-            if key_node.value == key:
-                return int(key_node.start_mark.line) + 1
-    return None
+    line: int | None = None
+    for step in (key, *inner):
+        child = None
+        if isinstance(node, yaml.MappingNode):
+            child = next(((k, v) for k, v in node.value if k.value == step), None)
+        elif isinstance(node, yaml.SequenceNode) and step.isdigit() and int(step) < len(node.value):
+            child = (node.value[int(step)], node.value[int(step)])
+        if child is None:
+            return line
+        line = int(child[0].start_mark.line) + 1
+        node = child[1]
+    return line
 
 
-def file_key_line(path: Path, key: str) -> int | None:
+def file_key_line(path: Path, key: str, *inner: str) -> int | None:
     """`key_line` of the file at `path` (None when it cannot be read)."""
     try:
-        return key_line(path.read_text(encoding="utf-8"), key)
+        return key_line(path.read_text(encoding="utf-8"), key, *inner)
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -259,7 +259,7 @@ class ToolEnvironment:
         latency = chosen.latency_s or 0.0
         if chosen.raises:
             return Answer("mock", error=injected_error(chosen.error or "", tool), latency_s=latency)
-        return Answer("mock", result=_result(chosen.result, args), latency_s=latency)
+        return Answer("mock", result=_result(chosen, args), latency_s=latency)
 
     def _replayed(self, tool: str, args: dict[str, Any]) -> Answer | None:
         assert self.replay is not None
@@ -301,14 +301,15 @@ class ToolEnvironment:
         return copy.deepcopy(self.state) if self.stateful else None
 
 
-def _result(result: Any, args: dict[str, Any]) -> Any:
-    if isinstance(result, dict) and set(result) == {CALLABLE_KEY}:
-        # A stored case's function (a resumed run), loaded again by its reference.
+def _result(answer: MockAnswer, args: dict[str, Any]) -> Any:
+    function, result = answer.function, answer.result
+    if function is None and isinstance(result, dict) and set(result) == {CALLABLE_KEY}:
+        # A stored case's function (a resumed run, a streamed case), loaded by its reference.
         from agenteval.loading import load_object
 
-        result = load_object(result[CALLABLE_KEY])
-    if callable(result):
-        return result(**args)
+        function = load_object(result[CALLABLE_KEY])
+    if function is not None:
+        return function(**args)
     return copy.deepcopy(result)
 
 

@@ -17,7 +17,9 @@
     `relevant_docs`, `must_not_contain`, `keywords`, `tags`, `rubrics`. A list cell is either a
     JSON array (`["a", "b"]`) or items separated by `|` (`a|b`); each item is stripped of
     surrounding spaces;
-  - `metadata.<key>`: one column per metadata key; the cell's text becomes `metadata[<key>]`.
+  - `metadata.<key>`: one column per metadata key; the cell's text becomes `metadata[<key>]`;
+  - a JSON object: `tool_mocks`, `initial_state`, `expected_state`; true or false:
+    `tool_mocks_only`.
 
   An empty cell leaves its field unset. Cases with a `conversation` or an `agent_trace` need a
   YAML, JSON or JSONL file.

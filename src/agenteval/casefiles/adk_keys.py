@@ -104,6 +104,10 @@ CASE_ONLY = (
     "keywords",
     "context",
     "agent_trace",
+    "tool_mocks",
+    "tool_mocks_only",
+    "initial_state",
+    "expected_state",
 )
 """The `EvalCase` fields ADK has no field for: written under the eval case's `agenteval` key."""
 

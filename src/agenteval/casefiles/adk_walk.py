@@ -11,10 +11,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from agenteval.case import EvalCase
-from agenteval.casefiles.adk_keys import camel, unknown_key
+from agenteval.casefiles.adk_keys import AGENTEVAL_KEY, camel, unknown_key
 from agenteval.casefiles.positions import Loc, dotted
 from agenteval.errors import DatasetError
 from agenteval.jsonsafe import MAX_DEPTH, model_json
+from agenteval.mock_errors import explain_mock, written_path
+from agenteval.tool_mocks import MOCK_FIXES
 
 __all__ = ["AdkEvalSet", "AdkWalker", "adk_metadata", "describe_json"]
 
@@ -147,12 +149,32 @@ class AdkWalker:
             )
         return value
 
+    def mock_error(
+        self, mocks: Any, exc: ValidationError, loc: Loc, label: str | int
+    ) -> DatasetError:
+        """A mistake in the `tool_mocks` agenteval keeps under an eval case's `agenteval`
+        key, said as in any case file, at its line."""
+        errors = exc.errors(include_url=False)
+        path = written_path(errors[0]["loc"][1:], mocks)
+        said = explain_mock(path, [e for e in errors if e["loc"] == errors[0]["loc"]], mocks)
+        message, hint = said or (f"not a valid mock: {errors[0]['msg']}", MOCK_FIXES["mock_shape"])
+        return DatasetError(
+            message,
+            file=self.file,
+            line=self.line_of((*loc, AGENTEVAL_KEY, "case", "tool_mocks", *path)),
+            case=label,
+            field=dotted(("tool_mocks", *path)),
+            hint=hint,
+        )
+
     def validated(self, fields: dict[str, Any], loc: Loc, label: str | int) -> EvalCase:
         try:
             case = EvalCase(**fields)
         except ValidationError as exc:
             problem = exc.errors()[0]
             where = tuple(problem["loc"])
+            if where[:1] == ("tool_mocks",):  # kept under the case's `agenteval` key
+                raise self.mock_error(fields["tool_mocks"], exc, loc, label) from exc
             raise self.error(
                 f"not a valid case: {problem['msg']}",
                 loc,

@@ -25,6 +25,7 @@ from agenteval.casefiles.fields import (
 from agenteval.casefiles.positions import Loc, dotted, is_index
 from agenteval.casefiles.records import Record
 from agenteval.errors import DatasetError
+from agenteval.mock_errors import explain_mock
 from agenteval.suggestions import meant
 
 __all__ = ["explain"]
@@ -93,8 +94,8 @@ def _data_path(loc: Sequence[str | int], data: Any, kind: str) -> Loc:
             node = node[step]
         elif last and kind == "missing":
             path.append(step)
-        elif isinstance(step, str):
-            continue  # a union branch such as 'str' or 'list[Message]'
+        elif isinstance(step, str) or isinstance(node, dict):
+            continue  # a union branch such as 'str', or a tool mock's `rules.0` not written
         else:
             path.append(step)
             node = None
@@ -130,6 +131,10 @@ def _message(path: Loc, errors: list[Any], record: Record) -> tuple[str, str, st
     kind: str = error["type"]
     field = dotted(path) or None
     data = record.data
+    if path[:1] == ("tool_mocks",):  # the tool named, the fix for a mock's own mistakes
+        mock = explain_mock(path[1:], errors, data.get("tool_mocks"))
+        if mock is not None:
+            return (*mock, field)
     if kind == "extra_forbidden" and path:
         return _unknown_field(path, data)
     if kind == "missing" and path:

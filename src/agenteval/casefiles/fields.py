@@ -163,6 +163,10 @@ MEANINGS: dict[str, str | tuple[str, ...]] = {
     **dict.fromkeys(("tool_name", "function", "function_name"), "name"),
     **dict.fromkeys(("params", "parameters", "input_args", "kwargs"), "arguments"),
     **dict.fromkeys(("criterion", "description"), "content"),
+    **dict.fromkeys(("mocks", "tool_mock", "mock_tools", "tool_stubs", "stubs"), "tool_mocks"),
+    **dict.fromkeys(("mocks_only", "only_mocks", "mocked_only", "strict_mocks"), "tool_mocks_only"),
+    **dict.fromkeys(("state", "start_state", "init_state", "session_state"), "initial_state"),
+    **dict.fromkeys(("final_state", "end_state", "expected_final_state"), "expected_state"),
 }
 
 

@@ -2,8 +2,9 @@
 
 The columns are the text fields (`id`, `input`, `expected_output`, `context`), `max_tool_calls`,
 the list fields (a JSON array, or items separated by `|`) and `metadata.<key>`, one column per
-metadata key; an empty cell leaves its field unset. A case with a `conversation` or an
-`agent_trace` needs a YAML, JSON or JSONL file."""
+metadata key; `tool_mocks`, `initial_state` and `expected_state` as a JSON object in the cell,
+`tool_mocks_only` as true or false; an empty cell leaves its field unset. A case with a
+`conversation` or an `agent_trace` needs a YAML, JSON or JSONL file."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ __all__ = ["csv_records"]
 
 
 _CSV_TEXT = ("id", "input", "expected_output", "context")
-_CSV_NUMBERS = ("max_tool_calls",)
+_CSV_NUMBERS = ("max_tool_calls", "tool_mocks_only")
+_CSV_OBJECTS = ("tool_mocks", "initial_state", "expected_state")  # a JSON object in the cell
 _CSV_LISTS = (
     "expected_tools",
     "expected_tool_calls",
@@ -35,7 +37,7 @@ _CSV_LISTS = (
     "tags",
     "rubrics",
 )
-_CSV_COLUMNS = (*_CSV_TEXT, *_CSV_NUMBERS, *_CSV_LISTS)
+_CSV_COLUMNS = (*_CSV_TEXT, *_CSV_NUMBERS, *_CSV_LISTS, *_CSV_OBJECTS)
 _METADATA_PREFIX = "metadata."
 
 
@@ -181,6 +183,8 @@ def _csv_row(
             metadata[name[len(_METADATA_PREFIX) :].strip()] = cell
         elif name in _CSV_LISTS:
             data[name] = _csv_list(cell, name, file, line, label)
+        elif name in _CSV_OBJECTS:
+            data[name] = _csv_object(cell, name, file, line, label)
         elif name in _CSV_NUMBERS:
             data[name] = cell.strip()
         else:
@@ -209,3 +213,22 @@ def _csv_list(cell: str, column: str, file: str, line: int, label: str | int) ->
     if not isinstance(value, list):  # pragma: no cover - text starting with '[' is an array
         value = [value]
     return value
+
+
+def _csv_object(cell: str, column: str, file: str, line: int, label: str | int) -> Any:
+    """A cell holding a JSON object (`tool_mocks`, a state): the value is checked as the
+    case's field, so only its JSON is checked here."""
+    try:
+        return json.loads(cell)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"the cell is read as a JSON object, and is not valid JSON: {exc.msg} "
+            f"(character {exc.pos + 1} of the cell)",
+            file=file,
+            line=line,
+            case=label,
+            field=column,
+            hint='write a JSON object, e.g. {"get_weather": {"result": {"celsius": 14}}}'
+            if column == "tool_mocks"
+            else 'write a JSON object, e.g. {"balance": 100}',
+        ) from exc

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agenteval.case import EvalCase, ExpectedCall, Rubric
 from agenteval.casefiles.fields import INPUT_FIELDS, models_under, other_names
+from agenteval.tool_mocks import MockAnswer, MockRule, ToolMock
 
 __all__ = ["CaseFile", "case_file_schema"]
 
@@ -36,11 +37,37 @@ def case_file_schema() -> dict[str, Any]:
             definitions[model.__name__] = {
                 "anyOf": [{"type": "string", "description": shorthand}, definition]
             }
+    _written_mocks(definitions)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "agenteval case file",
         "description": "A list of cases, or a mapping with a `cases:` list.",
         **schema,
+    }
+
+
+def _written_mocks(definitions: dict[str, Any]) -> None:
+    """A tool's mock as it is written (one answer, a list of rules, or `sequence:`), not as the
+    model holds it; an answer has a `result` or an `error`, never both."""
+    if ToolMock.__name__ not in definitions:
+        return
+    one = [{"required": ["result"]}, {"required": ["error"]}]
+    for model in (MockAnswer, MockRule):
+        definitions[model.__name__]["oneOf"] = one
+    rule = {"$ref": f"#/$defs/{MockRule.__name__}"}
+    answer = {"$ref": f"#/$defs/{MockAnswer.__name__}"}
+    definitions[ToolMock.__name__] = {
+        "description": ToolMock.__doc__,
+        "anyOf": [
+            rule,
+            {"type": "array", "items": rule, "minItems": 1},
+            {
+                "type": "object",
+                "properties": {"sequence": {"type": "array", "items": answer, "minItems": 1}},
+                "required": ["sequence"],
+                "additionalProperties": False,
+            },
+        ],
     }
 
 

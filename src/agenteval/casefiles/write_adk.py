@@ -180,7 +180,9 @@ def adk_json(eval_set: NamedCases, *, file: str = "<eval set>") -> dict[str, Any
         weights = _weights(case.rubrics or [])
         if weights is not None:
             extension["rubric_weights"] = weights
-        own = case.model_dump(mode="json", include=set(CASE_ONLY), exclude_none=True)
+        own = case.model_dump(
+            mode="json", include=set(CASE_ONLY), exclude_none=True, exclude_defaults=True
+        )
         if own:
             extension["case"] = own
         if extension:

@@ -20,10 +20,11 @@ from pydantic import ValidationError
 from agenteval.agents.environment import EnvironmentPlan
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings
 from agenteval.errors import ConfigError
+from agenteval.mock_errors import explain_mock, written_path
 from agenteval.otel.live import DEFAULT_REMOTE_WAIT_S
 from agenteval.retry import RetryPolicy
 from agenteval.store import DEFAULT_STORE_PATH
-from agenteval.tool_mocks import ToolMock
+from agenteval.tool_mocks import MOCK_FIXES, ToolMock
 from agenteval.validation import first_problem
 
 if TYPE_CHECKING:
@@ -166,24 +167,26 @@ class RunOptions:
 
 def run_tool_mocks(given: Mapping[str, Any]) -> dict[str, ToolMock]:
     """A run's `tool_mocks` as `ToolMock`s, each checked: a mistake is an `OptionError` naming
-    the tool (`agenteval.yaml` adds its file and line)."""
+    the tool and the key as written (`tool_mocks.get_weather.latency_s`; agenteval.yaml adds
+    its file and line), with the fix."""
     if not isinstance(given, Mapping):
-        raise OptionError(
-            "tool_mocks is a mapping of tool names to their mocks",
-            field="tool_mocks",
-            hint="tool_mocks: {get_weather: {result: {celsius: 14}}}",
-        )
+        message, hint = explain_mock((), [{"type": "dict_type", "input": given}], given)
+        raise OptionError(message, field="tool_mocks", hint=hint)
     mocks: dict[str, ToolMock] = {}
     for name, mock in given.items():
         try:
             mocks[str(name)] = ToolMock.model_validate(mock)
         except ValidationError as exc:
-            raise OptionError(
-                f"the mock of {name!r} is not valid: {first_problem(exc)[0]}",
-                field=f"tool_mocks.{name}",
-                hint="a mock is `{result: ...}`, `{error: ...}`, a list of rules with `when:`, "
-                "or `{sequence: [...]}`",
-            ) from None
+            errors = exc.errors(include_url=False)
+            written = {name: mock}
+            path = written_path((name, *errors[0]["loc"]), written)
+            said = explain_mock(path, [e for e in errors if e["loc"] == errors[0]["loc"]], written)
+            message, hint = said or (
+                f"the mock of {name!r}: {first_problem(exc)[0]}",
+                MOCK_FIXES["mock_shape"],
+            )
+            field = ".".join(map(str, ("tool_mocks", *path)))
+            raise OptionError(message, field=field, hint=hint) from None
     return mocks
 
 

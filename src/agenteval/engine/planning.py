@@ -36,6 +36,7 @@ from agenteval.case import EvalCase
 from agenteval.catalog import SCORER_REFS, ResolvedScorers, resolve_run_scorers, scorer_reference
 from agenteval.datasets import load_cases
 from agenteval.engine.agent import load_agent
+from agenteval.engine.mock_check import check_resumable, checked_mocks
 from agenteval.engine.options import RunOptions
 from agenteval.engine.ownership import claim_run, current_owner
 from agenteval.engine.scheduler import EngineSettings
@@ -257,7 +258,7 @@ async def plan_new(
     lists; `run_id` (else a new one), `dataset` (else the case file, if `cases` names one)
     and `settings_extra` are recorded with the run."""
     settings = options.engine_settings(_declared(options))
-    given = given_cases(cases)
+    given = checked_mocks(given_cases(cases), agent, options, dataset or cases)
     choice = _choose_judge(options)
 
     def make() -> RunPlan:
@@ -426,6 +427,7 @@ async def plan_resume(
         tool_mocks=info.settings.get("tool_mocks", options.tool_mocks),  # the run's own
     )
     settings = options.engine_settings(infrastructure)
+    check_resumable(store.iter_cases(info.run_id), options.tool_mocks)
     choice = _choose_judge(options, info.settings.get("judge"))
 
     def make() -> RunPlan:

@@ -140,7 +140,8 @@ class AgentEvaluator:
     are those of `agenteval.evaluate`: `trials` per case (ADK's `num_runs`), `concurrency`,
     `timeout`, `retries`, the run `store`, the `judge` of the LLM criteria (else
     `AGENTEVAL_JUDGE`, else each criterion's `judge_model`), `use_cache` (the judge cache),
-    `prices` (for the run's cost) and the agent's `tools`. They are kept as one checked value,
+    `prices` (for the run's cost), the agent's `tools` and `tool_mocks` (what tools answer in
+    every case; a case's own mock of a tool wins). They are kept as one checked value,
     `evaluator.options` (and read as attributes: `evaluator.trials`); the run has no built-in
     scorer and no default judge rubric (`EVALUATOR_BUILTINS`): the criteria are its scores.
 
@@ -166,6 +167,7 @@ class AgentEvaluator:
         use_cache: bool = True,
         prices: PriceTable | None = None,
         tools: Mapping[str, ToolSpec] | None = None,
+        tool_mocks: Mapping[str, Any] | None = None,
     ) -> None:
         if config is not None and not isinstance(config, EvalConfig):
             raise TypeError(
@@ -190,6 +192,7 @@ class AgentEvaluator:
             use_cache=use_cache,
             prices=prices,
             tools=tools,
+            tool_mocks=tool_mocks,
             # The criteria are the run's scorers: no built-in scorer, no default judge rubric.
             builtins=EVALUATOR_BUILTINS,
             rubrics=(),
@@ -199,6 +202,7 @@ class AgentEvaluator:
     # The run settings, read as attributes (`evaluator.trials`): `options`'s.
     trials, concurrency, timeout, retries = Setting(), Setting(), Setting(), Setting()
     store, judge, use_cache, prices, tools = Setting(), Setting(), Setting(), Setting(), Setting()
+    tool_mocks = Setting()
 
     # --- what runs
 

@@ -104,6 +104,7 @@ class EvalSuite:
         tools: Mapping[str, ToolSpec] | None = None,
         use_cache: bool = True,
         prices: PriceTable | None = None,
+        tool_mocks: Mapping[str, Any] | None = None,
     ) -> Run:
         """Run `run_agent` over the suite's cases and score every trial with its evaluators.
 
@@ -116,7 +117,8 @@ class EvalSuite:
         evaluators only: `builtins=True` adds agenteval's built-in scorers (the default is
         `agenteval.engine.options.EVALUATOR_BUILTINS`), `rubrics` judge rubrics by name;
         `store` defaults to the suite's; `trials`, `concurrency`, `timeout`, `retries`,
-        `tools`, `use_cache` and `prices` are `evaluate`'s.
+        `tools`, `use_cache`, `prices` and `tool_mocks` (what tools answer in every case;
+        a case's own mock of a tool wins) are `evaluate`'s.
 
         `run` is the same, for code that is not async.
         """
@@ -144,6 +146,7 @@ class EvalSuite:
             rubrics=list(rubrics),
             use_cache=use_cache,
             prices=prices,
+            tool_mocks=tool_mocks,
         )
         planner = functools.partial(
             plan_new,

@@ -59,6 +59,7 @@ class EvalSpec:
         concurrency: int = CONCURRENCY,
         judge: Any = None,
         rubrics: Sequence[str] | None = None,
+        tool_mocks: Mapping[str, Any] | None = None,
     ) -> None:
         from agenteval.engine.options import OptionError, RunOptions
 
@@ -70,6 +71,7 @@ class EvalSpec:
             builtins=builtins,
             judge=judge,
             rubrics=rubrics,
+            tool_mocks=tool_mocks,
         )
         k = trials if pass_k is None else pass_k
         if not 1 <= k <= trials:
@@ -98,7 +100,7 @@ class EvalSpec:
 
     # The run settings, read as attributes (`spec.trials`): `options`'s.
     trials, builtins, timeout, retries = Setting(), Setting(), Setting(), Setting()
-    concurrency, judge, rubrics = Setting(), Setting(), Setting()
+    concurrency, judge, rubrics, tool_mocks = Setting(), Setting(), Setting(), Setting()
 
     def load_cases(self, base_dir: Path) -> list[EvalCase]:
         """The cases, read once per process (files relative to `base_dir`)."""
@@ -168,7 +170,8 @@ agenteval_cases.__doc__ = """Make the decorated test one test per case of `cases
     `agent`: a callable, `module:function` / `path/to/file.py:function` (relative to the test
     file), an HTTP agent's URL, or an `agent:` mapping of agenteval.yaml (`{url: ...}`,
     `{model: ...}`). `trials`, `scorers`, `builtins`, `judge`, `rubrics`, `timeout`, `retries`
-    are `agenteval.evaluate`'s; `concurrency` bounds the trials of one case in flight at once.
+    and `tool_mocks` (what tools answer in every case; a case's own mock of a tool wins) are
+    `agenteval.evaluate`'s; `concurrency` bounds the trials of one case in flight at once.
     `thresholds`, `required`, `pass_k`, `pass_k_min`: what the case must meet to pass.
     """
 
