@@ -136,3 +136,28 @@ def test_mocked_arguments_are_checked_against_the_schema(tmp_path: Path) -> None
     run = evaluate(wrong, [case], store=tmp_path / "runs.db")
     (trial,) = trials_of(run)
     assert trial.output.startswith("refused: charge_card: the arguments do not fit")
+
+
+def test_tool_execution_leaves_out_the_errors_a_mock_injected(tmp_path: Path) -> None:
+    injected = EvalCase(id="injected", input="x", tool_mocks={"get_weather": {"error": "timeout"}})
+    run = evaluate(weather_agent, [injected], store=tmp_path / "runs.db")
+    (result,) = run.results
+    score = result.scores["tool_execution"]
+    assert score.value is None
+    assert "injected error" in (score.reason or "")
+    real_error = EvalCase(id="real", input="x", tool_mocks={"charge_card": {"result": 1}})
+
+    @agenteval.tool
+    def broken(city: str) -> str:
+        raise RuntimeError("down")
+
+    def calls_broken(prompt: str) -> str:
+        try:
+            broken("x")
+        except RuntimeError:
+            return "sorry"
+        return "never"
+
+    run = evaluate(calls_broken, [real_error], store=tmp_path / "runs2.db")
+    (result,) = run.results
+    assert result.scores["tool_execution"].passed is False  # a real error still counts

@@ -155,7 +155,8 @@ class ToolExecution:
     and the trial's `tool_specs` for tools the run does not declare); when no tools are known,
     every call counts as having valid arguments.
 
-    Applies when at least one call had valid arguments. Not judged when the trial failed for an
+    A call a mock answered with an error (`error:` in `tool_mocks`) is left out: the case
+    injected that failure. Applies when at least one other call had valid arguments. Not judged when the trial failed for an
     infrastructure reason. Binary: 1.0 or 0.0; `details["failed"]` lists each failed call.
     """
 
@@ -171,15 +172,25 @@ class ToolExecution:
         if skipped is not None:
             return skipped
         tools = known_tools(self.tools, trial)
-        checked = [
+        # A mock's injected error is the failure the case asked for, not the agent's: whether
+        # the agent handled it is for the answer and the state to show. (A replayed error was
+        # the world's in the recorded run, and counts there as here.)
+        calls = [
             (index, call)
             for index, call in enumerate(trial.tool_calls)
+            if not (call.mocked == "mock" and call.error is not None)
+        ]
+        checked = [
+            (index, call)
+            for index, call in calls
             if not tools or argument_problem(call, tools, self._validators) is None
         ]
         if not checked:
             return Score(
                 name=self.name,
-                reason="no call had valid arguments (tool_arguments_valid reports them)",
+                reason="no call had valid arguments (tool_arguments_valid reports them)"
+                if calls
+                else "every call was answered by a mock's injected error (the case's own)",
             )
         failed: list[dict[str, Any]] = []
         for index, call in checked:
