@@ -17,12 +17,14 @@ noted (`violation`), so the engine fails the trial even when the agent caught th
 from __future__ import annotations
 
 import asyncio
+import builtins
 import copy
 import inspect
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Literal
 
 from agenteval.tool_mocks import CALLABLE_KEY, MockAnswer, ToolMock
@@ -66,16 +68,31 @@ _NAMED_LOCK = threading.Lock()
 
 
 def named_error(text: str) -> InjectedError:
-    """The exception a mock's `error: "TypeName: message"` raises: of a class named `TypeName`
-    (so the call's recorded error reads as written), else an `InjectedError` with the text."""
+    """The exception a mock's `error: "TypeName: message"` (or a replayed call's recorded
+    `TypeName: message`, or a bare `TypeName`) raises: of a class named `TypeName`, so the
+    call's recorded error reads as written; one of Python's own (`ValueError`, `KeyError`)
+    is also that class, so the agent's `except ValueError:` catches it as it would the real
+    one; agenteval's own injected ones are those classes. Else an `InjectedError` with the
+    text."""
     head, sep, message = text.partition(": ")
-    if sep and head.isidentifier():
-        with _NAMED_LOCK:
-            kind = _NAMED.get(head)
-            if kind is None:
-                kind = _NAMED[head] = type(head, (InjectedError,), {"__module__": __name__})
-        return kind(message)
-    return InjectedError(text)
+    if not head.isidentifier() or (not sep and not text.isidentifier()):
+        return InjectedError(text)
+    own = _OWN.get(head)
+    if own is not None:
+        return own(message)
+    with _NAMED_LOCK:
+        kind = _NAMED.get(head)
+        if kind is None:
+            builtin = getattr(builtins, head, None)
+            bases: tuple[type, ...] = (InjectedError,)
+            if isinstance(builtin, type) and issubclass(builtin, Exception):
+                bases = (InjectedError, builtin)
+            try:
+                kind = type(head, bases, {"__module__": __name__})
+            except TypeError:  # a builtin whose layout cannot be mixed in
+                kind = type(head, (InjectedError,), {"__module__": __name__})
+            _NAMED[head] = kind
+    return kind(message) if message else kind()
 
 
 def injected_error(text: str, tool: str) -> BaseException:
@@ -96,6 +113,12 @@ class InjectedRateLimit(InjectedError):
     """`error: rate_limited`: an HTTP 429 (`status_code`), as a client's status error says it."""
 
     status_code = 429
+
+
+_OWN: dict[str, type[InjectedError]] = {
+    kind.__name__: kind for kind in (InjectedError, InjectedTimeout, InjectedRateLimit)
+}
+"""agenteval's own injected errors by name: a replayed `InjectedTimeout` is a timeout again."""
 
 
 @dataclass(frozen=True)
@@ -129,36 +152,122 @@ class Answer:
 
 
 class ReplayBook:
-    """The tool calls one stored trial made, handed out as the agent makes the same calls: by
-    tool name and equal arguments, in the order they were made (`any_order`: whichever unused
-    one matches first)."""
+    """The tool calls one stored trial made, handed out as the agent makes the same calls (the
+    same tool name, equal arguments), each at most once.
 
-    def __init__(self, calls: Sequence[ToolCall], *, run_id: str, any_order: bool = False) -> None:
+    In order (the default) the agent must make them in the order the stored trial did; calls
+    the stored trial made at once (their recorded times overlap: parallel calls, which may
+    start in either order) form one round, taken in any order within it, and the next round
+    opens once the round before is used up. A call the stored trial never made, made again
+    more often than it was, or made out of turn, is a miss. In any order (`any_order`), a call
+    takes the first unused recorded call equal to it, wherever it stands. Either way identical
+    calls get the recorded answers of that call in their order: the first use the first
+    answer, the second the second, so a tool polled until it changes replays the change.
+
+    `stored_form` gives a live call's arguments as the store would have written them (lists
+    for tuples, secrets redacted, deep data cut), so equal means equal as stored. `absent`
+    says why a book is empty: the replayed run has no such case (every call misses)."""
+
+    def __init__(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        run_id: str,
+        any_order: bool = False,
+        trial: int | None = None,
+        stored_form: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+        absent: str | None = None,
+    ) -> None:
         self.run_id = run_id
         self.any_order = any_order
+        self.trial = trial
+        """The replayed trial's index (in its case), for the miss message."""
+        self.absent = absent
         self._calls = list(calls)
         self._used = [False] * len(self._calls)
+        self._rounds = _rounds(self._calls)
+        self._stored_form = stored_form
         self._lock = threading.Lock()
 
     def take(self, name: str, arguments: Mapping[str, Any]) -> ToolCall | None:
         """The recorded call that answers this one, or None (a miss)."""
+        args = dict(arguments)
+        stored: dict[str, Any] | None = None
         with self._lock:
-            for index, call in enumerate(self._calls):
-                if self._used[index]:
+            for index in self._candidates():
+                call = self._calls[index]
+                if call.name != name:
                     continue
-                if call.name == name and call.arguments == arguments:
-                    self._used[index] = True
-                    return call
-                if not self.any_order:
-                    return None
+                if call.arguments != args:
+                    if stored is None:
+                        stored = self._stored(name, args)
+                    if call.arguments != stored:
+                        continue
+                self._used[index] = True
+                return call
             return None
+
+    def _candidates(self) -> list[int]:
+        unused = [i for i, used in enumerate(self._used) if not used]
+        if self.any_order or not unused:
+            return unused
+        current = self._rounds[unused[0]]
+        return [i for i in unused if self._rounds[i] == current]
+
+    def _stored(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        if self._stored_form is None:
+            return args
+        try:
+            return self._stored_form(name, args)
+        except Exception:  # arguments that cannot even be encoded match nothing stored
+            return args
+
+    def miss(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """Why this call is a miss, naming it (and what the stored trial made instead)."""
+        shown = f"{name}({_shown(dict(arguments))})"
+        run = f"the replayed run {self.run_id}"
+        if self.absent is not None:
+            return f"{shown} is not replayed: {self.absent}"
+        of = f"trial {self.trial} of this case in {run}" if self.trial is not None else run
+        with self._lock:
+            candidates = self._candidates()
+            made = [c for c in self._calls if c.name == name and c.arguments == dict(arguments)]
+        if self.any_order or not candidates:
+            if made:
+                return f"{shown} was made only {len(made)} time(s) in {of}: this call is one more"
+            if not candidates:
+                return f"{shown} came after every call {of} made ({len(self._calls)})"
+            return f"{shown} was never made in {of}"
+        expected = self._calls[candidates[0]]
+        also = f" (or {len(candidates) - 1} more made at once)" if len(candidates) > 1 else ""
+        return (
+            f"{shown} is not the next call in {of}: it made "
+            f"{expected.name}({_shown(expected.arguments)}){also} at this point"
+        )
+
+
+def _rounds(calls: Sequence[ToolCall]) -> list[int]:
+    """Each recorded call's round: consecutive calls whose recorded times overlap (one started
+    before another ended) were made at once and share one. A call with no recorded time (a
+    framework agent's) is a round of its own."""
+    rounds: list[int] = []
+    current, ends = -1, None
+    for call in calls:
+        start = call.started_at
+        if start is None or ends is None or not start < ends:
+            current, ends = current + 1, None
+        rounds.append(current)
+        if start is not None and call.duration_s is not None:
+            end = start + timedelta(seconds=call.duration_s)
+            ends = end if ends is None else max(ends, end)
+    return rounds
 
 
 @dataclass(frozen=True)
 class EnvironmentPlan:
     """What a run adds to every case's environment: its own `tool_mocks` (a case's mock of the
     same tool wins), and the replay of a stored run (`replay(case_id, trial)` gives that
-    trial's `ReplayBook`, or None when the stored run has no such case)."""
+    trial's `ReplayBook`, an empty one naming why when the stored run has no such case)."""
 
     tool_mocks: Mapping[str, ToolMock] = field(default_factory=dict)
     replay: Callable[[str, int], Awaitable[ReplayBook | None]] | None = None
@@ -248,11 +357,7 @@ class ToolEnvironment:
             answer = self._replayed(tool, args)
             if answer is None and not self.replay_fallthrough:
                 raise self._refuse(
-                    FailureCause.REPLAY_MISS,
-                    ReplayMissError(
-                        f"{tool}({_shown(args)}) was never called in the replayed run "
-                        f"{self.replay.run_id[:12]} at this point"
-                    ),
+                    FailureCause.REPLAY_MISS, ReplayMissError(self.replay.miss(tool, args))
                 )
         if answer is None:
             if self.mocks_only:
@@ -297,7 +402,7 @@ class ToolEnvironment:
         call = self.replay.take(tool, args)
         if call is None:
             return None
-        if call.error is not None:
+        if call.error is not None:  # raised again, of the same type name
             return Answer("replay", error=named_error(call.error))
         return Answer("replay", result=copy.deepcopy(call.result))
 
