@@ -189,3 +189,16 @@ def test_a_recorded_error_is_raised_again_of_the_same_type_name() -> None:
 def test_named_errors_keep_free_text_as_it_is() -> None:
     error = named_error("the service said no: go away")
     assert type(error) is InjectedError and str(error) == "the service said no: go away"
+
+
+def test_calls_the_harness_refused_in_the_stored_run_are_not_replayed() -> None:
+    book = ReplayBook(
+        [
+            call("a", error="ReplayMissError: a() was never made in the replayed run r0"),
+            call("b", error="UnmockedToolError: b() has no mock"),
+            call("c", "C"),
+        ],
+        run_id="r1",
+    )
+    assert book.take("a", {}) is None
+    assert results(book, ("c", {})) == ["C"]

@@ -166,7 +166,9 @@ class ReplayBook:
 
     `stored_form` gives a live call's arguments as the store would have written them (lists
     for tuples, secrets redacted, deep data cut), so equal means equal as stored. `absent`
-    says why a book is empty: the replayed run has no such case (every call misses)."""
+    says why a book is empty: the replayed run has no such case (every call misses). Calls the
+    harness refused in the stored run (its own replay misses, unmocked calls) are left out: no
+    tool answered them."""
 
     def __init__(
         self,
@@ -183,7 +185,9 @@ class ReplayBook:
         self.trial = trial
         """The replayed trial's index (in its case), for the miss message."""
         self.absent = absent
-        self._calls = list(calls)
+        # A call the harness refused in the stored run (a miss of its own replay, an unmocked
+        # call) got no answer from any tool: there is nothing to replay.
+        self._calls = [c for c in calls if not (c.error or "").startswith(_REFUSED)]
         self._used = [False] * len(self._calls)
         self._rounds = _rounds(self._calls)
         self._stored_form = stored_form
@@ -244,6 +248,9 @@ class ReplayBook:
             f"{shown} is not the next call in {of}: it made "
             f"{expected.name}({_shown(expected.arguments)}){also} at this point"
         )
+
+
+_REFUSED = (f"{ReplayMissError.__name__}: ", f"{UnmockedToolError.__name__}: ")
 
 
 def _rounds(calls: Sequence[ToolCall]) -> list[int]:
