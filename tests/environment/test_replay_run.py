@@ -5,16 +5,19 @@ a case the stored run lacks, errors replayed, concurrency, resume, and the refus
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.judge.fakes import FakeOpenAI, verdict
 
 import agenteval
 from agenteval import EvalCase, FailureCause, RunStore, evaluate
 from agenteval.errors import ConfigError
+from agenteval.judge.judge import JudgeConfig
 from agenteval.records import RunStatus
 
 RAN: Counter[str] = Counter()
@@ -325,3 +328,43 @@ def test_replay_options_without_a_run_to_replay_are_refused(tmp_path: Path) -> N
         evaluate(
             travel_agent, CASES, store=tmp_path / "runs.db", replay_tools="x", replay_match="sorted"
         )
+
+
+def test_a_replay_is_judged_as_the_recorded_run_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    store = tmp_path / "runs.db"
+    with FakeOpenAI() as fake:
+        # The judge's verdict follows what the trial shows it: the flight's price.
+        fake.handler = lambda body: verdict(
+            {"score": 1.0 if "at 101" in json.dumps(body) else 0.0, "reasoning": "read"}
+        )
+        judge = JudgeConfig(
+            spec="openai:gpt-4o-mini",
+            base_url=fake.base_url,
+            cache_path=tmp_path / "judge.db",
+        )
+        RAN.clear()
+        recorded = evaluate(
+            travel_agent, CASES[:2], store=store, judge=judge, rubrics=["answer_relevance"]
+        )
+        asked = fake.request_count
+        replayed = evaluate(
+            travel_agent,
+            CASES[:2],
+            store=store,
+            judge=judge,
+            rubrics=["answer_relevance"],
+            use_cache=False,
+            replay_tools=recorded.run_id,
+        )
+        assert fake.request_count == 2 * asked  # judged afresh
+    assert dict(RAN) == {"find_flight": 2, "book_flight": 2, "seat_map": 2, "weather": 2}
+    judged = {
+        k: v for k, v in scores_of(store, replayed.run_id).items() if k[2] == "answer_relevance"
+    }
+    assert sorted(value for value, _, _ in judged.values()) == [0.0, 1.0]
+    assert judged == {
+        k: v for k, v in scores_of(store, recorded.run_id).items() if k[2] == "answer_relevance"
+    }
