@@ -368,3 +368,21 @@ def test_a_replay_is_judged_as_the_recorded_run_was(
     assert judged == {
         k: v for k, v in scores_of(store, recorded.run_id).items() if k[2] == "answer_relevance"
     }
+
+
+def test_a_call_a_case_mock_answers_keeps_the_replay_in_step(tmp_path: Path) -> None:
+    store = tmp_path / "runs.db"
+    recorded = evaluate(reordering_agent, CASES[:1], store=store)  # weather, then the flight
+    mocked = EvalCase(
+        id=CASES[0].id, input=CASES[0].input, tool_mocks={"weather": {"result": "mocked sky"}}
+    )
+    RAN.clear()
+    run = evaluate(reordering_agent, [mocked], store=store, replay_tools=recorded.run_id)
+    (trial,) = [r.trial for r in run.results]
+    assert sum(RAN.values()) == 0
+    assert trial.failure is None
+    assert [(c.name, c.mocked) for c in trial.tool_calls] == [
+        ("weather", "mock"),
+        ("find_flight", "replay"),
+    ]
+    assert (trial.output or "").endswith("; mocked sky")

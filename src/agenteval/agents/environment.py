@@ -360,7 +360,10 @@ class ToolEnvironment:
         args = dict(arguments)
         mock = self.mocks.get(tool)
         answer = self._mocked(tool, args, mock) if mock is not None else None
-        if answer is None and self.replay is not None:
+        if answer is not None and self.replay is not None:
+            # The mock wins, and uses up the equal recorded call: the replay stays in step.
+            self.replay.take(tool, args)
+        elif answer is None and self.replay is not None:
             answer = self._replayed(tool, args)
             if answer is None and not self.replay_fallthrough:
                 raise self._refuse(
