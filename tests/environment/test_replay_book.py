@@ -14,7 +14,7 @@ from agenteval.agents.environment import (
     ReplayBook,
     ReplayMissError,
     ToolEnvironment,
-    named_error,
+    replayed_error,
 )
 from agenteval.trace import FailureCause, ToolCall
 
@@ -186,8 +186,8 @@ def test_a_recorded_error_is_raised_again_of_the_same_type_name() -> None:
     assert isinstance(raised["d"], KeyError) and type(raised["d"]).__name__ == "KeyError"
 
 
-def test_named_errors_keep_free_text_as_it_is() -> None:
-    error = named_error("the service said no: go away")
+def test_a_recorded_error_in_free_text_is_raised_as_it_reads() -> None:
+    error = replayed_error("the service said no: go away", "tool")
     assert type(error) is InjectedError and str(error) == "the service said no: go away"
 
 

@@ -24,7 +24,6 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any, Literal
 
 from agenteval.tool_mocks import CALLABLE_KEY, MockAnswer, ToolMock
@@ -39,6 +38,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolEnvironment",
     "UnmockedToolError",
+    "replayed_error",
     "wants_environment",
 ]
 
@@ -68,31 +68,16 @@ _NAMED_LOCK = threading.Lock()
 
 
 def named_error(text: str) -> InjectedError:
-    """The exception a mock's `error: "TypeName: message"` (or a replayed call's recorded
-    `TypeName: message`, or a bare `TypeName`) raises: of a class named `TypeName`, so the
-    call's recorded error reads as written; one of Python's own (`ValueError`, `KeyError`)
-    is also that class, so the agent's `except ValueError:` catches it as it would the real
-    one; agenteval's own injected ones are those classes. Else an `InjectedError` with the
-    text."""
+    """The exception a mock's `error: "TypeName: message"` raises: of a class named `TypeName`
+    (so the call's recorded error reads as written), else an `InjectedError` with the text."""
     head, sep, message = text.partition(": ")
-    if not head.isidentifier() or (not sep and not text.isidentifier()):
-        return InjectedError(text)
-    own = _OWN.get(head)
-    if own is not None:
-        return own(message)
-    with _NAMED_LOCK:
-        kind = _NAMED.get(head)
-        if kind is None:
-            builtin = getattr(builtins, head, None)
-            bases: tuple[type, ...] = (InjectedError,)
-            if isinstance(builtin, type) and issubclass(builtin, Exception):
-                bases = (InjectedError, builtin)
-            try:
-                kind = type(head, bases, {"__module__": __name__})
-            except TypeError:  # a builtin whose layout cannot be mixed in
-                kind = type(head, (InjectedError,), {"__module__": __name__})
-            _NAMED[head] = kind
-    return kind(message) if message else kind()
+    if sep and head.isidentifier():
+        with _NAMED_LOCK:
+            kind = _NAMED.get(head)
+            if kind is None:
+                kind = _NAMED[head] = type(head, (InjectedError,), {"__module__": __name__})
+        return kind(message)
+    return InjectedError(text)
 
 
 def injected_error(text: str, tool: str) -> BaseException:
@@ -113,12 +98,6 @@ class InjectedRateLimit(InjectedError):
     """`error: rate_limited`: an HTTP 429 (`status_code`), as a client's status error says it."""
 
     status_code = 429
-
-
-_OWN: dict[str, type[InjectedError]] = {
-    kind.__name__: kind for kind in (InjectedError, InjectedTimeout, InjectedRateLimit)
-}
-"""agenteval's own injected errors by name: a replayed `InjectedTimeout` is a timeout again."""
 
 
 @dataclass(frozen=True)
@@ -250,6 +229,37 @@ class ReplayBook:
         )
 
 
+_REPLAYED: dict[str, type[InjectedError]] = {}
+_REPLAYED_LOCK = threading.Lock()
+
+
+def replayed_error(text: str, tool: str) -> BaseException:
+    """A recorded call's error (`TypeName: message`, or a bare `TypeName`, as `@tool` and the
+    adapters record it) raised again, of a class named `TypeName` with the message; one of
+    Python's own (`ValueError`, `KeyError`, `TimeoutError`) is also that class, so the agent's
+    `except ValueError:` catches it as it caught the real one; a recorded injected timeout or
+    rate limit is injected again. Always an `InjectedError`: one that escapes the agent is its
+    own failure, never retried. Other text raises an `InjectedError` with the text."""
+    head, sep, message = text.partition(": ")
+    if head in ("InjectedTimeout", "InjectedRateLimit"):
+        return injected_error("timeout" if head == "InjectedTimeout" else "rate_limited", tool)
+    if not head.isidentifier() or (not sep and not text.isidentifier()):
+        return InjectedError(text)
+    with _REPLAYED_LOCK:
+        kind = _REPLAYED.get(head)
+        if kind is None:
+            builtin = getattr(builtins, head, None)
+            bases: tuple[type, ...] = (InjectedError,)
+            if isinstance(builtin, type) and issubclass(builtin, Exception):
+                bases = (InjectedError, builtin)
+            try:
+                kind = type(head, bases, {"__module__": __name__})
+            except TypeError:  # a builtin whose layout cannot be mixed in
+                kind = type(head, (InjectedError,), {"__module__": __name__})
+            _REPLAYED[head] = kind
+    return kind(message) if message else kind()
+
+
 _REFUSED = (f"{ReplayMissError.__name__}: ", f"{UnmockedToolError.__name__}: ")
 
 
@@ -258,14 +268,14 @@ def _rounds(calls: Sequence[ToolCall]) -> list[int]:
     before another ended) were made at once and share one. A call with no recorded time (a
     framework agent's) is a round of its own."""
     rounds: list[int] = []
-    current, ends = -1, None
+    current, ends = -1, None  # the round's latest recorded end, in seconds since the epoch
     for call in calls:
         start = call.started_at
-        if start is None or ends is None or not start < ends:
+        if start is None or ends is None or not start.timestamp() < ends:
             current, ends = current + 1, None
         rounds.append(current)
         if start is not None and call.duration_s is not None:
-            end = start + timedelta(seconds=call.duration_s)
+            end = start.timestamp() + call.duration_s
             ends = end if ends is None else max(ends, end)
     return rounds
 
@@ -413,7 +423,7 @@ class ToolEnvironment:
         if call is None:
             return None
         if call.error is not None:  # raised again, of the same type name
-            return Answer("replay", error=named_error(call.error))
+            return Answer("replay", error=replayed_error(call.error, tool))
         return Answer("replay", result=copy.deepcopy(call.result))
 
     def _refuse(self, cause: FailureCause, error: Exception) -> Exception:
