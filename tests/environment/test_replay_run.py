@@ -267,30 +267,35 @@ def test_a_resumed_replaying_run_keeps_replaying_the_same_run(tmp_path: Path) ->
     RAN.clear()
     stored: list[str] = []
 
+    async def stuck_on_the_last_case(prompt: str) -> str:
+        if prompt == "R5-D5":
+            await asyncio.Event().wait()  # until the run is stopped
+        return await travel_agent(prompt)
+
     async def stopped_midway() -> None:
         task = asyncio.current_task()
         assert task is not None
 
-        def stop_after_four(result: Any) -> None:
+        def stop_when_only_the_stuck_are_left(result: Any) -> None:
             stored.append(result.case.id)
-            if len(stored) == 4:
+            if len(stored) == 15:
                 task.cancel()  # the run is stopped, as Ctrl-C stops it
 
         await agenteval.evaluate_async(
-            travel_agent,
+            stuck_on_the_last_case,
             cases,
             store=store,
             trials=3,
             concurrency=8,
             replay_tools=recorded.run_id,
-            on_result=stop_after_four,
+            on_result=stop_when_only_the_stuck_are_left,
         )
 
     with pytest.raises(asyncio.CancelledError):
         asyncio.run(stopped_midway())
     with RunStore(store) as runs:
         row = runs.list_runs()[0]
-        assert row.status is RunStatus.RUNNING and 4 <= row.trials_done < 18
+        assert row.status is RunStatus.RUNNING and row.trials_done == 15
         halted = row.run_id
     # Resumed with no replay asked for (and another asked for): the run's own replay goes on.
     resumed = evaluate(
