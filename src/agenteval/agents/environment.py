@@ -235,25 +235,24 @@ _REPLAYED_LOCK = threading.Lock()
 
 def replayed_error(text: str, tool: str) -> BaseException:
     """A recorded call's error (`TypeName: message`, or a bare `TypeName`, as `@tool` and the
-    adapters record it) raised again, of a class named `TypeName` with the message; one of
-    Python's own (`ValueError`, `KeyError`, `TimeoutError`) is also that class, so the agent's
-    `except ValueError:` catches it as it caught the real one; a recorded injected timeout or
-    rate limit is injected again. Always an `InjectedError`: one that escapes the agent is its
-    own failure, never retried. Other text raises an `InjectedError` with the text."""
-    head, sep, message = text.partition(": ")
+    adapters record it) raised again, of a class named `TypeName` with the message
+    (`named_error`); one of Python's own (`ValueError`, `KeyError`, `TimeoutError`) is also
+    that class, so the agent's `except ValueError:` catches it as it caught the real one; a
+    recorded injected timeout or rate limit is injected again. Always an `InjectedError`: one
+    that escapes the agent is its own failure, never retried."""
+    if text.isidentifier():  # an error with no message is recorded as its type alone
+        text = f"{text}: "
+    head, _, message = text.partition(": ")
     if head in ("InjectedTimeout", "InjectedRateLimit"):
         return injected_error("timeout" if head == "InjectedTimeout" else "rate_limited", tool)
-    if not head.isidentifier() or (not sep and not text.isidentifier()):
-        return InjectedError(text)
+    builtin = getattr(builtins, head, None) if head.isidentifier() else None
+    if not (isinstance(builtin, type) and issubclass(builtin, Exception)):
+        return named_error(text)
     with _REPLAYED_LOCK:
         kind = _REPLAYED.get(head)
         if kind is None:
-            builtin = getattr(builtins, head, None)
-            bases: tuple[type, ...] = (InjectedError,)
-            if isinstance(builtin, type) and issubclass(builtin, Exception):
-                bases = (InjectedError, builtin)
             try:
-                kind = type(head, bases, {"__module__": __name__})
+                kind = type(head, (InjectedError, builtin), {"__module__": __name__})
             except TypeError:  # a builtin whose layout cannot be mixed in
                 kind = type(head, (InjectedError,), {"__module__": __name__})
             _REPLAYED[head] = kind
