@@ -61,8 +61,8 @@ def test_in_order_identical_calls_get_their_recorded_answers_in_turn() -> None:
     ]
     # The stored trial polled twice: a third poll is one more than it made.
     assert book.take("poll", {"job": 1}) is None
-    assert "poll(job=1) was made only 2 time(s)" in book.miss("poll", {"job": 1})
-    assert "came after every call the replayed run r1 made (3)" in book.miss("fetch", {"job": 2})
+    assert "poll(job=1) was called only 2 time(s)" in book.miss("poll", {"job": 1})
+    assert book.miss("fetch", {"job": 2}) == "fetch(job=2) was never called in the replayed run r1"
 
 
 def test_in_order_refuses_a_call_out_of_turn_and_names_the_expected_one() -> None:
@@ -77,7 +77,8 @@ def test_in_order_refuses_a_call_out_of_turn_and_names_the_expected_one() -> Non
     assert book.take("get", {"id": "T-1"}) is None
     said = book.miss("get", {"id": "T-1"})
     assert (
-        "get(id='T-1') is not the next call in trial 0 of this case in the replayed run r1" in said
+        "get(id='T-1') is not the next call in the replayed run r1 (its trial 0 of this case)"
+        in said
     )
     assert "it made create(title='x') at this point" in said
     # The miss used nothing up: the calls in turn still replay.
@@ -114,9 +115,9 @@ def test_any_order_takes_the_first_unused_equal_call_anywhere() -> None:
     )
     assert results(book, ("other", {}), ("poll", {"job": 1}), ("poll", {"job": 1})) == ["o", 1, 2]
     assert book.take("poll", {"job": 1}) is None
-    assert "was made only 2 time(s)" in book.miss("poll", {"job": 1})
+    assert "was called only 2 time(s)" in book.miss("poll", {"job": 1})
     assert book.take("poll", {"job": 2}) is None
-    assert "came after every call" in book.miss("poll", {"job": 2})
+    assert "poll(job=2) was never called in the replayed run r1" in book.miss("poll", {"job": 2})
 
 
 def test_any_order_names_a_call_never_made() -> None:
@@ -124,7 +125,7 @@ def test_any_order_names_a_call_never_made() -> None:
     assert book.take("c", {"x": 1}) is None
     assert (
         book.miss("c", {"x": 1})
-        == "c(x=1) was never made in trial 2 of this case in the replayed run r1"
+        == "c(x=1) was never called in the replayed run r1 (its trial 2 of this case)"
     )
 
 

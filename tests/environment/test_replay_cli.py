@@ -93,7 +93,7 @@ def test_a_changed_agent_misses_and_fallthrough_runs_the_call(tmp_path: Path) ->
     assert side_effects(folder) == ["q0"]  # the miss never ran live
     said = " ".join(missed.stdout.split())
     assert "replay_miss" in said
-    assert "create_ticket(title='Q0') is not the next call" in said
+    assert "create_ticket(title='Q0') was never called in the replayed run" in said
     # `latest` is now the run that missed: its refused call is no answer to replay, so the
     # call misses again, and falls through to the live tool.
     through = agenteval_cli(

@@ -206,21 +206,27 @@ class ReplayBook:
             return args
 
     def miss(self, name: str, arguments: Mapping[str, Any]) -> str:
-        """Why this call is a miss, naming it (and what the stored trial made instead)."""
-        shown = f"{name}({_shown(dict(arguments))})"
-        run = f"the replayed run {self.run_id}"
+        """Why this call is a miss, naming it: never called in the stored trial, called there
+        fewer times, or (in order) not the next call, naming the one the stored trial made."""
+        args = dict(arguments)
+        shown = f"{name}({_shown(args)})"
         if self.absent is not None:
             return f"{shown} is not replayed: {self.absent}"
-        of = f"trial {self.trial} of this case in {run}" if self.trial is not None else run
+        of = f"the replayed run {self.run_id}"
+        if self.trial is not None:
+            of += f" (its trial {self.trial} of this case)"
+        stored = self._stored(name, args)
         with self._lock:
+            equal = [
+                i
+                for i, call in enumerate(self._calls)
+                if call.name == name and call.arguments in (args, stored)
+            ]
             candidates = self._candidates()
-            made = [c for c in self._calls if c.name == name and c.arguments == dict(arguments)]
-        if self.any_order or not candidates:
-            if made:
-                return f"{shown} was made only {len(made)} time(s) in {of}: this call is one more"
-            if not candidates:
-                return f"{shown} came after every call {of} made ({len(self._calls)})"
-            return f"{shown} was never made in {of}"
+        if not equal:
+            return f"{shown} was never called in {of}"
+        if all(self._used[i] for i in equal):
+            return f"{shown} was called only {len(equal)} time(s) in {of}: this call is one more"
         expected = self._calls[candidates[0]]
         also = f" (or {len(candidates) - 1} more made at once)" if len(candidates) > 1 else ""
         return (
