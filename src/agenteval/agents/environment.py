@@ -226,7 +226,11 @@ class ReplayBook:
         if not equal:
             return f"{shown} was never called in {of}"
         if all(self._used[i] for i in equal):
-            return f"{shown} was called only {len(equal)} time(s) in {of}: this call is one more"
+            times = len(equal)
+            return (
+                f"{shown} was never called a {_ordinal(times + 1)} time in {of}: it was "
+                f"called {times} time{'s' if times > 1 else ''}"
+            )
         expected = self._calls[candidates[0]]
         also = f" (or {len(candidates) - 1} more made at once)" if len(candidates) > 1 else ""
         return (
@@ -488,6 +492,12 @@ def _argument_problem(tool: str, args: dict[str, Any], spec: ToolSpec) -> str | 
         return None
     where = "/".join(str(part) for part in error.absolute_path)
     return f"{where}: {error.message}" if where else error.message
+
+
+def _ordinal(number: int) -> str:
+    if 11 <= number % 100 <= 13:
+        return f"{number}th"
+    return f"{number}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th') }"
 
 
 def _shown(args: Mapping[str, Any]) -> str:
