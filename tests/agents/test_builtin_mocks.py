@@ -109,7 +109,8 @@ def test_a_mocked_tool_never_runs_and_the_model_sees_the_injected_error(
     ]
     assert trial.state == {"notes": ["charge 30: ok"], "charged": True}
     assert result.scores["state_match"].passed is True
-    assert result.scores["tool_execution"].passed is False  # the failed call counts, as real
+    # The injected failure is the case's, not the agent's: the other call ran without error.
+    assert result.scores["tool_execution"].passed is True
 
 
 def test_eight_trials_at_once_keep_their_own_state_and_sequence(

@@ -31,7 +31,7 @@ def test_the_example_runs_under_mocks_and_touches_nothing_live(clone: Path, tmp_
     done = _run(clone, "-m", "agenteval", "run", EXAMPLE, "-v", CI="1")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert_clean(done.stderr)
-    assert "charge_card (mocked; error: InjectedTimeout)" in " ".join(done.stdout.split())
+    assert "charge_card (mocked; error: InjectedRateLimit)" in " ".join(done.stdout.split())
     assert not (clone / EXAMPLE / "ledger.jsonl").exists()
     document = tmp_path / "run.json"
     shown = _run(clone, "-m", "agenteval", "show", "latest", "--json", str(document))
@@ -77,6 +77,8 @@ def test_the_example_runs_under_mocks_and_touches_nothing_live(clone: Path, tmp_
         "charge-rate-limited": {"exact_match": None, "state_match": False},
         "ticket-mocks-only": {"exact_match": True, "state_match": True},
     }
+    # The timeout was the case's injected failure, which the agent handled: no failed call.
+    assert by_case["charge-timeout-retried"][0]["scores"]["tool_execution"]["passed"] is True
     gap = by_case["charge-rate-limited"][0]["scores"]["state_match"]["reason"]
     assert gap == "state.charged_eur: expected 20, got 0"
     mocks_only = by_case["ticket-mocks-only"][0]["tool_calls"]

@@ -17,6 +17,7 @@ noted (`violation`), so the engine fails the trial even when the agent caught th
 from __future__ import annotations
 
 import asyncio
+import builtins
 import copy
 import inspect
 import threading
@@ -38,6 +39,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolEnvironment",
     "UnmockedToolError",
+    "replayed_error",
     "wants_environment",
 ]
 
@@ -87,36 +89,169 @@ class Answer:
 
 
 class ReplayBook:
-    """The tool calls one stored trial made, handed out as the agent makes the same calls: by
-    tool name and equal arguments, in the order they were made (`any_order`: whichever unused
-    one matches first)."""
+    """The tool calls one stored trial made, handed out as the agent makes the same calls (the
+    same tool name, equal arguments), each at most once.
 
-    def __init__(self, calls: Sequence[ToolCall], *, run_id: str, any_order: bool = False) -> None:
+    In order (the default) the agent must make them in the order the stored trial did; calls
+    the stored trial made at once (their recorded times overlap: parallel calls, which may
+    start in either order) form one round, taken in any order within it, and the next round
+    opens once the round before is used up. A call the stored trial never made, made again
+    more often than it was, or made out of turn, is a miss. In any order (`any_order`), a call
+    takes the first unused recorded call equal to it, wherever it stands. Either way identical
+    calls get the recorded answers of that call in their order: the first use the first
+    answer, the second the second, so a tool polled until it changes replays the change.
+
+    `stored_form` gives a live call's arguments as the store would have written them (lists
+    for tuples, secrets redacted, deep data cut), so equal means equal as stored. `absent`
+    says why a book is empty: the replayed run has no such case (every call misses). Calls the
+    harness refused in the stored run (its own replay misses, unmocked calls) are left out: no
+    tool answered them."""
+
+    def __init__(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        run_id: str,
+        any_order: bool = False,
+        trial: int | None = None,
+        stored_form: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+        absent: str | None = None,
+    ) -> None:
         self.run_id = run_id
         self.any_order = any_order
-        self._calls = list(calls)
+        self.trial = trial
+        """The replayed trial's index (in its case), for the miss message."""
+        self.absent = absent
+        # A call the harness refused in the stored run (a miss of its own replay, an unmocked
+        # call) got no answer from any tool: there is nothing to replay.
+        self._calls = [c for c in calls if not (c.error or "").startswith(_REFUSED)]
         self._used = [False] * len(self._calls)
+        self._rounds = _rounds(self._calls)
+        self._stored_form = stored_form
         self._lock = threading.Lock()
 
     def take(self, name: str, arguments: Mapping[str, Any]) -> ToolCall | None:
         """The recorded call that answers this one, or None (a miss)."""
+        args = dict(arguments)
+        stored: dict[str, Any] | None = None
         with self._lock:
-            for index, call in enumerate(self._calls):
-                if self._used[index]:
+            for index in self._candidates():
+                call = self._calls[index]
+                if call.name != name:
                     continue
-                if call.name == name and call.arguments == arguments:
-                    self._used[index] = True
-                    return call
-                if not self.any_order:
-                    return None
+                if call.arguments != args:
+                    if stored is None:
+                        stored = self._stored(name, args)
+                    if call.arguments != stored:
+                        continue
+                self._used[index] = True
+                return call
             return None
+
+    def _candidates(self) -> list[int]:
+        unused = [i for i, used in enumerate(self._used) if not used]
+        if self.any_order or not unused:
+            return unused
+        current = self._rounds[unused[0]]
+        return [i for i in unused if self._rounds[i] == current]
+
+    def _stored(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        if self._stored_form is None:
+            return args
+        try:
+            return self._stored_form(name, args)
+        except Exception:  # arguments that cannot even be encoded match nothing stored
+            return args
+
+    def miss(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """Why this call is a miss, naming it: never called in the stored trial, called there
+        fewer times, or (in order) not the next call, naming the one the stored trial made."""
+        args = dict(arguments)
+        shown = f"{name}({_shown(args)})"
+        if self.absent is not None:
+            return f"{shown} is not replayed: {self.absent}"
+        of = f"the replayed run {self.run_id}"
+        if self.trial is not None:
+            of += f" (its trial {self.trial} of this case)"
+        stored = self._stored(name, args)
+        with self._lock:
+            equal = [
+                i
+                for i, call in enumerate(self._calls)
+                if call.name == name and call.arguments in (args, stored)
+            ]
+            candidates = self._candidates()
+        if not equal:
+            return f"{shown} was never called in {of}"
+        if all(self._used[i] for i in equal):
+            times = len(equal)
+            return (
+                f"{shown} was never called a {_ordinal(times + 1)} time in {of}: it was "
+                f"called {times} time{'s' if times > 1 else ''}"
+            )
+        expected = self._calls[candidates[0]]
+        also = f" (or {len(candidates) - 1} more made at once)" if len(candidates) > 1 else ""
+        return (
+            f"{shown} is not the next call in {of}: it made "
+            f"{expected.name}({_shown(expected.arguments)}){also} at this point"
+        )
+
+
+_REPLAYED: dict[str, type[InjectedError]] = {}
+_REPLAYED_LOCK = threading.Lock()
+
+
+def replayed_error(text: str, tool: str) -> BaseException:
+    """A recorded call's error (`TypeName: message`, or a bare `TypeName`, as `@tool` and the
+    adapters record it) raised again, of a class named `TypeName` with the message
+    (`named_error`); one of Python's own (`ValueError`, `KeyError`, `TimeoutError`) is also
+    that class, so the agent's `except ValueError:` catches it as it caught the real one; a
+    recorded injected timeout or rate limit is injected again. Always an `InjectedError`: one
+    that escapes the agent is its own failure, never retried."""
+    if text.isidentifier():  # an error with no message is recorded as its type alone
+        text = f"{text}: "
+    head, _, message = text.partition(": ")
+    if head in ("InjectedTimeout", "InjectedRateLimit"):
+        return injected_error("timeout" if head == "InjectedTimeout" else "rate_limited", tool)
+    builtin = getattr(builtins, head, None) if head.isidentifier() else None
+    if not (isinstance(builtin, type) and issubclass(builtin, Exception)):
+        return named_error(text)
+    with _REPLAYED_LOCK:
+        kind = _REPLAYED.get(head)
+        if kind is None:
+            try:
+                kind = type(head, (InjectedError, builtin), {"__module__": __name__})
+            except TypeError:  # a builtin whose layout cannot be mixed in
+                kind = type(head, (InjectedError,), {"__module__": __name__})
+            _REPLAYED[head] = kind
+    return kind(message) if message else kind()
+
+
+_REFUSED = (f"{ReplayMissError.__name__}: ", f"{UnmockedToolError.__name__}: ")
+
+
+def _rounds(calls: Sequence[ToolCall]) -> list[int]:
+    """Each recorded call's round: consecutive calls whose recorded times overlap (one started
+    before another ended) were made at once and share one. A call with no recorded time (a
+    framework agent's) is a round of its own."""
+    rounds: list[int] = []
+    current, ends = -1, None  # the round's latest recorded end, in seconds since the epoch
+    for call in calls:
+        start = call.started_at
+        if start is None or ends is None or not start.timestamp() < ends:
+            current, ends = current + 1, None
+        rounds.append(current)
+        if start is not None and call.duration_s is not None:
+            end = start.timestamp() + call.duration_s
+            ends = end if ends is None else max(ends, end)
+    return rounds
 
 
 @dataclass(frozen=True)
 class EnvironmentPlan:
     """What a run adds to every case's environment: its own `tool_mocks` (a case's mock of the
     same tool wins), and the replay of a stored run (`replay(case_id, trial)` gives that
-    trial's `ReplayBook`, or None when the stored run has no such case)."""
+    trial's `ReplayBook`, an empty one naming why when the stored run has no such case)."""
 
     tool_mocks: Mapping[str, ToolMock] = field(default_factory=dict)
     replay: Callable[[str, int], Awaitable[ReplayBook | None]] | None = None
@@ -209,15 +344,14 @@ class ToolEnvironment:
             self._check(tool, args, spec)
             checked = True
         answer = self._mocked(tool, args, mock) if mock is not None else None
-        if answer is None and self.replay is not None:
+        if answer is not None and self.replay is not None:
+            # The mock wins, and uses up the equal recorded call: the replay stays in step.
+            self.replay.take(tool, args)
+        elif answer is None and self.replay is not None:
             answer = self._replayed(tool, args)
             if answer is None and not self.replay_fallthrough:
                 raise self._refuse(
-                    FailureCause.REPLAY_MISS,
-                    ReplayMissError(
-                        f"{tool}({_shown(args)}) was never called in the replayed run "
-                        f"{self.replay.run_id[:12]} at this point"
-                    ),
+                    FailureCause.REPLAY_MISS, ReplayMissError(self.replay.miss(tool, args))
                 )
         if answer is None:
             if self.mocks_only:
@@ -266,8 +400,8 @@ class ToolEnvironment:
         call = self.replay.take(tool, args)
         if call is None:
             return None
-        if call.error is not None:
-            return Answer("replay", error=named_error(call.error))
+        if call.error is not None:  # raised again, of the same type name
+            return Answer("replay", error=replayed_error(call.error, tool))
         return Answer("replay", result=copy.deepcopy(call.result))
 
     def refuse(self, cause: FailureCause, error: Exception) -> Exception:
@@ -334,6 +468,12 @@ def _argument_problem(tool: str, args: dict[str, Any], spec: ToolSpec) -> str | 
         return None
     where = "/".join(str(part) for part in error.absolute_path)
     return f"{where}: {error.message}" if where else error.message
+
+
+def _ordinal(number: int) -> str:
+    if 11 <= number % 100 <= 13:
+        return f"{number}th"
+    return f"{number}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th') }"
 
 
 def _shown(args: Mapping[str, Any]) -> str:

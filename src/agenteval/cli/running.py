@@ -116,6 +116,33 @@ def run(
             "after the answer (default: 10).",
         ),
     ] = None,
+    replay_tools: Annotated[
+        str | None,
+        typer.Option(
+            "--replay-tools",
+            metavar="RUN_ID",
+            help="Answer every tool call with what the same case's tools returned in this "
+            "stored, finished run (an id, a unique prefix, or `latest`: the newest finished run "
+            "of TARGET); no tool runs. A call that run never made fails the trial (replay_miss).",
+        ),
+    ] = None,
+    replay_match: Annotated[
+        str | None,
+        typer.Option(
+            "--replay-match",
+            metavar="ORDER",
+            help="With --replay-tools: in-order (the stored trial's order; calls it made at "
+            "once in any order among them) or any-order (default: in-order).",
+        ),
+    ] = None,
+    replay_fallthrough: Annotated[
+        bool,
+        typer.Option(
+            "--replay-fallthrough",
+            help="With --replay-tools: a call the replayed run never made runs for real "
+            "instead of failing the trial.",
+        ),
+    ] = False,
     *,
     flags: Flags,
 ) -> None:
@@ -166,7 +193,9 @@ def run(
     # The run's options, built once: the settings resolved above and the exception classes
     # the config declares as infrastructure.
     options = dataclasses.replace(
-        settings, infrastructure_errors=load_infrastructure_errors(in_config)
+        settings,
+        infrastructure_errors=load_infrastructure_errors(in_config),
+        **_replay_flags(replay_tools, replay_match, replay_fallthrough, resumed=resume),
     )
     check_scorers(in_config, flags.scorer or [])
     scorer_refs: list[ScorerRef] = [
@@ -202,6 +231,9 @@ def run(
                 ("--no-builtins", flags.no_builtins or None),
                 ("--rubric", flags.rubric),
                 ("--passing", flags.passing),
+                ("--replay-tools", replay_tools),
+                ("--replay-match", replay_match),
+                ("--replay-fallthrough", replay_fallthrough or None),
             )
             if value
         ]
@@ -273,6 +305,21 @@ def run(
         store=settings.store,
         flag=resume_store,
     )
+
+
+def _replay_flags(
+    replay_tools: str | None, match: str | None, fallthrough: bool, *, resumed: str | None
+) -> dict[str, Any]:
+    """The replay flags as `RunOptions` fields (checked there: `--replay-match` and
+    `--replay-fallthrough` need `--replay-tools`); a resumed run keeps its own replay, so the
+    flags are ignored then (with a warning, below)."""
+    if resumed is not None:
+        return {}
+    return {
+        "replay_tools": replay_tools,
+        "replay_match": match if match is not None else "in-order",
+        "replay_fallthrough": fallthrough,
+    }
 
 
 def _latest_resumable(

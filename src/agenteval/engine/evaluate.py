@@ -252,6 +252,9 @@ async def evaluate_async(
     otlp_receiver: int | None = None,
     otlp_wait: float = DEFAULT_REMOTE_WAIT_S,
     tool_mocks: Mapping[str, Any] | None = None,
+    replay_tools: str | None = None,
+    replay_match: str = "in-order",
+    replay_fallthrough: bool = False,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -308,6 +311,13 @@ async def evaluate_async(
     call's arguments) answers those tools' calls in every case instead of running them; a
     case's own `tool_mocks` of a tool win. They are stored with the run, so a resume keeps them.
 
+    `replay_tools` (a stored, finished run's id, a unique prefix, or `"latest"`: the newest
+    finished run of the same `target`) answers every tool call with what the same case's tools
+    returned in that run: matched by tool name and equal arguments, in the stored trial's order
+    (`replay_match="any-order"` relaxes it). A call the stored run never made fails the trial
+    (`replay_miss`, naming the call) unless `replay_fallthrough=True` runs it for real. The run
+    records which run it replayed, and a resume keeps replaying it (`engine/replay.py`).
+
     `evaluate_async` is the same, to await; `evaluate` refuses to run inside an event loop.
     """
     if recorded is not None and agent is not None:
@@ -332,6 +342,9 @@ async def evaluate_async(
         otlp_receiver=otlp_receiver,
         otlp_wait=otlp_wait,
         tool_mocks=tool_mocks,
+        replay_tools=replay_tools,
+        replay_match=replay_match,
+        replay_fallthrough=replay_fallthrough,
     )
     run_agent = load_agent(agent, options)
     planner: Planner = (

@@ -37,12 +37,16 @@ __all__ = [
     "DEFAULT_RETRIES",
     "DEFAULT_STORE_PATH",
     "EVALUATOR_BUILTINS",
+    "REPLAY_MATCHES",
     "OptionError",
     "RunOptions",
     "Setting",
     "otlp_base_url",
     "run_tool_mocks",
 ]
+
+REPLAY_MATCHES: Final = ("in-order", "any-order")
+"""How a replay matches the agent's calls to the stored ones (`ReplayBook`)."""
 
 DEFAULT_RETRIES: Final = 2
 """Retries of an infrastructure failure, unless a run says otherwise."""
@@ -113,6 +117,14 @@ class RunOptions:
     tool_mocks: Mapping[str, Any] | None = None
     """What tools answer instead of running, for every case (`agenteval.tool_mocks`: a tool's
     rules, one answer or a `sequence`); a case's own mock of a tool wins. Kept as `ToolMock`s."""
+    replay_tools: str | None = None
+    """A stored, finished run (its id, a unique prefix, or `latest`: the newest finished run
+    of the same target) whose recorded tool results answer the tool calls, case by case
+    (`engine/replay.py`); None: no replay."""
+    replay_match: str = "in-order"
+    """How replayed calls match: `in-order` (the stored trial's order) or `any-order`."""
+    replay_fallthrough: bool = False
+    """A call the replayed run never made runs for real instead of failing the trial."""
 
     def __post_init__(self) -> None:
         _check_at_least(self.trials, 1, "trials")
@@ -125,6 +137,20 @@ class RunOptions:
             raise OptionError(
                 f"otlp_receiver must be a port, 0 to 65535, got {self.otlp_receiver}",
                 field="otlp_receiver",
+            )
+        if self.replay_match not in REPLAY_MATCHES:
+            raise OptionError(
+                f"replay_match (--replay-match) is in-order or any-order, got {self.replay_match!r}",
+                field="replay_match",
+            )
+        if self.replay_tools is None and (
+            self.replay_fallthrough or self.replay_match != "in-order"
+        ):
+            raise OptionError(
+                "replay_match and replay_fallthrough (--replay-match, --replay-fallthrough) "
+                "apply only to a replay",
+                field="replay_tools",
+                hint="name the run to replay: --replay-tools RUN_ID (replay_tools=)",
             )
         if not self.otlp_wait >= 0:
             raise OptionError(

@@ -39,6 +39,7 @@ from agenteval.engine.agent import load_agent
 from agenteval.engine.mock_check import check_resumable, checked_mocks
 from agenteval.engine.options import RunOptions
 from agenteval.engine.ownership import claim_run, current_owner
+from agenteval.engine.replay import replay_options, with_replay
 from agenteval.engine.scheduler import EngineSettings
 from agenteval.errors import ConfigError
 from agenteval.exception_refs import exception_classes
@@ -257,7 +258,9 @@ async def plan_new(
     the store, here, and read back from there as it runs. `target` is what `agenteval runs`
     lists; `run_id` (else a new one), `dataset` (else the case file, if `cases` names one)
     and `settings_extra` are recorded with the run."""
-    settings = options.engine_settings(_declared(options))
+    settings, replayed = with_replay(
+        store, options, options.engine_settings(_declared(options)), target=target
+    )
     given = checked_mocks(given_cases(cases), agent, options, dataset or cases)
     choice = _choose_judge(options)
 
@@ -298,6 +301,7 @@ async def plan_new(
                 **({"judge": stored_judge} if stored_judge else {}),
                 **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
                 **({"tool_mocks": _dumped(options.tool_mocks)} if options.tool_mocks else {}),
+                **replayed,
                 **(
                     {"infrastructure_errors": list(map(_class_ref, settings.infrastructure))}
                     if settings.infrastructure
@@ -425,8 +429,11 @@ async def plan_resume(
         passing=info.settings.get("passing"),
         base_dir=Path(stored_dir) if stored_dir else options.base_dir,
         tool_mocks=info.settings.get("tool_mocks", options.tool_mocks),  # the run's own
+        **replay_options(info.settings),  # the run's own replay, or none
     )
-    settings = options.engine_settings(infrastructure)
+    settings, _ = with_replay(
+        store, options, options.engine_settings(infrastructure), target=info.target
+    )
     check_resumable(store.iter_cases(info.run_id), options.tool_mocks)
     choice = _choose_judge(options, info.settings.get("judge"))
 

@@ -71,6 +71,8 @@ def _header(
             "builtins": info.builtins,
             # How `agenteval score` matched traces to cases (by order? how many left out?).
             **({"matching": info.settings["matching"]} if "matching" in info.settings else {}),
+            # Which stored run's tool results the run replayed (`--replay-tools`), and how.
+            **({"replay": info.settings["replay"]} if "replay" in info.settings else {}),
         },
         "tools": {name: spec.model_dump(mode="json") for name, spec in info.tools.items()},
         "summary": summary.model_dump(mode="json"),

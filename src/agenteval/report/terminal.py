@@ -406,6 +406,17 @@ def _print_matching(console: Console, info: RunInfo) -> None:
         console.print(Text("  " + "; ".join(said), style="yellow"))
 
 
+def replay_line(info: RunInfo) -> str | None:
+    """The line saying which stored run's tool results a run replayed, and how; None when it
+    replayed none."""
+    replay = info.settings.get("replay")
+    if not isinstance(replay, dict):
+        return None
+    order = "any order" if replay.get("match") == "any-order" else "in order"
+    missed = "run for real" if replay.get("fallthrough") else "fail the trial (replay_miss)"
+    return f"tool calls replayed from run {replay.get('run_id')} ({order}; calls it never made {missed})"
+
+
 def print_summary(summary: Summary, info: RunInfo, console: Console | None = None) -> None:
     """Print the run's summary, section by section (only the sections that apply)."""
     console = console or Console()
@@ -419,6 +430,8 @@ def print_summary(summary: Summary, info: RunInfo, console: Console | None = Non
         )
     )
     _print_matching(console, info)
+    if (replayed := replay_line(info)) is not None:
+        console.print(Text("  " + replayed, style="cyan"))
     if summary.passed.total:
         console.print(
             Text.assemble(

@@ -4,10 +4,12 @@ finish (each batch one transaction), counted, and read back a chunk at a time in
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from agenteval.case import EvalCase
 from agenteval.records import MissingTrials, TrialResult
@@ -16,7 +18,7 @@ from agenteval.store.base import StoreFile
 from agenteval.store.encoding import stored_time, to_json
 from agenteval.store.layout import CHUNK, DELETE_SCORES, UPSERT_SCORE, UPSERT_TRIAL
 from agenteval.store.progress import count_missing
-from agenteval.trace import Trial, utc_now
+from agenteval.trace import ToolCall, Trial, utc_now
 
 __all__ = ["EncodedResults", "ResultRecords", "StoredTrial"]
 
@@ -116,6 +118,28 @@ class ResultRecords(StoreFile):
                 "SELECT trial FROM trials WHERE run_id = ? AND case_id = ?", (run_id, case_id)
             ).fetchall()
         return {int(trial) for (trial,) in rows}
+
+    def replay_trial(self, run_id: str, case_id: str, trial: int) -> Trial | None:
+        """One stored trial of a case, to replay its tool calls: trial `trial` when the run
+        stored it, else the case's first stored trial; None when the run has no trial of the
+        case. One row read (never the whole run), so a replay costs each trial one lookup."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT trial, data FROM trials WHERE run_id = ? AND case_id = ?"
+                " ORDER BY trial = ? DESC, trial LIMIT 1",
+                (run_id, case_id, trial),
+            ).fetchone()
+        if row is None:
+            return None
+        where = f"trial {row[0]} of case {case_id!r} in run {run_id!r}"
+        return self._parse(Trial, row[1], where)
+
+    def stored_arguments(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A tool call's arguments as the store writes them (JSON: lists for tuples; secrets
+        redacted; deep data cut), to compare a live call with a stored one."""
+        text = self._json(Trial(tool_calls=[ToolCall(name=name, arguments=arguments)]))
+        stored: dict[str, Any] = json.loads(text)["tool_calls"][0]["arguments"]
+        return stored
 
     def count_results(self, run_id: str) -> int:
         """How many (case, trial) pairs of the run have a stored trial."""

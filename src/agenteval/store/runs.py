@@ -153,6 +153,16 @@ class RunRecords(StoreFile):
                     return str(run_id)
         return None
 
+    def latest_finished(self, target: str) -> str | None:
+        """The most recent finished run on `target`, if any (`--replay-tools latest`)."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT run_id FROM runs WHERE target = ? AND status = ?"
+                " ORDER BY created_at DESC, run_id DESC LIMIT 1",
+                (target, RunStatus.FINISHED.value),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
     def resolve_run_id(self, prefix_or_id: str) -> str:
         """The full id of the run named by `prefix_or_id`: a full id, a unique prefix of one,
         or `latest` for the most recent run."""
