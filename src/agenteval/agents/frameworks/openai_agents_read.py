@@ -32,7 +32,14 @@ from agenteval.trace import ToolSpec, Usage
 if TYPE_CHECKING:
     from agents import RunConfig, RunHooks
 
-__all__ = ["GuardrailTrip", "RunReader", "guardrail_trip", "input_items", "tool_specs_of"]
+__all__ = [
+    "GuardrailTrip",
+    "RunReader",
+    "function_tool_spec",
+    "guardrail_trip",
+    "input_items",
+    "tool_specs_of",
+]
 
 _ROLES = frozenset({"user", "assistant", "system", "developer"})
 
@@ -65,21 +72,26 @@ def _agents_of(agent: Any) -> list[Any]:
     return list(seen.values())
 
 
+def function_tool_spec(tool: Any) -> ToolSpec:
+    """A `FunctionTool` as agenteval's `ToolSpec`: the JSON schema the SDK sends the model."""
+    schema, _ = plain_copy(tool.params_json_schema)
+    return ToolSpec(
+        name=tool.name,
+        description=tool.description or "",
+        parameters=schema if isinstance(schema, dict) else {},
+    )
+
+
 def agent_tool_specs(agent: Any) -> dict[str, ToolSpec]:
     """The function tools one agent declares, with the JSON schema the SDK sends the model.
     Hosted tools (web search, file search, ...) declare no argument schema: not listed."""
     from agents import FunctionTool
 
-    specs: dict[str, ToolSpec] = {}
-    for tool in getattr(agent, "tools", ()):
-        if isinstance(tool, FunctionTool):
-            schema, _ = plain_copy(tool.params_json_schema)
-            specs[tool.name] = ToolSpec(
-                name=tool.name,
-                description=tool.description or "",
-                parameters=schema if isinstance(schema, dict) else {},
-            )
-    return specs
+    return {
+        tool.name: function_tool_spec(tool)
+        for tool in getattr(agent, "tools", ())
+        if isinstance(tool, FunctionTool)
+    }
 
 
 def tool_specs_of(agent: Any) -> dict[str, ToolSpec]:
@@ -173,9 +185,12 @@ class RunReader:
 
         return formatter
 
-    def hooks(self, config: RunConfig) -> RunHooks[Any]:
-        """Run hooks reporting to this reader (one object per trial)."""
-        hooks: RunHooks[Any] = _hooks_class()(self, config)
+    def hooks(
+        self, config: RunConfig, guard: Callable[[Any, Any], None] | None = None
+    ) -> RunHooks[Any]:
+        """Run hooks reporting to this reader (one object per trial); `guard(context, tool)`
+        is called as each function tool starts, after it is noted, and may stop the run."""
+        hooks: RunHooks[Any] = _hooks_class()(self, config, guard)
         return hooks
 
     def started(self, call_id: str, name: str, arguments: str) -> None:
@@ -255,9 +270,15 @@ def _hooks_class() -> type[Any]:
         """The hooks of one trial's runs: agents and model calls into the builder as they
         happen, function tools started and ended into the reader."""
 
-        def __init__(self, reader: RunReader, config: RunConfig) -> None:
+        def __init__(
+            self,
+            reader: RunReader,
+            config: RunConfig,
+            guard: Callable[[Any, Any], None] | None,
+        ) -> None:
             self.reader = reader
             self.config = config
+            self.guard = guard
 
         async def on_agent_start(self, context: Any, agent: Any) -> None:
             self.reader.builder.visit(str(agent.name))
@@ -270,6 +291,8 @@ def _hooks_class() -> type[Any]:
         async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
             if isinstance(context, ToolContext):
                 self.reader.started(context.tool_call_id, context.tool_name, context.tool_arguments)
+            if self.guard is not None:
+                self.guard(context, tool)
 
         async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
             if isinstance(context, ToolContext):

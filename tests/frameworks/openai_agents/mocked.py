@@ -1,0 +1,131 @@
+"""Agents whose tools tell when they really run, for the tests of tool mocks on OpenAI Agents
+SDK agents: real `Agent`s and `function_tool`s on the loopback server's scripts
+(`loopback.py`: `[agent:weather]` asks `get_weather` and `get_time`, `[agent:triage]` hands
+off to `[agent:refunds]`, which asks `refund_order`).
+
+- `get_weather` (sync): its `failure_error_function` tells the model what failed and whether
+  it was a timeout (the agent's own error handling, which an injected failure tests); when it
+  really runs it counts its calls in the trial's `agenteval.state()`.
+- `get_time` (sync, the SDK's default failure message), `explode` (its error stops the run),
+  `refund_order` (async); `formatted_time`, a `get_time` behind an approval policy.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import agenteval
+from agents import Agent, RunContextWrapper, function_tool, handoff
+
+from .scripted import model
+
+REAL: list[str] = []
+"""Every call of a tool's own function, in the order they ran (a mocked tool never adds)."""
+_REAL_LOCK = threading.Lock()
+
+
+def ran(what: str) -> None:
+    with _REAL_LOCK:
+        REAL.append(what)
+
+
+def told_error(context: RunContextWrapper[Any], error: Exception) -> str:
+    kind = "timeout" if isinstance(error, TimeoutError) else "error"
+    return f"the tool failed ({kind}): {error}"
+
+
+@function_tool(failure_error_function=told_error)
+def get_weather(city: str) -> str:
+    """Today's weather in a city."""
+    ran(f"get_weather {city}")
+    state = agenteval.state()
+    state["weather_asked"] = state.get("weather_asked", 0) + 1
+    return f"real weather in {city}"
+
+
+@function_tool
+def get_time(tz: str) -> str:
+    """The time now in a time zone."""
+    ran(f"get_time {tz}")
+    return "real 12:00"
+
+
+@function_tool(failure_error_function=None)
+def explode() -> str:
+    """A tool whose error is not caught: the run stops."""
+    ran("explode")
+    return "real explosion"
+
+
+@function_tool
+async def refund_order(order_id: str, amount: float) -> dict[str, Any]:
+    """Refund an order."""
+    ran(f"refund_order {order_id}")
+    return {"order_id": order_id, "refunded": amount}
+
+
+def weather_agent(base_url: str) -> Agent[Any]:
+    return Agent(
+        name="weather",
+        instructions="[agent:weather] Answer questions about the weather.",
+        model=model(base_url),
+        tools=[get_weather, get_time, explode],
+    )
+
+
+def triage_agent(base_url: str, *, handoff_object: bool = False) -> Agent[Any]:
+    refunds = Agent(
+        name="refunds",
+        instructions="[agent:refunds] Refund orders.",
+        model=model(base_url),
+        tools=[refund_order],
+    )
+    return Agent(
+        name="triage",
+        instructions="[agent:triage] Route the customer.",
+        model=model(base_url),
+        handoffs=[handoff(refunds) if handoff_object else refunds],
+    )
+
+
+async def never_asks(
+    context: RunContextWrapper[Any], arguments: dict[str, Any], call_id: str
+) -> bool:
+    return False
+
+
+@function_tool(name_override="get_time", needs_approval=never_asks)
+def formatted_time(tz: str, fmt: str = "24h") -> str:
+    """The time now in a time zone. Its approval policy never asks, but the SDK asks for
+    approval all the same when validation changes the arguments (here: adds `fmt`)."""
+    ran(f"formatted_time {tz}")
+    return "real 12:00"
+
+
+def approval_agent(base_url: str) -> Agent[Any]:
+    return Agent(
+        name="weather",
+        instructions="[agent:weather] Answer questions about the weather.",
+        model=model(base_url),
+        tools=[get_weather, formatted_time],
+    )
+
+
+@dataclass
+class ClockAgent(Agent[Any]):
+    """An agent that adds `get_time` to its tools during the run (as an MCP server's tools
+    are added): not in `tools`, so no copy of agenteval's can answer it."""
+
+    async def get_all_tools(self, run_context: RunContextWrapper[Any]) -> list[Any]:
+        return [*await super().get_all_tools(run_context), get_time]
+
+
+def clock_agent(base_url: str) -> Agent[Any]:
+    return ClockAgent(
+        name="weather",
+        instructions="[agent:weather] Answer questions about the weather.",
+        model=model(base_url),
+        tools=[get_weather],
+    )
