@@ -7,7 +7,8 @@ off to `[agent:refunds]`, which asks `refund_order`).
   it was a timeout (the agent's own error handling, which an injected failure tests); when it
   really runs it counts its calls in the trial's `agenteval.state()`.
 - `get_time` (sync, the SDK's default failure message), `explode` (its error stops the run),
-  `refund_order` (async); `formatted_time`, a `get_time` behind an approval policy.
+  `refund_order` (async); `formatted_time`, a `get_time` behind an approval policy; `quick_time`, a `get_time` with
+  the SDK's timeout.
 """
 
 from __future__ import annotations
@@ -110,6 +111,22 @@ def approval_agent(base_url: str) -> Agent[Any]:
         instructions="[agent:weather] Answer questions about the weather.",
         model=model(base_url),
         tools=[get_weather, formatted_time],
+    )
+
+
+@function_tool(name_override="get_time", timeout=0.05)
+async def quick_time(tz: str) -> str:
+    """The time now in a time zone, given up on by the SDK after 50 ms."""
+    ran(f"quick_time {tz}")
+    return "real 12:00"
+
+
+def impatient_agent(base_url: str) -> Agent[Any]:
+    return Agent(
+        name="weather",
+        instructions="[agent:weather] Answer questions about the weather.",
+        model=model(base_url),
+        tools=[get_weather, quick_time],
     )
 
 

@@ -360,3 +360,16 @@ def test_a_tool_behind_an_approval_policy_is_approved_as_without_mocks(
     for trial in trials.values():
         assert trial.output is None
         assert [(c.name, c.result) for c in trial.tool_calls][1] == ("get_time", None)
+
+
+def test_a_mocks_latency_is_held_to_the_tools_own_timeout(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    mocks = {"get_weather": {"result": "sun"}, "get_time": {"result": "late", "latency_s": 30}}
+    case = EvalCase(id="slow", input="Paris? #210", tool_mocks=mocks)
+    (trial,) = run_trials(mocked.impatient_agent(server.base_url), [case], tmp_path)
+    assert mocked.REAL == []
+    told = "Tool 'get_time' timed out after 0.05 seconds."
+    assert sent(server, 210)["call_210_time"] == told  # as the SDK times out the real tool
+    assert calls(trial)[1] == ("get_time", told, None, "mock")
+    assert trial.failure is None
