@@ -8,7 +8,7 @@ off to `[agent:refunds]`, which asks `refund_order`).
   really runs it counts its calls in the trial's `agenteval.state()`.
 - `get_time` (sync, the SDK's default failure message), `explode` (its error stops the run),
   `refund_order` (async); `formatted_time`, a `get_time` behind an approval policy; `quick_time`, a `get_time` with
-  the SDK's timeout.
+  the SDK's timeout; `hand_made_time`, a `get_time` made as a `FunctionTool` by hand.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import agenteval
-from agents import Agent, RunContextWrapper, function_tool, handoff
+from agents import Agent, FunctionTool, RunContextWrapper, function_tool, handoff
 
 from .scripted import model
 
@@ -127,6 +127,40 @@ def impatient_agent(base_url: str) -> Agent[Any]:
         instructions="[agent:weather] Answer questions about the weather.",
         model=model(base_url),
         tools=[get_weather, quick_time],
+    )
+
+
+CONTEXTS: list[str] = []
+"""The type of the context each call of `hand_made_time` was given."""
+
+
+async def invoke_time(context: RunContextWrapper[Any], arguments: str) -> str:
+    CONTEXTS.append(type(context).__name__)
+    ran("hand_made_time")
+    return "real 12:00"
+
+
+hand_made_time = FunctionTool(
+    name="get_time",
+    description="The time now in a time zone.",
+    params_json_schema={
+        "type": "object",
+        "properties": {"tz": {"type": "string"}},
+        "required": ["tz"],
+        "additionalProperties": False,
+    },
+    on_invoke_tool=invoke_time,
+)
+"""A `FunctionTool` made by hand: no failure handling of the SDK's (its error stops the run),
+and an invoker declaring a `RunContextWrapper` (which the SDK gives it, not a `ToolContext`)."""
+
+
+def hand_made_agent(base_url: str) -> Agent[Any]:
+    return Agent(
+        name="weather",
+        instructions="[agent:weather] Answer questions about the weather.",
+        model=model(base_url),
+        tools=[get_weather, hand_made_time],
     )
 
 

@@ -373,3 +373,27 @@ def test_a_mocks_latency_is_held_to_the_tools_own_timeout(
     assert sent(server, 210)["call_210_time"] == told  # as the SDK times out the real tool
     assert calls(trial)[1] == ("get_time", told, None, "mock")
     assert trial.failure is None
+
+
+def test_a_hand_made_function_tool_is_answered_and_called_as_without_mocks(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    mocked.CONTEXTS.clear()
+    cases = [
+        EvalCase(id="plain", input="Paris? #220"),
+        EvalCase(id="real", input="Paris? #221", tool_mocks={"get_weather": {"result": "sun"}}),
+        EvalCase(id="mocked", input="Paris? #222", tool_mocks={"get_time": {"result": "9"}}),
+        EvalCase(id="error", input="Paris? #223", tool_mocks={"get_time": {"error": "timeout"}}),
+    ]
+    trials = by_case(run_trials(mocked.hand_made_agent(server.base_url), cases, tmp_path))
+    # Run for real under agenteval's copy, it gets the context the SDK gives it without.
+    assert mocked.CONTEXTS == ["RunContextWrapper", "RunContextWrapper"]
+    assert (
+        sorted(call for call in mocked.REAL if call == "hand_made_time") == ["hand_made_time"] * 2
+    )
+    assert calls(trials["mocked"])[1] == ("get_time", "9", None, "mock")
+    # Its error is not handled by the SDK for it: the injected one stops the run, as its own.
+    error = trials["error"]
+    assert error.failure is not None and error.failure.cause is FailureCause.AGENT_ERROR
+    told = "InjectedTimeout: get_time: the call timed out (injected by a tool mock)"
+    assert calls(error)[1] == ("get_time", None, told, "mock")

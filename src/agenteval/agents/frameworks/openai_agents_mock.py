@@ -29,6 +29,7 @@ would answer or refuse, rather than let it run live (`UnanswerableToolError`).
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -123,9 +124,23 @@ def _answering_tool(tool: Any) -> Any:
     if callable(prepare):
         invoke.__agents_prepare_arguments__ = prepare  # type: ignore[attr-defined]
     # A tool `function_tool` made handles its errors inside its invoker: so does the copy.
-    handles = callable(getattr(inner, "__agents_bind_function_tool__", None))
-    on_invoke = with_function_tool_failure_error_handler(invoke, _traced) if handles else invoke
+    if callable(getattr(inner, "__agents_bind_function_tool__", None)):
+        on_invoke = with_function_tool_failure_error_handler(invoke, _traced)
+    else:
+        # A FunctionTool made by hand: the SDK chooses the context it passes by the annotation
+        # of the invoker's first parameter, which the copy's invoker takes from the tool's.
+        _same_signature(invoke, inner)
+        on_invoke = invoke
     return dataclasses.replace(tool, on_invoke_tool=on_invoke)
+
+
+def _same_signature(wrapper: Callable[..., Any], wrapped: Callable[..., Any]) -> None:
+    try:
+        signature = inspect.signature(wrapped)
+    except (TypeError, ValueError):
+        return
+    wrapper.__signature__ = signature  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {}  # so the signature's annotations are the ones read
 
 
 def _traced(tool: Any, error: Exception, arguments: str) -> None:
