@@ -388,9 +388,7 @@ def test_a_hand_made_function_tool_is_answered_and_called_as_without_mocks(
     trials = by_case(run_trials(mocked.hand_made_agent(server.base_url), cases, tmp_path))
     # Run for real under agenteval's copy, it gets the context the SDK gives it without.
     assert mocked.CONTEXTS == ["RunContextWrapper", "RunContextWrapper"]
-    assert (
-        sorted(call for call in mocked.REAL if call == "hand_made_time") == ["hand_made_time"] * 2
-    )
+    assert mocked.REAL.count("hand_made_time") == 2
     assert calls(trials["mocked"])[1] == ("get_time", "9", None, "mock")
     # Its error is not handled by the SDK for it: the injected one stops the run, as its own.
     error = trials["error"]
