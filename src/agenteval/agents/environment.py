@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agenteval.agents.injected import InjectedError, injected_error, named_error
 from agenteval.tool_mocks import CALLABLE_KEY, MockAnswer, ToolMock
 from agenteval.trace import Failure, FailureCause, ToolCall, ToolSpec
 
@@ -43,12 +44,6 @@ __all__ = [
 AnswerKind = Literal["mock", "replay"]
 
 
-class InjectedError(Exception):
-    """Raised into the agent by a mock's (or a replayed call's) `error`: the failure the case
-    asked for. One that escapes the agent is the agent's failure (`agent_error`), never retried
-    as infrastructure: the case is testing how the agent handles it."""
-
-
 class UnmockedToolError(RuntimeError):
     """A `tool_mocks_only` case called a tool that no mock answers."""
 
@@ -59,43 +54,6 @@ class ReplayMissError(RuntimeError):
 
 class ToolArgumentsError(ValueError):
     """A mocked call's arguments do not fit the tool's schema (as a real call's would not)."""
-
-
-_NAMED: dict[str, type[InjectedError]] = {}
-_NAMED_LOCK = threading.Lock()
-
-
-def named_error(text: str) -> InjectedError:
-    """The exception a mock's `error: "TypeName: message"` raises: of a class named `TypeName`
-    (so the call's recorded error reads as written), else an `InjectedError` with the text."""
-    head, sep, message = text.partition(": ")
-    if sep and head.isidentifier():
-        with _NAMED_LOCK:
-            kind = _NAMED.get(head)
-            if kind is None:
-                kind = _NAMED[head] = type(head, (InjectedError,), {"__module__": __name__})
-        return kind(message)
-    return InjectedError(text)
-
-
-def injected_error(text: str, tool: str) -> BaseException:
-    """The exception an `error:` raises: `timeout` and `rate_limited` as a real client's,
-    anything else by `named_error`."""
-    if text == "timeout":
-        return InjectedTimeout(f"{tool}: the call timed out (injected by a tool mock)")
-    if text == "rate_limited":
-        return InjectedRateLimit(f"{tool}: 429 Too Many Requests (injected by a tool mock)")
-    return named_error(text)
-
-
-class InjectedTimeout(InjectedError, TimeoutError):
-    """`error: timeout`: a `TimeoutError`, as Python's sockets and asyncio raise."""
-
-
-class InjectedRateLimit(InjectedError):
-    """`error: rate_limited`: an HTTP 429 (`status_code`), as a client's status error says it."""
-
-    status_code = 429
 
 
 @dataclass(frozen=True)
@@ -300,6 +258,12 @@ class ToolEnvironment:
         if call.error is not None:
             return Answer("replay", error=named_error(call.error))
         return Answer("replay", result=copy.deepcopy(call.result))
+
+    def refuse(self, cause: FailureCause, error: Exception) -> Exception:
+        """Note `error` as the call the harness refuses (the first one fails the trial, even
+        if the agent catches it), and return it to raise: for an adapter that cannot answer a
+        mocked call where the framework made it."""
+        return self._refuse(cause, error)
 
     def _refuse(self, cause: FailureCause, error: Exception) -> Exception:
         with self._lock:

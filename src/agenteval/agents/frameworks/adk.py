@@ -13,7 +13,10 @@ What is read, and from where:
 - the answer: each turn's last final response with text (`is_final_response()`);
 - node visits: the agents that wrote events, and the targets of `transfer_to_agent`;
 - the session state at the end, under `metadata["session_state"]`, so
-  `final_session_state_match` applies;
+  `final_session_state_match` applies; it is also the trial's environment state
+  (`Trial.state`, `agenteval.state()` in a tool), and the case's `initial_state` seeds it;
+- tool mocks, injected failures and replayed answers: the trial's plugin answers a call in the
+  tool's place (`adk_environment.py`);
 - tool schemas: ADK's own declarations of each agent's tools (`LlmRequest.append_tools`, public
   API), the sub-agents' included, and of `transfer_to_agent` where an agent can transfer; and,
   during the run, the declarations each model call is offered (a plugin's
@@ -29,9 +32,10 @@ import importlib
 import logging
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from agenteval.agents.frameworks.adk_environment import ToolAnswerer, trial_answerer
 from agenteval.agents.frameworks.base import (
     Conversation,
     FrameworkAgent,
@@ -231,16 +235,34 @@ def declared_tools(root: Any) -> dict[str, ToolSpec]:
 
 
 def _plugin(reader: _EventReader) -> Any:
-    """The trial's runner plugin, which changes nothing (each callback returns None, so ADK
-    goes on as it would): it notes which call each tool exception belongs to (its function
-    call id), and the tools each model call is offered (a toolset's tools are listed only
-    then)."""
+    """The trial's runner plugin. It notes which call each tool exception belongs to (its
+    function call id), and the tools each model call is offered (a toolset's tools are listed
+    only then). With the trial's tool environment (`adk_environment.py`) it answers a mocked
+    or replayed call in the tool's place and keeps the environment state and the session's one;
+    otherwise each callback returns None, so ADK goes on as it would."""
     from google.adk.plugins import BasePlugin
+
+    answerer = reader.answerer
 
     class AgentevalRecorder(BasePlugin):
         async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
             for spec in _requested_tools(llm_request):
                 reader.builder.declare(spec)
+                if answerer is not None:
+                    answerer.specs.setdefault(spec.name, spec)
+
+        async def before_tool_callback(
+            self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any
+        ) -> Any:
+            if answerer is None:
+                return None
+            return await answerer.before_tool(tool, tool_args, tool_context)
+
+        async def after_tool_callback(
+            self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, result: Any
+        ) -> None:
+            if answerer is not None:  # what the tool wrote in agenteval.state(), as its delta
+                answerer.mirror.push(tool_context.state)
 
         async def on_tool_error_callback(
             self, *, tool: Any, tool_args: Any, tool_context: Any, error: Exception
@@ -249,6 +271,8 @@ def _plugin(reader: _EventReader) -> Any:
             # A call cancelled under a timeout raised nothing of its own: the trial says why.
             if call_id and not isinstance(error, asyncio.CancelledError):
                 reader.tool_errors[str(call_id)] = error_text(error)
+            if answerer is not None:
+                answerer.mirror.push(tool_context.state)
 
     return AgentevalRecorder(name="agenteval_recorder")
 
@@ -260,6 +284,8 @@ class _EventReader:
     builder: TrialBuilder
     models: dict[str, str | None]
     """Each agent's model name, by agent name, for pricing its model calls."""
+    answerer: ToolAnswerer | None = None
+    """The trial's tool environment at work (mocks, replay, state), when it has one."""
     tool_errors: dict[str, str] = field(default_factory=dict)
     ended_with: str | None = None
     """The error code and message of the last event of the run, when ADK ended a turn on one
@@ -301,6 +327,10 @@ class _EventReader:
             )
             if text:
                 self.builder.answer(text)
+
+    def note_error(self, call_id: str, error: BaseException) -> None:
+        """The exception the call `call_id` raised (or a mock raised in its place)."""
+        self.tool_errors[call_id] = error_text(error)
 
     def failed(self) -> None:
         """The run raised: a tool's exception goes to the call that raised it."""
@@ -384,6 +414,12 @@ class AdkAgent(FrameworkAgent):
         history = _history(talk, str(getattr(self.agent, "name", "")), case)
         builder = TrialBuilder(talk, self.tool_specs())
         reader = _EventReader(builder, {a.name: _model_name(a) for a in _agents(self.agent)})
+        reader.answerer = trial_answerer(self.tool_specs(), reader.note_error)
+        if case.initial_state:
+            # The case's environment state seeds the session beside session_input's state,
+            # and wins on a key both give: it is the start `expected_state` is checked from.
+            copied, _ = plain_copy(case.initial_state)
+            session_input = replace(session_input, state={**session_input.state, **copied})
         with builder.kept_on_failure():
             await self._play(talk, session_input, history, reader)
         trial = builder.build()
@@ -432,6 +468,9 @@ class AdkAgent(FrameworkAgent):
         )
         for event in history:
             await service.append_event(session, event)
+        answerer = reader.answerer
+        if answerer is not None:
+            answerer.mirror.seed(session.state)
         for turn in talk.turns:
             reader.builder.start_turn()
             message = types.Content(role="user", parts=[types.Part(text=turn)])
@@ -440,16 +479,28 @@ class AdkAgent(FrameworkAgent):
                     user_id=session_input.user_id, session_id=session.id, new_message=message
                 ):
                     reader.read(event)
-            except BaseException:
+            except BaseException as raised:
                 reader.failed()
+                if answerer is not None and isinstance(raised, Exception):
+                    answerer.mirror.seed(await _session_state(service, session))
+                    escaped = answerer.unwrapped(raised)
+                    if escaped is not None and escaped is not raised:
+                        # What ADK lets out for a tool that raises, not its plugin wrapper.
+                        raise escaped.with_traceback(escaped.__traceback__) from None
                 raise
-        ended = await service.get_session(
-            app_name=session_input.app_name,
-            user_id=session_input.user_id,
-            session_id=session.id,
-        )
-        state, _ = plain_copy(dict(ended.state) if ended is not None else {})
+        state = await _session_state(service, session)
+        if answerer is not None:
+            answerer.mirror.seed(state)
         reader.builder.metadata(SESSION_STATE, state)
+
+
+async def _session_state(service: BaseSessionService, session: Any) -> dict[str, Any]:
+    """The session's state as stored now (a plain copy)."""
+    ended = await service.get_session(
+        app_name=session.app_name, user_id=session.user_id, session_id=session.id
+    )
+    state, _ = plain_copy(dict(ended.state) if ended is not None else {})
+    return dict(state)
 
 
 def _history(talk: Conversation, root: str, case: EvalCase) -> list[Event]:

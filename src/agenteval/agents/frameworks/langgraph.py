@@ -18,10 +18,15 @@ LangChain runs a sync-only runnable, node or tool in an executor thread, off the
 
 The tools' schemas come from the graph's `ToolNode`s (before any trial), and from what the run's
 chat models were bound with (a callback on each model call), so `tool_arguments_valid` applies.
+
+A trial with a tool environment (mocks, replay, state) runs the graph's answering copy, made
+once, and a guard on the tools run outside its `ToolNode`s (`langgraph_mocks.py`); any other
+trial runs the user's graph itself.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Self
@@ -32,12 +37,14 @@ from agenteval.agents.frameworks.base import (
     TrialBuilder,
     conversation,
 )
+from agenteval.agents.frameworks.langgraph_mocks import ToolGuard, answering_graph
 from agenteval.agents.frameworks.langgraph_record import (
     RunRecord,
     TurnReader,
     graph_tool_specs,
     message_key,
 )
+from agenteval.agents.trial_state import current_environment
 from agenteval.case import EvalCase, Message
 from agenteval.errors import AgentLoadError
 from agenteval.jsonsafe import plain_copy
@@ -64,6 +71,8 @@ class GraphAgent(FrameworkAgent):
         super().__init__(agent)
         self._graph = _is_graph(agent)
         self._specs: dict[str, ToolSpec] | None = None
+        self._answering: Any = None
+        self._lock = threading.Lock()
 
     @classmethod
     def of(cls, agent: Any) -> Self:
@@ -92,6 +101,15 @@ class GraphAgent(FrameworkAgent):
         from langgraph.checkpoint.base import BaseCheckpointSaver
 
         return isinstance(getattr(self.agent, "checkpointer", None), BaseCheckpointSaver)
+
+    def answering(self) -> Any:
+        """The agent whose `ToolNode`s ask the running trial's environment before running a
+        tool (`langgraph_mocks.answering_graph`), made on first use and shared by every trial
+        with an environment; the agent itself when it is no graph."""
+        with self._lock:  # one copy, even for trials started in several threads
+            if self._answering is None:
+                self._answering = answering_graph(self.agent) if self._graph else self.agent
+            return self._answering
 
     def tool_specs(self) -> dict[str, ToolSpec]:
         """The tools of every `ToolNode` in the graph and its subgraphs (`create_react_agent`'s
@@ -126,6 +144,13 @@ class _Thread:
             # The model calls, and the tools the models were bound with (`RunRecord`).
             "callbacks": [self._record.handler()],
         }
+        self._runnable = agent.agent
+        environment = current_environment()
+        if environment is not None:
+            # Mocks, replay: the graph whose ToolNodes ask the environment, and the guard on
+            # the tools run anywhere else (`langgraph_mocks.py`).
+            self._runnable = agent.answering()
+            self._config["callbacks"].append(ToolGuard(environment).handler())
         self._state: list[BaseMessage] = []
         """The conversation as the graph last left it (sent again without a checkpointer)."""
         self._interrupts: list[Any] = []
@@ -151,7 +176,7 @@ class _Thread:
             self._builder.answer(reader.answer)
 
     async def _stream(self, sent: list[BaseMessage], reader: TurnReader) -> None:
-        stream = self._agent.agent.astream(
+        stream = self._runnable.astream(
             {_MESSAGES: sent}, self._config, stream_mode=["updates", "values"]
         )
         async for mode, chunk in stream:
@@ -169,7 +194,7 @@ class _Thread:
     async def _invoke(self, sent: list[BaseMessage], reader: TurnReader) -> None:
         from langchain_core.messages import AIMessage, BaseMessage
 
-        output = await self._agent.agent.ainvoke({_MESSAGES: sent}, self._config)
+        output = await self._runnable.ainvoke({_MESSAGES: sent}, self._config)
         if isinstance(output, Mapping) and _MESSAGES in output:
             messages = _message_list(output[_MESSAGES])
         elif isinstance(output, BaseMessage):

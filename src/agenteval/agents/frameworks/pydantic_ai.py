@@ -14,7 +14,10 @@ a tool the agent called: they are left out, and a retry of one counts as `output
 The tools offered are pydantic-ai's own `ToolDefinition`s: read during the run by a capability
 agenteval adds to it (`prepare_tools` / `prepare_output_tools`, observe-only), so tools a
 `prepare` function or a dynamic toolset offers are the ones recorded; before any run, from the
-function toolsets among `agent.toolsets`.
+function toolsets among `agent.toolsets` (inside prefixed, renamed and combined ones too).
+
+Tool mocks and replay: a second per-run capability has the trial's environment answer the tool
+calls where the tools would run (`pydantic_ai_mocks.py`).
 """
 
 from __future__ import annotations
@@ -34,11 +37,19 @@ from pydantic_ai.messages import (
     TextPart,
     UserPromptPart,
 )
-from pydantic_ai.toolsets import FunctionToolset
+from pydantic_ai.toolsets import (
+    CombinedToolset,
+    FunctionToolset,
+    PrefixedToolset,
+    RenamedToolset,
+    WrapperToolset,
+)
 from pydantic_core import to_json
 
 from agenteval.agents.frameworks.base import FrameworkAgent, TrialBuilder, conversation
+from agenteval.agents.frameworks.pydantic_ai_mocks import answering_capability, answers
 from agenteval.agents.recorder import record_retry
+from agenteval.agents.trial_state import current_environment
 from agenteval.case import EvalCase, Message
 from agenteval.errors import AgentLoadError
 from agenteval.trace import ToolSpec, Trial, Usage
@@ -129,12 +140,12 @@ class PydanticAIAgent(FrameworkAgent):
 
     def tool_specs(self) -> dict[str, ToolSpec]:
         """The function tools registered on the agent (its function toolsets among
-        `agent.toolsets`), read without a run; a run records what it actually offered."""
+        `agent.toolsets`, also inside prefixed, renamed and combined ones, by the names the
+        model is offered), read without a run; a run records what it actually offered (an MCP
+        server's or a dynamic toolset's tools are known only then)."""
         specs: dict[str, ToolSpec] = {}
         for toolset in self.agent.toolsets:
-            if isinstance(toolset, FunctionToolset):
-                for tool in toolset.tools.values():
-                    specs[tool.name] = _spec(tool.tool_def)
+            specs.update(_registered(toolset))
         return specs
 
     async def run_case(self, case: EvalCase) -> Trial:
@@ -143,6 +154,10 @@ class PydanticAIAgent(FrameworkAgent):
         builder = TrialBuilder(talk, {})
         registered = self.tool_specs()
         offered: Any = cast("type[Any]", _offered_class())()  # not None: __init__ checked
+        capabilities = [offered]
+        environment = current_environment()
+        if environment is not None and answers(environment):
+            capabilities.append(answering_capability(environment))
         reader = _Reader(builder, offered)
         history: list[Any] = _history(talk.history)
         deps = await self._make_deps(case)
@@ -157,7 +172,7 @@ class PydanticAIAgent(FrameworkAgent):
                         message_history=history,
                         deps=deps,
                         model=self._model,
-                        capabilities=[offered],
+                        capabilities=capabilities,
                         infer_name=False,  # pydantic-ai would rename the user's agent
                     ) as run:
                         async for _node in run:
@@ -305,6 +320,33 @@ def _history(messages: Sequence[Message]) -> list[ModelMessage]:
     if pending:
         history.append(ModelRequest(parts=pending))
     return history
+
+
+def _registered(toolset: Any) -> dict[str, ToolSpec]:
+    """The function tools under `toolset`, by the names a run offers them under (a prepare
+    function or a filter, which only a run applies, left out)."""
+    if isinstance(toolset, FunctionToolset):
+        return {tool.name: _spec(tool.tool_def) for tool in toolset.tools.values()}
+    if isinstance(toolset, CombinedToolset):
+        merged: dict[str, ToolSpec] = {}
+        for child in toolset.toolsets:
+            merged.update(_registered(child))
+        return merged
+    if not isinstance(toolset, WrapperToolset):
+        return {}
+    inner = _registered(toolset.wrapped)
+    if isinstance(toolset, PrefixedToolset):
+        names = {name: f"{toolset.prefix}_{name}" for name in inner}
+    elif isinstance(toolset, RenamedToolset):
+        names = {original: new for new, original in toolset.name_map.items()}
+    else:
+        return inner
+    return {
+        names.get(name, name): ToolSpec(
+            name=names.get(name, name), description=spec.description, parameters=spec.parameters
+        )
+        for name, spec in inner.items()
+    }
 
 
 def _spec(tool: Any) -> ToolSpec:
