@@ -130,7 +130,7 @@ class OpenAIAgentsAgent(FrameworkAgent):
         hooks = reader.hooks(config, graph.guard if graph is not None else None)
         agent = self.agent if graph is None else graph.agent(self.agent)
         errors: AbstractContextManager[None] = (
-            recording_errors(reader.errors) if graph is not None else nullcontext()
+            recording_errors(reader) if graph is not None else nullcontext()
         )
         items: list[Any] = input_items(talk.history)
         with builder.kept_on_failure(), errors:

@@ -38,21 +38,22 @@ from contextvars import ContextVar
 from typing import Any
 
 from agenteval.agents.environment import ToolArgumentsError, ToolEnvironment
-from agenteval.agents.frameworks.openai_agents_read import function_tool_spec
+from agenteval.agents.frameworks.openai_agents_read import RunReader, function_tool_spec
 from agenteval.agents.tools import error_text
 from agenteval.agents.trial_state import current_environment
 
 __all__ = ["AnsweringGraph", "UnanswerableToolError", "recording_errors"]
 
-_ERRORS: ContextVar[dict[str, str] | None] = ContextVar("agenteval_oai_tool_errors", default=None)
-"""Where the running trial notes a mocked call's error by call id (its `RunReader.errors`)."""
+_ERRORS: ContextVar[RunReader | None] = ContextVar("agenteval_oai_tool_errors", default=None)
+"""The running trial's reader, where a mocked call's error is noted (`RunReader.tool_failed`)."""
 
 
 @contextmanager
-def recording_errors(errors: dict[str, str]) -> Iterator[None]:
-    """Note every answered call's error into `errors` (by call id) while the block runs: the
-    SDK's `tool_error_formatter` sees a tool's error only with its default failure message."""
-    token = _ERRORS.set(errors)
+def recording_errors(reader: RunReader) -> Iterator[None]:
+    """Note every answered call's error into `reader` while the block runs: the SDK's
+    `tool_error_formatter` sees a tool's error only with its default failure message, and
+    never sees the error of a hand-made tool (which stops the run)."""
+    token = _ERRORS.set(reader)
     try:
         yield
     finally:
@@ -80,12 +81,15 @@ def _has_say(environment: ToolEnvironment, name: str) -> bool:
     return name in environment.mocks or environment.replay is not None or environment.mocks_only
 
 
-def _note(context: Any, exc: BaseException) -> None:
-    """Note an answered call's error for the trial, by the call id the SDK gave the tool."""
-    errors = _ERRORS.get()
-    call_id = getattr(context, "tool_call_id", None)
-    if errors is not None and call_id is not None:
-        errors[str(call_id)] = error_text(exc)
+def _note(context: Any, name: str, arguments: str, exc: BaseException) -> None:
+    """Note an answered call's error for the trial: by the call id the SDK gave the tool (a
+    `ToolContext`), else (a `RunContextWrapper`) by the call's name and arguments."""
+    reader = _ERRORS.get()
+    if reader is not None:
+        call_id = getattr(context, "tool_call_id", None)
+        reader.tool_failed(
+            str(call_id) if call_id is not None else None, name, arguments, error_text(exc)
+        )
 
 
 def _answering_tool(tool: Any) -> Any:
@@ -109,14 +113,14 @@ def _answering_tool(tool: Any) -> Any:
                 raise ToolArgumentsError(f"{name}: the arguments are not a JSON object")
             answer = environment.answer(name, parsed, spec)
         except Exception as exc:
-            _note(context, exc)
+            _note(context, name, arguments, exc)
             raise
         if answer is None:
             return await inner(context, arguments)  # the real tool
         try:
             return await answer.settle()
         except Exception as exc:
-            _note(context, exc)
+            _note(context, name, arguments, exc)
             raise
 
     # The SDK's approval policies read the prepared arguments of the tool's own invoker.

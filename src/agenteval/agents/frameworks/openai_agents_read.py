@@ -162,6 +162,8 @@ class RunReader:
         self.builder = builder
         self.errors: dict[str, str] = {}
         """A function tool's error by call id, as the tool error formatter saw it."""
+        self._unkeyed: list[tuple[str, str, str]] = []
+        """Errors noted with no call id: (tool name, arguments, error), in the order noted."""
         self._started: dict[str, _Started] = {}
         self._recorded: set[str] = set()
 
@@ -192,6 +194,16 @@ class RunReader:
         is called as each function tool starts, after it is noted, and may stop the run."""
         hooks: RunHooks[Any] = _hooks_class()(self, config, guard)
         return hooks
+
+    def tool_failed(self, call_id: str | None, name: str, arguments: str, error: str) -> None:
+        """A tool's error noted by agenteval's copy of the tool (a mocked, injected or refused
+        answer): by call id when the SDK gave the tool a `ToolContext`; a hand-made tool given a
+        `RunContextWrapper` has none, and its error is matched to the started call of the same
+        name and arguments (`read_started`)."""
+        if call_id is not None:
+            self.errors[call_id] = error
+        else:
+            self._unkeyed.append((name, arguments, error))
 
     def started(self, call_id: str, name: str, arguments: str) -> None:
         self._started.setdefault(call_id, _Started(name, arguments))
@@ -229,22 +241,40 @@ class RunReader:
 
     def read_started(self, raised: BaseException | None = None) -> None:
         """The function tools the SDK started that no item reported (a run that raised while
-        they ran, or just after): a call each, with its result if it finished. When the run
-        raised `raised` with exactly one tool unfinished, that tool raised it: its error is
-        the exception the SDK wrapped (`UserError("Error running tool ...")`'s cause)."""
+        they ran, or just after): a call each, with its result if it finished, or its error if
+        one was noted (`tool_failed`, the tool error formatter). When the run raised `raised`
+        with exactly one tool unfinished and no error noted for it, that tool raised it: its
+        error is the exception the SDK wrapped (`UserError("Error running tool ...")`'s cause)."""
+        self._match_unkeyed()
         running = [key for key, started in self._started.items() if not started.ended]
+        explained = any(key in self.errors for key in running)
         culprit = running[0] if raised is not None and len(running) == 1 else None
         for call_id, started in self._started.items():
-            if call_id in self._recorded:
-                continue
-            self._recorded.add(call_id)
-            self.builder.call(started.name, started.arguments, call_id)
+            if call_id not in self._recorded:
+                self._recorded.add(call_id)
+                self.builder.call(started.name, started.arguments, call_id)
+            # A call the items reported but never answered is still open in the builder (an
+            # answered one is not, and these are no-ops for it).
             if call_id in self.errors:
                 self.builder.result(call_id, error=self.errors[call_id])
             elif started.ended:
                 self.builder.result(call_id, started.result)
-            elif call_id == culprit and raised is not None:
+            elif call_id == culprit and raised is not None and not explained:
                 self.builder.result(call_id, error=error_text(raised.__cause__ or raised))
+
+    def _match_unkeyed(self) -> None:
+        """Each error noted with no call id, onto the earliest unfinished started call of its
+        name and arguments with no error yet (calls alike in both are alike in the trial)."""
+        for name, arguments, error in self._unkeyed:
+            for call_id, started in self._started.items():
+                if (
+                    not started.ended
+                    and call_id not in self.errors
+                    and (started.name, started.arguments) == (name, arguments)
+                ):
+                    self.errors[call_id] = error
+                    break
+        self._unkeyed.clear()
 
     @staticmethod
     def final_text(output: Any) -> str | None:
