@@ -13,6 +13,7 @@ off to `[agent:refunds]`, which asks `refund_order`).
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -179,4 +180,28 @@ def clock_agent(base_url: str) -> Agent[Any]:
         instructions="[agent:weather] Answer questions about the weather.",
         model=model(base_url),
         tools=[get_weather],
+    )
+
+
+@function_tool(name_override="get_weather")
+async def held_weather(city: str) -> str:
+    """Today's weather in a city, never answered: it waits until the SDK cancels it."""
+    await asyncio.Event().wait()
+    return "never"
+
+
+@function_tool(name_override="get_time", failure_error_function=None)
+def broken_time(tz: str) -> str:
+    """The time now in a time zone: its error is not caught, so the run stops."""
+    ran(f"broken_time {tz}")
+    raise RuntimeError("the clock broke")
+
+
+def stopping_agent(base_url: str) -> Agent[Any]:
+    """`get_time` raises and stops the run while `get_weather`, asked with it, still runs."""
+    return Agent(
+        name="weather",
+        instructions="[agent:weather] Answer questions about the weather.",
+        model=model(base_url),
+        tools=[held_weather, broken_time],
     )

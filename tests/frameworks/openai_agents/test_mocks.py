@@ -340,6 +340,8 @@ def test_a_tool_the_agent_adds_during_the_run_is_never_run_live_under_a_mock(
     assert unanswerable.failure is not None
     assert unanswerable.failure.cause is FailureCause.AGENT_ERROR
     assert "get_time is a tool the agent made during the run" in unanswerable.failure.message
+    error = calls(unanswerable)[1][2]  # kept on its call, whether get_weather had finished
+    assert error is not None and error.startswith("UnanswerableToolError: get_time is a tool")
     # With neither a mock of it nor mocks only, it runs for real, as without agenteval.
     assert trials["free"].failure is None
     assert mocked.REAL.count("get_time CET") == 1
@@ -416,3 +418,16 @@ def test_an_injected_error_that_stops_the_run_is_kept_on_its_call_while_a_siblin
     assert trial.failure is not None and trial.failure.cause is FailureCause.AGENT_ERROR
     told = "InjectedTimeout: get_time: the call timed out (injected by a tool mock)"
     assert calls(trial) == [("get_weather", None, None, "mock"), ("get_time", None, told, "mock")]
+
+
+def test_a_tools_own_error_that_stops_the_run_is_kept_on_its_call_while_a_sibling_runs(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    # No mocks: the user's agent runs as it is, and the SDK names the tool that stopped it.
+    (trial,) = run_trials(
+        mocked.stopping_agent(server.base_url), [EvalCase(id="stop", input="Paris? #225")], tmp_path
+    )
+    assert mocked.REAL == ["broken_time CET"]
+    assert trial.failure is not None and trial.failure.cause is FailureCause.AGENT_ERROR
+    told = "RuntimeError: the clock broke"
+    assert calls(trial) == [("get_weather", None, None, None), ("get_time", None, told, None)]

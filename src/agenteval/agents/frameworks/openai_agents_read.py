@@ -243,12 +243,12 @@ class RunReader:
         """The function tools the SDK started that no item reported (a run that raised while
         they ran, or just after): a call each, with its result if it finished, or its error if
         one was noted (`tool_failed`, the tool error formatter). When the run raised `raised`
-        with exactly one tool unfinished and no error noted for it, that tool raised it: its
-        error is the exception the SDK wrapped (`UserError("Error running tool ...")`'s cause)."""
+        and no unfinished tool has an error noted, the one that raised it (`_culprit`) gets the
+        exception the SDK wrapped (`UserError("Error running tool ...")`'s cause)."""
         self._match_unkeyed()
         running = [key for key, started in self._started.items() if not started.ended]
         explained = any(key in self.errors for key in running)
-        culprit = running[0] if raised is not None and len(running) == 1 else None
+        culprit = self._culprit(running, raised)
         for call_id, started in self._started.items():
             if call_id not in self._recorded:
                 self._recorded.add(call_id)
@@ -261,6 +261,21 @@ class RunReader:
                 self.builder.result(call_id, started.result)
             elif call_id == culprit and raised is not None and not explained:
                 self.builder.result(call_id, error=error_text(raised.__cause__ or raised))
+
+    def _culprit(self, running: list[str], raised: BaseException | None) -> str | None:
+        """The unfinished call that raised `raised`: the one tool the SDK's message names
+        (`Error running tool NAME: ...`; the model turn's other calls may still be running,
+        cancelled by the SDK), else the only unfinished call; None when it cannot be told."""
+        if raised is None:
+            return None
+        message = str(raised)
+        named = [
+            key
+            for key in running
+            if message.startswith(f"Error running tool {self._started[key].name}: ")
+        ]
+        candidates = named or running
+        return candidates[0] if len(candidates) == 1 else None
 
     def _match_unkeyed(self) -> None:
         """Each error noted with no call id, onto the earliest unfinished started call of its
