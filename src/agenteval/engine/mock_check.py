@@ -8,7 +8,9 @@ option), a framework agent's `tool_specs()`, the built-in agent's tools, or the
 `@agenteval.tool` registry of a plain callable; it does not know an HTTP agent's, a plain
 callable's when it declares none, nor a framework agent's when its adapter reads none (tools
 hidden inside a graph's own nodes): then nothing is said (a mock of a tool never called simply
-never answers). Cases streamed from a generator are checked as they stream into the store,
+never answers). A framework agent whose framework adds tools only while it runs (MCP servers,
+toolsets, tools the agent makes: `FrameworkAgent.tools_complete()`) has a mock of a tool it
+does not list let through, and a `when` on a listed tool still checked. Cases streamed from a generator are checked as they stream into the store,
 before the first trial. The check is a few dictionary look-ups per mocked tool; a case without
 mocks costs one attribute read.
 """
@@ -68,14 +70,24 @@ def checked_mocks(
         return cases  # nothing to check: the agent's tools are not even asked for
     tools = _Tools(agent, options)
     if options.tool_mocks and tools.known is not None:
-        _check_run(options, tools.known)
+        _check_run(options, tools.known, open_ended=tools.open)
     if not isinstance(cases, Sequence):  # read back from the store: functions by reference
         return _checking(cases, tools, file)
     if tools.known is not None:
         for case in cases:
             if case.tool_mocks:
-                _check_case(case, tools.known, file)
+                _check_case(case, tools.known, file, open_ended=tools.open)
     return cases
+
+
+def more_tools_possible(agent: Any, options: RunOptions) -> bool:
+    """Whether the agent may call tools `agent_tools` does not list: a framework agent whose
+    framework adds tools only while it runs (MCP servers, toolsets, tools made by the agent).
+    A mock of a tool not listed is then not refused (it may be one of those); a `when` on a
+    listed tool is still checked."""
+    return (
+        options.tools is None and isinstance(agent, FrameworkAgent) and not agent.tools_complete()
+    )
 
 
 class _Tools:
@@ -85,6 +97,7 @@ class _Tools:
         self._agent, self._options = agent, options
         self._asked = False
         self._known: Mapping[str, ToolSpec] | None = None
+        self.open = more_tools_possible(agent, options)
 
     @property
     def known(self) -> Mapping[str, ToolSpec] | None:
@@ -93,9 +106,11 @@ class _Tools:
         return self._known
 
 
-def _check_run(options: RunOptions, tools: Mapping[str, ToolSpec]) -> None:
+def _check_run(
+    options: RunOptions, tools: Mapping[str, ToolSpec], *, open_ended: bool = False
+) -> None:
     for name, mock in (options.tool_mocks or {}).items():
-        problem = _problem(name, mock, tools)
+        problem = _problem(name, mock, tools, open_ended=open_ended)
         if problem is not None:
             raise _run_error(name, problem, options)
 
@@ -107,7 +122,7 @@ def _checking(cases: Iterable[EvalCase], tools: _Tools, file: str | None) -> Ite
     for case in cases:
         if case.tool_mocks:
             if tools.known is not None:
-                _check_case(case, tools.known, file)
+                _check_case(case, tools.known, file, open_ended=tools.open)
             for name, mock in case.tool_mocks.items():
                 _loads(name, mock, case.id, resuming=False)
         yield case
@@ -124,8 +139,12 @@ class _Problem:
     argument: str | None = None
 
 
-def _problem(name: str, mock: ToolMock, tools: Mapping[str, ToolSpec]) -> _Problem | None:
+def _problem(
+    name: str, mock: ToolMock, tools: Mapping[str, ToolSpec], *, open_ended: bool = False
+) -> _Problem | None:
     spec = tools.get(name)
+    if spec is None and open_ended:  # a tool the framework adds only while it runs, maybe
+        return None
     if spec is None:
         close = difflib.get_close_matches(name, list(tools), n=1)
         known = _listed(sorted(tools))
@@ -183,9 +202,11 @@ def _arguments(spec: ToolSpec) -> set[str] | None:
     return set(properties)
 
 
-def _check_case(case: EvalCase, tools: Mapping[str, ToolSpec], file: str | None) -> None:
+def _check_case(
+    case: EvalCase, tools: Mapping[str, ToolSpec], file: str | None, *, open_ended: bool = False
+) -> None:
     for name, mock in (case.tool_mocks or {}).items():
-        problem = _problem(name, mock, tools)
+        problem = _problem(name, mock, tools, open_ended=open_ended)
         if problem is None:
             continue
         path: tuple[str | int, ...] = ("tool_mocks", name)

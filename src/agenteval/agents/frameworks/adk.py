@@ -406,6 +406,16 @@ class AdkAgent(FrameworkAgent):
     def tool_specs(self) -> dict[str, ToolSpec]:
         return dict(self._specs)
 
+    def tools_complete(self) -> bool:
+        # A toolset (MCP, OpenAPI, ...) lists its tools only when a run asks it.
+        from google.adk.tools.base_toolset import BaseToolset
+
+        return not any(
+            isinstance(tool, BaseToolset)
+            for agent in _agents(self.agent)
+            for tool in getattr(agent, "tools", ())
+        )
+
     async def run_case(self, case: EvalCase) -> Trial:
         talk = conversation(case)
         session_input = SessionInput.of(

@@ -50,6 +50,12 @@ class FrameworkAgent(ABC):
         """The tools the framework declares for the agent, by name, with their JSON schemas
         (so `tool_arguments_valid` applies); sub-agents' tools included."""
 
+    def tools_complete(self) -> bool:
+        """Whether `tool_specs()` names every tool a call can name. False when the framework
+        adds tools only while the agent runs (MCP servers, toolsets, tools the agent makes),
+        so that a mock of a tool not listed is not refused before the run."""
+        return True
+
     @abstractmethod
     async def run_case(self, case: EvalCase) -> Trial:
         """Run every user turn of `case` in one fresh session and return what the framework

@@ -14,6 +14,11 @@ that raises keeps them (and the function tools it started: `on_tool_start`); the
 as text (structured output as JSON). A guardrail's tripwire ends the trial as a recorded outcome,
 not a crash (`guardrail_trip`); running out of turns is the trial's failure (`TurnLimitError`).
 
+Tool mocks, injected failures, replayed answers and `agenteval.state()`: a trial with an
+environment (`agents/environment.py`) runs a copy of the agent graph whose function tools ask
+the environment before running (`openai_agents_mock.py`); the user's agent is never changed,
+and a trial without one runs it as it is.
+
 Tracing: the SDK exports traces to OpenAI's servers by default. agenteval never sends anything
 anywhere, so every run it makes has `tracing_disabled=True` in its own `RunConfig` (per run, not
 the SDK's global switch: the user's own runs elsewhere in the process keep their setting).
@@ -23,15 +28,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from agenteval.agents.frameworks.base import FrameworkAgent, TrialBuilder, conversation
+from agenteval.agents.frameworks.openai_agents_mock import AnsweringGraph, recording_errors
 from agenteval.agents.frameworks.openai_agents_read import (
     RunReader,
     guardrail_trip,
     input_items,
     tool_specs_of,
+    tools_complete_of,
 )
+from agenteval.agents.trial_state import current_environment
 from agenteval.case import EvalCase
 from agenteval.errors import AgentLoadError
 from agenteval.trace import Failure, FailureCause, ToolSpec, Trial
@@ -69,6 +78,7 @@ class OpenAIAgentsAgent(FrameworkAgent):
         self.context = context
         self.run_config = run_config
         self.max_turns = max_turns
+        self._answering: AnsweringGraph | None = None
 
     @classmethod
     def of(cls, agent: Any) -> Self:
@@ -95,6 +105,9 @@ class OpenAIAgentsAgent(FrameworkAgent):
         given as agents; a `handoff(...)` object's target adds its tools when it runs)."""
         return tool_specs_of(self.agent)
 
+    def tools_complete(self) -> bool:
+        return tools_complete_of(self.agent)
+
     def _run_config(self, reader: RunReader) -> RunConfig:
         """This trial's run config: the user's (or the SDK's default), with tracing off and
         tool errors reported to `reader` before the user's own formatter (if any) runs."""
@@ -115,10 +128,16 @@ class OpenAIAgentsAgent(FrameworkAgent):
         reader = RunReader(builder)
         config = self._run_config(reader)
         context = self.context() if self.context is not None else None
-        hooks = reader.hooks(config)
-        agent = self.agent
+        # A trial with tool mocks, a replay or a state runs the copy whose tools ask its
+        # environment (`openai_agents_mock.py`); any other runs the user's agent itself.
+        graph = self._answering_graph() if current_environment() is not None else None
+        hooks = reader.hooks(config, graph.guard if graph is not None else None)
+        agent = self.agent if graph is None else graph.agent(self.agent)
+        errors: AbstractContextManager[None] = (
+            recording_errors(reader) if graph is not None else nullcontext()
+        )
         items: list[Any] = input_items(talk.history)
-        with builder.kept_on_failure():
+        with builder.kept_on_failure(), errors:
             for turn in talk.turns:
                 builder.start_turn()
                 items.append({"role": "user", "content": turn})
@@ -141,6 +160,14 @@ class OpenAIAgentsAgent(FrameworkAgent):
                 items = result.to_input_list()
                 agent = result.last_agent
         return builder.build()
+
+    def _answering_graph(self) -> AnsweringGraph:
+        """The copy of the agent graph that answers tools from the trial's environment, made
+        on the first trial that has one and shared by the next (the environment is read per
+        call, from the trial's own context)."""
+        if self._answering is None:
+            self._answering = AnsweringGraph()
+        return self._answering
 
     def _stopped(self, exc: BaseException, reader: RunReader) -> Trial | None:
         """What a run that raised leaves: its calls read into the trial, and the trial itself

@@ -32,7 +32,14 @@ from agenteval.trace import ToolSpec, Usage
 if TYPE_CHECKING:
     from agents import RunConfig, RunHooks
 
-__all__ = ["GuardrailTrip", "RunReader", "guardrail_trip", "input_items", "tool_specs_of"]
+__all__ = [
+    "GuardrailTrip",
+    "RunReader",
+    "function_tool_spec",
+    "guardrail_trip",
+    "input_items",
+    "tool_specs_of",
+]
 
 _ROLES = frozenset({"user", "assistant", "system", "developer"})
 
@@ -65,21 +72,42 @@ def _agents_of(agent: Any) -> list[Any]:
     return list(seen.values())
 
 
+def function_tool_spec(tool: Any) -> ToolSpec:
+    """A `FunctionTool` as agenteval's `ToolSpec`: the JSON schema the SDK sends the model."""
+    schema, _ = plain_copy(tool.params_json_schema)
+    return ToolSpec(
+        name=tool.name,
+        description=tool.description or "",
+        parameters=schema if isinstance(schema, dict) else {},
+    )
+
+
 def agent_tool_specs(agent: Any) -> dict[str, ToolSpec]:
     """The function tools one agent declares, with the JSON schema the SDK sends the model.
     Hosted tools (web search, file search, ...) declare no argument schema: not listed."""
     from agents import FunctionTool
 
-    specs: dict[str, ToolSpec] = {}
-    for tool in getattr(agent, "tools", ()):
-        if isinstance(tool, FunctionTool):
-            schema, _ = plain_copy(tool.params_json_schema)
-            specs[tool.name] = ToolSpec(
-                name=tool.name,
-                description=tool.description or "",
-                parameters=schema if isinstance(schema, dict) else {},
-            )
-    return specs
+    return {
+        tool.name: function_tool_spec(tool)
+        for tool in getattr(agent, "tools", ())
+        if isinstance(tool, FunctionTool)
+    }
+
+
+def tools_complete_of(agent: Any) -> bool:
+    """Whether `tool_specs_of(agent)` lists every function tool a run can call: not when an
+    agent of the graph has MCP servers, makes its tools itself (`get_all_tools` overridden),
+    or hands off through a `handoff(...)` object (its target is not public until it runs)."""
+    from agents import Agent
+
+    for each in _agents_of(agent):
+        if getattr(each, "mcp_servers", None):
+            return False
+        if type(each).get_all_tools is not Agent.get_all_tools:
+            return False
+        if any(not isinstance(h, Agent) for h in getattr(each, "handoffs", ())):
+            return False
+    return True
 
 
 def tool_specs_of(agent: Any) -> dict[str, ToolSpec]:
@@ -150,6 +178,8 @@ class RunReader:
         self.builder = builder
         self.errors: dict[str, str] = {}
         """A function tool's error by call id, as the tool error formatter saw it."""
+        self._unkeyed: list[tuple[str, str, str]] = []
+        """Errors noted with no call id: (tool name, arguments, error), in the order noted."""
         self._started: dict[str, _Started] = {}
         self._recorded: set[str] = set()
 
@@ -173,10 +203,23 @@ class RunReader:
 
         return formatter
 
-    def hooks(self, config: RunConfig) -> RunHooks[Any]:
-        """Run hooks reporting to this reader (one object per trial)."""
-        hooks: RunHooks[Any] = _hooks_class()(self, config)
+    def hooks(
+        self, config: RunConfig, guard: Callable[[Any, Any], None] | None = None
+    ) -> RunHooks[Any]:
+        """Run hooks reporting to this reader (one object per trial); `guard(context, tool)`
+        is called as each function tool starts, after it is noted, and may stop the run."""
+        hooks: RunHooks[Any] = _hooks_class()(self, config, guard)
         return hooks
+
+    def tool_failed(self, call_id: str | None, name: str, arguments: str, error: str) -> None:
+        """A tool's error noted by agenteval's copy of the tool (a mocked, injected or refused
+        answer): by call id when the SDK gave the tool a `ToolContext`; a hand-made tool given a
+        `RunContextWrapper` has none, and its error is matched to the started call of the same
+        name and arguments (`read_started`)."""
+        if call_id is not None:
+            self.errors[call_id] = error
+        else:
+            self._unkeyed.append((name, arguments, error))
 
     def started(self, call_id: str, name: str, arguments: str) -> None:
         self._started.setdefault(call_id, _Started(name, arguments))
@@ -214,22 +257,55 @@ class RunReader:
 
     def read_started(self, raised: BaseException | None = None) -> None:
         """The function tools the SDK started that no item reported (a run that raised while
-        they ran, or just after): a call each, with its result if it finished. When the run
-        raised `raised` with exactly one tool unfinished, that tool raised it: its error is
-        the exception the SDK wrapped (`UserError("Error running tool ...")`'s cause)."""
+        they ran, or just after): a call each, with its result if it finished, or its error if
+        one was noted (`tool_failed`, the tool error formatter). When the run raised `raised`
+        and no unfinished tool has an error noted, the one that raised it (`_culprit`) gets the
+        exception the SDK wrapped (`UserError("Error running tool ...")`'s cause)."""
+        self._match_unkeyed()
         running = [key for key, started in self._started.items() if not started.ended]
-        culprit = running[0] if raised is not None and len(running) == 1 else None
+        explained = any(key in self.errors for key in running)
+        culprit = self._culprit(running, raised)
         for call_id, started in self._started.items():
-            if call_id in self._recorded:
-                continue
-            self._recorded.add(call_id)
-            self.builder.call(started.name, started.arguments, call_id)
+            if call_id not in self._recorded:
+                self._recorded.add(call_id)
+                self.builder.call(started.name, started.arguments, call_id)
+            # A call the items reported but never answered is still open in the builder (an
+            # answered one is not, and these are no-ops for it).
             if call_id in self.errors:
                 self.builder.result(call_id, error=self.errors[call_id])
             elif started.ended:
                 self.builder.result(call_id, started.result)
-            elif call_id == culprit and raised is not None:
+            elif call_id == culprit and raised is not None and not explained:
                 self.builder.result(call_id, error=error_text(raised.__cause__ or raised))
+
+    def _culprit(self, running: list[str], raised: BaseException | None) -> str | None:
+        """The unfinished call that raised `raised`: the one tool the SDK's message names
+        (`Error running tool NAME: ...`; the model turn's other calls may still be running,
+        cancelled by the SDK), else the only unfinished call; None when it cannot be told."""
+        if raised is None:
+            return None
+        message = str(raised)
+        named = [
+            key
+            for key in running
+            if message.startswith(f"Error running tool {self._started[key].name}: ")
+        ]
+        candidates = named or running
+        return candidates[0] if len(candidates) == 1 else None
+
+    def _match_unkeyed(self) -> None:
+        """Each error noted with no call id, onto the earliest unfinished started call of its
+        name and arguments with no error yet (calls alike in both are alike in the trial)."""
+        for name, arguments, error in self._unkeyed:
+            for call_id, started in self._started.items():
+                if (
+                    not started.ended
+                    and call_id not in self.errors
+                    and (started.name, started.arguments) == (name, arguments)
+                ):
+                    self.errors[call_id] = error
+                    break
+        self._unkeyed.clear()
 
     @staticmethod
     def final_text(output: Any) -> str | None:
@@ -255,9 +331,15 @@ def _hooks_class() -> type[Any]:
         """The hooks of one trial's runs: agents and model calls into the builder as they
         happen, function tools started and ended into the reader."""
 
-        def __init__(self, reader: RunReader, config: RunConfig) -> None:
+        def __init__(
+            self,
+            reader: RunReader,
+            config: RunConfig,
+            guard: Callable[[Any, Any], None] | None,
+        ) -> None:
             self.reader = reader
             self.config = config
+            self.guard = guard
 
         async def on_agent_start(self, context: Any, agent: Any) -> None:
             self.reader.builder.visit(str(agent.name))
@@ -270,6 +352,8 @@ def _hooks_class() -> type[Any]:
         async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
             if isinstance(context, ToolContext):
                 self.reader.started(context.tool_call_id, context.tool_name, context.tool_arguments)
+            if self.guard is not None:
+                self.guard(context, tool)
 
         async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
             if isinstance(context, ToolContext):

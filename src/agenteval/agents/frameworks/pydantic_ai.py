@@ -148,6 +148,9 @@ class PydanticAIAgent(FrameworkAgent):
             specs.update(_registered(toolset))
         return specs
 
+    def tools_complete(self) -> bool:
+        return all(_all_registered(toolset) for toolset in self.agent.toolsets)
+
     async def run_case(self, case: EvalCase) -> Trial:
         talk = conversation(case)
         # The tools as the run offered them first; then those it never offered, as registered.
@@ -320,6 +323,16 @@ def _history(messages: Sequence[Message]) -> list[ModelMessage]:
     if pending:
         history.append(ModelRequest(parts=pending))
     return history
+
+
+def _all_registered(toolset: Any) -> bool:
+    """Whether `_registered` lists every tool of `toolset` (function toolsets, also wrapped or
+    combined); an MCP server's or a dynamic toolset's tools are known only in a run."""
+    if isinstance(toolset, FunctionToolset):
+        return True
+    if isinstance(toolset, CombinedToolset):
+        return all(_all_registered(child) for child in toolset.toolsets)
+    return isinstance(toolset, WrapperToolset) and _all_registered(toolset.wrapped)
 
 
 def _registered(toolset: Any) -> dict[str, ToolSpec]:
