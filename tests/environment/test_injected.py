@@ -89,3 +89,27 @@ def test_an_injected_rate_limit_the_agent_lets_out_is_not_retried(tmp_path: Path
         assert result.trial.failure is not None
         assert result.trial.failure.cause is FailureCause.AGENT_ERROR
         assert result.trial.attempts == 1
+
+
+def test_a_named_python_exception_is_that_exception_too() -> None:
+    exc = named_error("ValueError: bad amount")
+    assert isinstance(exc, ValueError) and isinstance(exc, InjectedError)
+    assert str(exc) == "bad amount"
+    assert isinstance(named_error("KeyError: "), KeyError)
+    assert str(named_error("KeyError: ")) == ""
+
+
+def test_an_agent_catching_value_error_catches_the_mocked_one(tmp_path: Path) -> None:
+    def careful(prompt: str) -> str:
+        try:
+            return str(fetch_ticket(prompt))
+        except ValueError as exc:
+            return f"invalid ticket: {exc}"
+
+    case = EvalCase(
+        id="bad", input="T-?", tool_mocks={"fetch_ticket": {"error": "ValueError: no such id"}}
+    )
+    run = evaluate(careful, [case], store=tmp_path / "runs.db")
+    (result,) = run.results
+    assert result.trial.output == "invalid ticket: no such id"
+    assert result.trial.tool_calls[0].error == "ValueError: no such id"

@@ -17,7 +17,6 @@ noted (`violation`), so the engine fails the trial even when the agent caught th
 from __future__ import annotations
 
 import asyncio
-import builtins
 import copy
 import inspect
 import threading
@@ -197,10 +196,6 @@ class ReplayBook:
         )
 
 
-_REPLAYED: dict[str, type[InjectedError]] = {}
-_REPLAYED_LOCK = threading.Lock()
-
-
 def replayed_error(text: str, tool: str) -> BaseException:
     """A recorded call's error (`TypeName: message`, or a bare `TypeName`, as `@tool` and the
     adapters record it) raised again, of a class named `TypeName` with the message
@@ -210,21 +205,10 @@ def replayed_error(text: str, tool: str) -> BaseException:
     that escapes the agent is its own failure, never retried."""
     if text.isidentifier():  # an error with no message is recorded as its type alone
         text = f"{text}: "
-    head, _, message = text.partition(": ")
+    head = text.partition(": ")[0]
     if head in ("InjectedTimeout", "InjectedRateLimit"):
         return injected_error("timeout" if head == "InjectedTimeout" else "rate_limited", tool)
-    builtin = getattr(builtins, head, None) if head.isidentifier() else None
-    if not (isinstance(builtin, type) and issubclass(builtin, Exception)):
-        return named_error(text)
-    with _REPLAYED_LOCK:
-        kind = _REPLAYED.get(head)
-        if kind is None:
-            try:
-                kind = type(head, (InjectedError, builtin), {"__module__": __name__})
-            except TypeError:  # a builtin whose layout cannot be mixed in
-                kind = type(head, (InjectedError,), {"__module__": __name__})
-            _REPLAYED[head] = kind
-    return kind(message) if message else kind()
+    return named_error(text)
 
 
 _REFUSED = (f"{ReplayMissError.__name__}: ", f"{UnmockedToolError.__name__}: ")

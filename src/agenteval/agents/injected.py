@@ -15,6 +15,7 @@ never retried as infrastructure (the engine checks for it).
 
 from __future__ import annotations
 
+import builtins
 import sys
 import threading
 from typing import Any
@@ -109,15 +110,30 @@ def _rate_limit(message: str) -> InjectedError:
 
 def named_error(text: str) -> InjectedError:
     """The exception an `error: "TypeName: message"` raises: of a class named `TypeName` (so
-    the call's recorded error reads as written), else an `InjectedError` with the text."""
+    the call's recorded error reads as written; one of Python's own, `ValueError`, `KeyError`,
+    is also that class, so the agent's `except ValueError:` catches it), else an
+    `InjectedError` with the text."""
     head, sep, message = text.partition(": ")
     if sep and head.isidentifier():
-        with _LOCK:
-            kind = _NAMED.get(head)
-            if kind is None:
-                kind = _NAMED[head] = type(head, (InjectedError,), {"__module__": __name__})
-        return kind(message)
+        kind = _named_kind(head)
+        return kind(message) if message else kind()  # a bare `KeyError` stays bare
     return InjectedError(text)
+
+
+def _named_kind(name: str) -> type[InjectedError]:
+    with _LOCK:
+        kind = _NAMED.get(name)
+        if kind is None:
+            builtin = getattr(builtins, name, None)
+            bases: tuple[type[BaseException], ...] = (InjectedError,)
+            if isinstance(builtin, type) and issubclass(builtin, Exception):
+                bases = (InjectedError, builtin)
+            try:
+                kind = type(name, bases, {"__module__": __name__})
+            except TypeError:  # a builtin whose layout cannot be mixed in
+                kind = type(name, (InjectedError,), {"__module__": __name__})
+            _NAMED[name] = kind
+    return kind
 
 
 def injected_error(text: str, tool: str) -> InjectedError:
