@@ -100,3 +100,42 @@ def test_without_mocks_the_tools_really_act_and_under_ci_refuse(clone: Path) -> 
     assert [json.loads(line)["action"] for line in ledger] == ["charge", "ticket"]
     # Ignored by git: a real run leaves no change git would commit.
     assert git("status", "--porcelain", cwd=clone) == ""
+
+
+def _document(path: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(path.read_text())
+    return document
+
+
+def test_a_replay_of_the_run_gives_its_scores_with_no_tool_run(clone: Path, tmp_path: Path) -> None:
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    done = _run(clone, "-m", "agenteval", "run", EXAMPLE, "--json", str(first), CI="1")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    replayed = _run(
+        clone,
+        *("-m", "agenteval", "run", EXAMPLE, "--replay-tools", "latest"),
+        *("--json", str(second)),
+        CI="1",
+    )
+    assert replayed.returncode == 0, replayed.stdout[-2000:] + replayed.stderr[-2000:]
+    assert "tool calls replayed from run" in " ".join(replayed.stdout.split())
+    recorded, again = _document(first), _document(second)
+    assert again["settings"]["replay"]["run_id"] == recorded["run_id"]
+
+    def outcomes(document: dict[str, Any]) -> dict[tuple[str, int], Any]:
+        return {
+            (r["case_id"], r["trial"]): (
+                r["output"],
+                r["state"],
+                {name: (s["value"], s["passed"]) for name, s in r["scores"].items()},
+            )
+            for r in document["results"]
+        }
+
+    assert outcomes(again) == outcomes(recorded)
+    # The cases' mocks still answer their tools; what ran for real (find_customer, where a
+    # case does not mock it) is replayed: nothing runs.
+    calls = [call for result in again["results"] for call in result["tool_calls"]]
+    assert all(call["mocked"] in ("mock", "replay") for call in calls)
+    assert {call["name"] for call in calls if call["mocked"] == "replay"} == {"find_customer"}
+    assert not (clone / EXAMPLE / "ledger.jsonl").exists()
