@@ -31,6 +31,7 @@ from agenteval.report.terminal import (
     format_seconds,
     format_usd,
     rate_verdict,
+    replay_line,
 )
 
 __all__ = ["PageOptions", "json_for_script", "render_html", "write_html"]
@@ -127,6 +128,7 @@ def render_html(
         info=info,
         status=completeness(info, missing)["status"],
         missing=missing.describe() if missing is not None and missing.count else None,
+        replay=replay_line(info),
         summary=summary,
         views=views,
         rows_json=json_for_script([row_data(view) for view in views]),
