@@ -13,7 +13,7 @@ from tests.cli_process import agenteval_cli
 
 import agenteval
 from agenteval import EvalCase
-from agenteval.report.terminal import environment_lines
+from agenteval.report.failing import environment_lines
 from agenteval.trace import ToolCall, Trial
 
 

@@ -12,8 +12,9 @@ from tests.report.test_summary_sections import (
     score,
 )
 
+from agenteval.report.failing import print_failing
 from agenteval.report.summary import summarize
-from agenteval.report.terminal import print_failing, print_summary
+from agenteval.report.terminal import print_summary
 from agenteval.run import RunInfo
 from agenteval.trace import FailureCause
 

@@ -14,9 +14,10 @@ from agenteval.cli.options import Flags
 from agenteval.cli.settings import store_flag
 from agenteval.errors import ConfigError
 from agenteval.pricing import PriceTable
+from agenteval.report.failing import print_failing
 from agenteval.report.json_document import write_run_json
 from agenteval.report.junit import JUnitTotals, write_junit
-from agenteval.report.terminal import print_failing, print_summary
+from agenteval.report.terminal import print_summary
 from agenteval.run import Run
 
 __all__ = [
