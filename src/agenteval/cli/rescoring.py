@@ -16,7 +16,7 @@ from agenteval.cli.output import check_writable, finish, junit_target
 from agenteval.cli.settings import absolute_ref, judged_settings, require_stored_judge
 from agenteval.config import check_scorer_flags
 from agenteval.engine.evaluate import run_planned
-from agenteval.engine.planning import plan_judging, plan_rescore
+from agenteval.engine.rescoring import plan_judging, plan_rescore
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY
 from agenteval.judge.rubrics import RUBRICS
 from agenteval.records import how_to_complete, pytest_test_of

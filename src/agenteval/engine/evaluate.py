@@ -27,12 +27,10 @@ from agenteval.engine.planning import (
     RunPlan,
     Warn,
     open_store,
-    plan_judging,
     plan_new,
-    plan_rescore,
     plan_resume,
 )
-from agenteval.engine.rescoring import score_stored
+from agenteval.engine.rescoring import plan_judging, plan_rescore, score_stored
 from agenteval.engine.scheduler import execute as run_jobs
 from agenteval.engine.sync import sync_form
 from agenteval.judge.rubrics import RUBRICS

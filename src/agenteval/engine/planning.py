@@ -1,6 +1,7 @@
 """Planning a run: everything decided before a trial runs or a stored trial is scored again.
 
-A plan is made one of six ways, each returning one `RunPlan` for `engine.evaluate.execute`:
+A plan is made one of six ways, each returning one `RunPlan` (`engine/plans.py`) for
+`engine.evaluate.execute`:
 
 - `plan_new`: a new run of an agent over cases (`evaluate`, `agenteval run`, `EvalSuite`,
   `AgentEvaluator`);
@@ -10,8 +11,8 @@ A plan is made one of six ways, each returning one `RunPlan` for `engine.evaluat
   `agenteval score`);
 - `plan_resume`: a stored run that did not finish, claimed, with its cases, trials, time
   limit, scorers and judge as stored, and the (case, trial) pairs it holds already;
-- `plan_rescore`, `plan_judging`: a stored run's trials, scored again (`rescore`) or by the
-  judge's rubrics (`judge_run`).
+- `plan_rescore`, `plan_judging` (in `engine/rescoring.py`): a stored run's trials, scored
+  again (`rescore`) or by the judge's rubrics (`judge_run`).
 
 Each resolves the run's scorers (`catalog.resolve_run_scorers`) with its judge chosen, says
 once what will give no score, and names the case source (the cases given, or the run's own,
@@ -23,32 +24,40 @@ from __future__ import annotations
 
 import functools
 import itertools
-import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from agenteval.agents.calling import Agent
 from agenteval.agents.frameworks import FrameworkAgent
 from agenteval.agents.tools import known_tools, registered_tools
 from agenteval.case import EvalCase
-from agenteval.catalog import SCORER_REFS, ResolvedScorers, resolve_run_scorers, scorer_reference
+from agenteval.catalog import SCORER_REFS, scorer_reference
 from agenteval.datasets import load_cases
 from agenteval.engine.agent import load_agent
 from agenteval.engine.mock_check import check_resumable, checked_mocks
 from agenteval.engine.options import RunOptions
 from agenteval.engine.ownership import claim_run, current_owner
+from agenteval.engine.plans import (
+    PlanKind,
+    RunPlan,
+    Warn,
+    announce_scoring,
+    logger,
+    open_store,
+    planned,
+    resolve_scorers,
+    run_judge_choice,
+)
 from agenteval.engine.replay import replay_options, with_replay
-from agenteval.engine.scheduler import EngineSettings
 from agenteval.errors import ConfigError
 from agenteval.exception_refs import exception_classes
-from agenteval.judge.rubrics import NO_JUDGE, RUBRICS, JudgeRubric
+from agenteval.judge.rubrics import RUBRICS
 from agenteval.records import RunInfo
 from agenteval.report.statistics import check_passing
 from agenteval.report.summary import SummaryBuilder
-from agenteval.scorers.base import scorer_name, unrenamed
-from agenteval.scorers.context import ScoringContext
+from agenteval.scorers.base import scorer_name
 from agenteval.store import RunStore
 from agenteval.tool_mocks import ToolMock
 from agenteval.trace import ToolSpec, Trial
@@ -63,110 +72,10 @@ __all__ = [
     "load_agent",
     "open_store",
     "plan_case",
-    "plan_judging",
     "plan_new",
     "plan_recorded",
-    "plan_rescore",
     "plan_resume",
 ]
-
-logger = logging.getLogger("agenteval")
-
-Warn = Callable[[str], None]
-PlanKind = Literal["new", "recorded", "resume", "rescore", "judge", "case"]
-T = TypeVar("T")
-
-
-@dataclass
-class RunPlan:
-    """A run ready to execute: what runs, what scores it, and what is done already."""
-
-    kind: PlanKind
-    info: RunInfo
-    """The run: as it will be stored (new), as stored (resumed), or as it is stored once
-    scored again (rescore, judge)."""
-    scorers: list[Any]
-    """The run's scorers, resolved, each under its name in the run."""
-    judge: JudgeChoice
-    """The run's judge (or why there is none); `execute` closes it."""
-    summary: SummaryBuilder
-    """The run's summary, holding the stored results of a resumed run already."""
-    store: Path
-    """Where the run is stored."""
-    settings: EngineSettings = field(default_factory=EngineSettings)
-    agent: Agent | None = None
-    cases: Iterable[EvalCase] | None = None
-    """The cases to run; None: the run's own, read back from the store."""
-    case_count: int = 0
-    done: set[tuple[str, int]] = field(default_factory=set)
-    """The (case id, trial) pairs the store holds already: not run again."""
-    first_write: Callable[[], Any] | None = None
-    """Stores the run and its cases with the first trials written (a list of cases given)."""
-    recorded: Mapping[tuple[str, int], Trial] | None = None
-    """Trials recorded elsewhere, by (case id, trial index), scored as they are."""
-    tools: Mapping[str, ToolSpec] | None = None
-    """The tools the run records when it ends; None: every tool known by then."""
-
-
-def open_store(options: RunOptions) -> RunStore:
-    """The run store a new or resumed run is planned and executed in, open (use it in a
-    `with`); a damaged store is refused before anything starts (the first write would refuse
-    it)."""
-    store = RunStore(options.store)
-    try:
-        store.check_undamaged()
-    except BaseException:
-        store.close()
-        raise
-    return store
-
-
-async def _planned(choice: JudgeChoice, make: Callable[[], T]) -> T:
-    """`make()`, closing the judge when the plan cannot be made."""
-    try:
-        return make()
-    except BaseException:
-        await choice.aclose()
-        raise
-
-
-def _choose_judge(options: RunOptions, stored: Mapping[str, Any] | None = None) -> JudgeChoice:
-    from agenteval.judge.choice import choose_judge, config_from_stored
-
-    judge = options.judge
-    if judge is None and stored is not None:
-        judge = config_from_stored(stored)
-    return choose_judge(judge, use_cache=options.use_cache, prices=options.prices)
-
-
-def _resolve(
-    refs: Sequence[Any],
-    choice: JudgeChoice,
-    *,
-    builtins: bool,
-    tools: Mapping[str, ToolSpec],
-    base_dir: Path | None = None,
-    stored: Mapping[str, Any] | None = None,
-) -> ResolvedScorers:
-    context = ScoringContext(
-        tools=tools, judge=choice.judge, judge_problem=choice.problem, base_dir=base_dir
-    )
-    return resolve_run_scorers(refs, builtins=builtins, context=context, stored=stored)
-
-
-def _announce(
-    resolution: ResolvedScorers, choice: JudgeChoice, warn: Warn, *, renamed: bool = True
-) -> None:
-    """The scorers renamed; then one warning up front when judge scorers will give no score."""
-    for note in resolution.renamed if renamed else ():
-        warn(note)
-    rubrics = [s.name for s in resolution.scorers if isinstance(unrenamed(s), JudgeRubric)]
-    if not rubrics:
-        return
-    if choice.problem is not None:
-        warn(f"{choice.problem}; {', '.join(rubrics)} will give no score")
-    elif choice.judge is None:
-        warn(f"{NO_JUDGE}; {', '.join(rubrics)} will give no score")
 
 
 def rubric_refs(
@@ -262,17 +171,17 @@ async def plan_new(
         store, options, options.engine_settings(_declared(options)), target=target
     )
     given = checked_mocks(given_cases(cases), agent, options, dataset or cases)
-    choice = _choose_judge(options)
+    choice = run_judge_choice(options)
 
     def make() -> RunPlan:
         refs = [*scorers, *rubric_refs(options.rubrics, choice)]
         tools = _run_tools(agent, options)
-        resolution = _resolve(
+        resolution = resolve_scorers(
             refs, choice, builtins=options.builtins, tools=tools, base_dir=options.base_dir
         )
         names = [scorer_name(s) for s in resolution.scorers]
         check_passing(options.passing, names, field="passing")
-        _announce(resolution, choice, on_warning)
+        announce_scoring(resolution, choice, on_warning)
         stored_judge = choice.stored()
         base_dir = options.base_dir
         info = RunInfo(
@@ -337,7 +246,7 @@ async def plan_new(
             plan.cases = store.iter_cases(info.run_id)
         return plan
 
-    return await _planned(choice, make)
+    return await planned(choice, make)
 
 
 async def plan_recorded(
@@ -435,11 +344,11 @@ async def plan_resume(
         store, options, options.engine_settings(infrastructure), target=info.target
     )
     check_resumable(store.iter_cases(info.run_id), options.tool_mocks)
-    choice = _choose_judge(options, info.settings.get("judge"))
+    choice = run_judge_choice(options, info.settings.get("judge"))
 
     def make() -> RunPlan:
         tools = _run_tools(agent, options)
-        resolution = _resolve(
+        resolution = resolve_scorers(
             [*info.scorers, *scorers],
             choice,
             builtins=info.builtins,
@@ -447,7 +356,7 @@ async def plan_resume(
             base_dir=options.base_dir,
             stored=info.settings.get(SCORER_REFS),
         )
-        _announce(resolution, choice, on_warning)
+        announce_scoring(resolution, choice, on_warning)
         summary = SummaryBuilder(
             (scorer_name(s) for s in resolution.scorers),
             options.prices,
@@ -472,123 +381,4 @@ async def plan_resume(
             tools=None if agent is not None else dict(tools),
         )
 
-    return await _planned(choice, make)
-
-
-async def plan_rescore(
-    store: RunStore,
-    run_id: str,
-    scorers: Sequence[Any],
-    options: RunOptions,
-    *,
-    builtins: bool | None = None,
-    on_warning: Warn = logger.warning,
-) -> RunPlan:
-    """Score a stored run's trials again: its own scorers (the built-ins, unless `builtins`
-    says otherwise, its stored references and judge rubrics, with its judge unless
-    `options.judge` names another), and `scorers` besides."""
-    info = store.get_info(store.resolve_run_id(run_id))
-    use_builtins = info.builtins if builtins is None else builtins
-    choice = _choose_judge(options, info.settings.get("judge"))
-
-    def make() -> RunPlan:
-        stored_dir = info.settings.get("base_dir")
-        resolution = _resolve(
-            [*info.scorers, *scorers],
-            choice,
-            builtins=use_builtins,
-            tools=info.tools,
-            base_dir=Path(stored_dir) if stored_dir else None,
-            stored=info.settings.get(SCORER_REFS),
-        )
-        _announce(resolution, choice, on_warning)
-        added = [r for r in map(scorer_reference, scorers) if r is not None]
-        settings = dict(info.settings)
-        settings[SCORER_REFS] = {**settings.get(SCORER_REFS, {}), **resolution.references}
-        if choice.stored() is not None:
-            settings["judge"] = choice.stored()
-        return RunPlan(
-            kind="rescore",
-            info=info.model_copy(
-                update={
-                    "scorers": [*info.scorers, *(r for r in added if r not in info.scorers)],
-                    "builtins": use_builtins,
-                    "settings": settings,
-                }
-            ),
-            scorers=resolution.scorers,
-            judge=choice,
-            store=options.store,
-            # Built as the trials are scored: the stored run is read once.
-            summary=SummaryBuilder(
-                map(scorer_name, resolution.scorers),
-                options.prices,
-                info.settings.get("passing"),
-                trials_per_case=info.trials,
-            ),
-            settings=EngineSettings(concurrency=options.concurrency),
-        )
-
-    return await _planned(choice, make)
-
-
-async def plan_judging(
-    store: RunStore, run_id: str, options: RunOptions, *, on_warning: Warn = logger.warning
-) -> RunPlan:
-    """Score a stored run's trials with the judge's rubrics (`options.rubrics`, else all
-    four), added to the scores it has; the judge is `options.judge` (else
-    `AGENTEVAL_JUDGE`), never the run's own."""
-    info = store.get_info(store.resolve_run_id(run_id))
-    choice = _choose_judge(options)
-    if choice.config is None:
-        raise ConfigError(
-            "no judge given",
-            field="judge",
-            hint="pass --judge PROVIDER:MODEL (e.g. openai:gpt-4o-mini) or set AGENTEVAL_JUDGE",
-        )
-
-    def make() -> RunPlan:
-        resolution = _resolve(
-            list(RUBRICS if options.rubrics is None else options.rubrics),
-            choice,
-            builtins=False,
-            tools=info.tools,
-            stored=info.settings.get(SCORER_REFS),
-        )
-        for note in resolution.renamed:
-            on_warning(note)
-        if not all(isinstance(unrenamed(s), JudgeRubric) for s in resolution.scorers):
-            raise ConfigError(
-                "only judge rubrics can be judged",
-                field="rubric",
-                hint="rubrics: " + ", ".join(RUBRICS),
-            )
-        _announce(resolution, choice, on_warning, renamed=False)
-        refs = [r for r in map(scorer_reference, resolution.scorers) if r is not None]
-        return RunPlan(
-            kind="judge",
-            info=info.model_copy(
-                update={
-                    "scorers": [*info.scorers, *(r for r in refs if r not in info.scorers)],
-                    "settings": {
-                        **info.settings,
-                        "judge": choice.stored(),
-                        SCORER_REFS: {
-                            **info.settings.get(SCORER_REFS, {}),
-                            **resolution.references,
-                        },
-                    },
-                }
-            ),
-            scorers=resolution.scorers,
-            judge=choice,
-            store=options.store,
-            summary=SummaryBuilder(
-                prices=options.prices,
-                passing=info.settings.get("passing"),
-                trials_per_case=info.trials,
-            ),
-            settings=EngineSettings(concurrency=options.concurrency),
-        )
-
-    return await _planned(choice, make)
+    return await planned(choice, make)

@@ -1,4 +1,5 @@
-"""Scoring stored trials again, without the agent: each stored trial is read once, scored, and
+"""Scoring stored trials again, without the agent (planned by `plan_rescore` and
+`plan_judging`, below): each stored trial is read once, scored, and
 only the scores that changed are written back, in batches; the run's summary is built in the
 same pass.
 
@@ -21,12 +22,27 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from contextlib import aclosing
+from pathlib import Path
 from typing import Any
 
+from agenteval.catalog import SCORER_REFS, scorer_reference
+from agenteval.engine.options import RunOptions
+from agenteval.engine.plans import (
+    RunPlan,
+    Warn,
+    announce_scoring,
+    logger,
+    planned,
+    resolve_scorers,
+    run_judge_choice,
+)
+from agenteval.engine.scheduler import EngineSettings
+from agenteval.errors import ConfigError
+from agenteval.judge.rubrics import RUBRICS, JudgeRubric
 from agenteval.records import TrialResult
 from agenteval.report.summary import SummaryBuilder
 from agenteval.score import Score
-from agenteval.scorers.base import PreparedScorer, prepare_scorers
+from agenteval.scorers.base import PreparedScorer, prepare_scorers, scorer_name, unrenamed
 from agenteval.scorers.redacted import (
     KEPT,
     UNDECIDABLE_REASON,
@@ -36,7 +52,7 @@ from agenteval.scorers.redacted import (
 )
 from agenteval.store import RunStore, StoredTrial
 
-__all__ = ["score_stored"]
+__all__ = ["plan_judging", "plan_rescore", "score_stored"]
 
 _WRITE_BATCH = 1_000
 
@@ -206,3 +222,122 @@ class _Writer:
         else:
             items = [(item.key[0], item.key[1], scores) for item, scores in batch]
             self._store.replace_scores_many(self._run_id, items, merge=False)
+
+
+async def plan_rescore(
+    store: RunStore,
+    run_id: str,
+    scorers: Sequence[Any],
+    options: RunOptions,
+    *,
+    builtins: bool | None = None,
+    on_warning: Warn = logger.warning,
+) -> RunPlan:
+    """Score a stored run's trials again: its own scorers (the built-ins, unless `builtins`
+    says otherwise, its stored references and judge rubrics, with its judge unless
+    `options.judge` names another), and `scorers` besides."""
+    info = store.get_info(store.resolve_run_id(run_id))
+    use_builtins = info.builtins if builtins is None else builtins
+    choice = run_judge_choice(options, info.settings.get("judge"))
+
+    def make() -> RunPlan:
+        stored_dir = info.settings.get("base_dir")
+        resolution = resolve_scorers(
+            [*info.scorers, *scorers],
+            choice,
+            builtins=use_builtins,
+            tools=info.tools,
+            base_dir=Path(stored_dir) if stored_dir else None,
+            stored=info.settings.get(SCORER_REFS),
+        )
+        announce_scoring(resolution, choice, on_warning)
+        added = [r for r in map(scorer_reference, scorers) if r is not None]
+        settings = dict(info.settings)
+        settings[SCORER_REFS] = {**settings.get(SCORER_REFS, {}), **resolution.references}
+        if choice.stored() is not None:
+            settings["judge"] = choice.stored()
+        return RunPlan(
+            kind="rescore",
+            info=info.model_copy(
+                update={
+                    "scorers": [*info.scorers, *(r for r in added if r not in info.scorers)],
+                    "builtins": use_builtins,
+                    "settings": settings,
+                }
+            ),
+            scorers=resolution.scorers,
+            judge=choice,
+            store=options.store,
+            # Built as the trials are scored: the stored run is read once.
+            summary=SummaryBuilder(
+                map(scorer_name, resolution.scorers),
+                options.prices,
+                info.settings.get("passing"),
+                trials_per_case=info.trials,
+            ),
+            settings=EngineSettings(concurrency=options.concurrency),
+        )
+
+    return await planned(choice, make)
+
+
+async def plan_judging(
+    store: RunStore, run_id: str, options: RunOptions, *, on_warning: Warn = logger.warning
+) -> RunPlan:
+    """Score a stored run's trials with the judge's rubrics (`options.rubrics`, else all
+    four), added to the scores it has; the judge is `options.judge` (else
+    `AGENTEVAL_JUDGE`), never the run's own."""
+    info = store.get_info(store.resolve_run_id(run_id))
+    choice = run_judge_choice(options)
+    if choice.config is None:
+        raise ConfigError(
+            "no judge given",
+            field="judge",
+            hint="pass --judge PROVIDER:MODEL (e.g. openai:gpt-4o-mini) or set AGENTEVAL_JUDGE",
+        )
+
+    def make() -> RunPlan:
+        resolution = resolve_scorers(
+            list(RUBRICS if options.rubrics is None else options.rubrics),
+            choice,
+            builtins=False,
+            tools=info.tools,
+            stored=info.settings.get(SCORER_REFS),
+        )
+        for note in resolution.renamed:
+            on_warning(note)
+        if not all(isinstance(unrenamed(s), JudgeRubric) for s in resolution.scorers):
+            raise ConfigError(
+                "only judge rubrics can be judged",
+                field="rubric",
+                hint="rubrics: " + ", ".join(RUBRICS),
+            )
+        announce_scoring(resolution, choice, on_warning, renamed=False)
+        refs = [r for r in map(scorer_reference, resolution.scorers) if r is not None]
+        return RunPlan(
+            kind="judge",
+            info=info.model_copy(
+                update={
+                    "scorers": [*info.scorers, *(r for r in refs if r not in info.scorers)],
+                    "settings": {
+                        **info.settings,
+                        "judge": choice.stored(),
+                        SCORER_REFS: {
+                            **info.settings.get(SCORER_REFS, {}),
+                            **resolution.references,
+                        },
+                    },
+                }
+            ),
+            scorers=resolution.scorers,
+            judge=choice,
+            store=options.store,
+            summary=SummaryBuilder(
+                prices=options.prices,
+                passing=info.settings.get("passing"),
+                trials_per_case=info.trials,
+            ),
+            settings=EngineSettings(concurrency=options.concurrency),
+        )
+
+    return await planned(choice, make)
