@@ -8,14 +8,14 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agenteval.agents.builtin import BuiltinAgentConfig
-from agenteval.agents.calling import Agent
 from agenteval.agents.http import HttpAgentConfig
+from agenteval.engine.agent_spec import AGENT_KINDS, AgentSpec, resolve_agent
 from agenteval.engine.options import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, OptionError, RunOptions
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.exception_refs import exception_class, exception_classes
@@ -68,103 +68,10 @@ class JudgeSection(BaseModel):
     cache: bool = True
 
 
-def _agent_kind(value: Any) -> str | None:
-    if isinstance(value, str):
-        return "reference"
-    if isinstance(value, HttpAgentConfig) or (isinstance(value, Mapping) and "url" in value):
-        return "http"
-    if isinstance(value, BuiltinAgentConfig) or (isinstance(value, Mapping) and "model" in value):
-        return "builtin"
-    return None
-
-
-AgentSpec = Annotated[
-    Annotated[str, Tag("reference")]
-    | Annotated[HttpAgentConfig, Tag("http")]
-    | Annotated[BuiltinAgentConfig, Tag("builtin")],
-    Discriminator(
-        _agent_kind,
-        custom_error_type="agent_kind",
-        custom_error_message="an agent is module:function, path/to/file.py:function, a mapping "
-        "with url: (an HTTP agent) or a mapping with model: (the built-in agent)",
-    ),
-]
-"""`agent:`: a reference to a function, an HTTP agent (`url:`), or the built-in agent
-(`model:`)."""
-
-_AGENT_KINDS = {"reference", "http", "builtin"}
 _SECTION_FIELDS: dict[tuple[str, ...], Any] = {
     ("agent", "http"): HttpAgentConfig.model_fields,
     ("agent", "builtin"): BuiltinAgentConfig.model_fields,
 }
-
-
-def resolve_agent(
-    spec: AgentSpec | Mapping[str, Any],
-    *,
-    base_dir: Path | None = None,
-    given_in: str | Path | None = None,
-) -> tuple[Agent, str]:
-    """The agent `agent:` describes, ready to call, and how a run records it (a reference with
-    no secret in it).
-
-    `given_in` says where the user wrote it, for the error when it does not load: a flag
-    (`"--agent"`) or the config file (its `agent:` line). An error inside the agent's own file
-    keeps pointing there.
-    """
-    try:
-        return _resolve_agent(spec, base_dir)
-    except AgentEvalError as exc:
-        if given_in is None:
-            raise
-        if isinstance(given_in, str):
-            where: dict[str, Any] = {"file": exc.file, "line": exc.line, "field": given_in}
-        elif exc.file is None:
-            where = {"file": given_in, "line": file_key_line(given_in, "agent"), "field": "agent"}
-        else:
-            where = {"file": exc.file, "line": exc.line, "field": exc.field}
-        raise type(exc)(exc.message, hint=exc.hint, **where) from exc
-
-
-def _resolve_agent(spec: AgentSpec | Mapping[str, Any], base_dir: Path | None) -> tuple[Agent, str]:
-    if isinstance(spec, Mapping):
-        kind = _agent_kind(spec)
-        if kind is None:
-            raise ConfigError(
-                "an agent mapping needs url: (an HTTP agent) or model: (the built-in agent)",
-                field="agent",
-            )
-        try:
-            spec = (HttpAgentConfig if kind == "http" else BuiltinAgentConfig).model_validate(spec)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in ("agent", *error["loc"]))
-            raise ConfigError(error["msg"], field=where) from exc
-    if isinstance(spec, HttpAgentConfig):
-        from agenteval.agents.http import HttpAgent
-
-        http = HttpAgent(spec)
-        return http, http.reference
-    if isinstance(spec, BuiltinAgentConfig):
-        from agenteval.agents.builtin import BuiltinAgent
-
-        builtin = BuiltinAgent(spec, base_dir=base_dir)
-        return builtin, builtin.reference
-    from agenteval.agents.frameworks import as_framework_agent
-    from agenteval.loading import load_object
-
-    agent = load_object(spec, base_dir=base_dir)
-    framework = as_framework_agent(agent)
-    if framework is not None:
-        return framework, spec
-    if not callable(agent):
-        raise ConfigError(
-            f"{spec!r} is not callable",
-            field="agent",
-            hint="the agent must be a function of the case input, or an agent of Google ADK, "
-            "the OpenAI Agents SDK, LangGraph or pydantic-ai",
-        )
-    return agent, spec
 
 
 class ProjectConfig(BaseModel):
@@ -257,7 +164,7 @@ def _read_config(path: Path) -> ProjectConfig:
         error = exc.errors()[0]
         loc = tuple(str(part) for part in error["loc"])
         # `agent.http.timeout` is written `agent: {timeout: ...}`: name it as written.
-        agent_kind = len(loc) > 1 and loc[0] == "agent" and loc[1] in _AGENT_KINDS
+        agent_kind = len(loc) > 1 and loc[0] == "agent" and loc[1] in AGENT_KINDS
         shown = loc[:1] + loc[2:] if agent_kind else loc
         field = ".".join(shown)
         top = loc[0] if loc else ""
