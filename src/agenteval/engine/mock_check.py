@@ -46,12 +46,16 @@ _CONFIG_NAMES = ("agenteval.yaml", "agenteval.yml")
 
 def agent_tools(agent: Any, options: RunOptions) -> Mapping[str, ToolSpec] | None:
     """The agent's tools, by name, when the run knows them (see the module); else None."""
+    if isinstance(agent, FrameworkAgent):
+        # The adapter's own listing, whatever `tools=` says (it describes schemas for the
+        # scorers): a mock of a tool the adapter cannot reach would never answer, and the real
+        # tool would run. None when the adapter reads none and may not list them all.
+        specs = agent.tool_specs()
+        return specs if specs or agent.tools_complete() else None
     if options.tools is not None:
         return options.tools
     if agent is None or isinstance(agent, HttpAgent):
         return None
-    if isinstance(agent, FrameworkAgent):  # none read: tools the adapter cannot see
-        return agent.tool_specs() or None
     if isinstance(agent, BuiltinAgent):
         return {spec.name: spec for spec in agent.tool_specs}
     return known_tools() or None  # a plain callable: its `@agenteval.tool`s, if it has any
@@ -70,13 +74,15 @@ def checked_mocks(
         return cases  # nothing to check: the agent's tools are not even asked for
     tools = _Tools(agent, options)
     if options.tool_mocks and tools.known is not None:
-        _check_run(options, tools.known, open_ended=tools.open)
+        _check_run(options, tools.known, open_ended=tools.open, unreachable=tools.unreachable)
     if not isinstance(cases, Sequence):  # read back from the store: functions by reference
         return _checking(cases, tools, file)
     if tools.known is not None:
         for case in cases:
             if case.tool_mocks:
-                _check_case(case, tools.known, file, open_ended=tools.open)
+                _check_case(
+                    case, tools.known, file, open_ended=tools.open, unreachable=tools.unreachable
+                )
     return cases
 
 
@@ -85,9 +91,8 @@ def more_tools_possible(agent: Any, options: RunOptions) -> bool:
     framework adds tools only while it runs (MCP servers, toolsets, tools made by the agent).
     A mock of a tool not listed is then not refused (it may be one of those); a `when` on a
     listed tool is still checked."""
-    return (
-        options.tools is None and isinstance(agent, FrameworkAgent) and not agent.tools_complete()
-    )
+    del options  # a framework agent's own listing decides, whatever `tools=` says
+    return isinstance(agent, FrameworkAgent) and not agent.tools_complete()
 
 
 class _Tools:
@@ -98,6 +103,7 @@ class _Tools:
         self._asked = False
         self._known: Mapping[str, ToolSpec] | None = None
         self.open = more_tools_possible(agent, options)
+        self.unreachable = agent.unreachable_tools() if isinstance(agent, FrameworkAgent) else {}
 
     @property
     def known(self) -> Mapping[str, ToolSpec] | None:
@@ -107,10 +113,14 @@ class _Tools:
 
 
 def _check_run(
-    options: RunOptions, tools: Mapping[str, ToolSpec], *, open_ended: bool = False
+    options: RunOptions,
+    tools: Mapping[str, ToolSpec],
+    *,
+    open_ended: bool = False,
+    unreachable: Mapping[str, str] | None = None,
 ) -> None:
     for name, mock in (options.tool_mocks or {}).items():
-        problem = _problem(name, mock, tools, open_ended=open_ended)
+        problem = _problem(name, mock, tools, open_ended=open_ended, unreachable=unreachable)
         if problem is not None:
             raise _run_error(name, problem, options)
 
@@ -122,7 +132,9 @@ def _checking(cases: Iterable[EvalCase], tools: _Tools, file: str | None) -> Ite
     for case in cases:
         if case.tool_mocks:
             if tools.known is not None:
-                _check_case(case, tools.known, file, open_ended=tools.open)
+                _check_case(
+                    case, tools.known, file, open_ended=tools.open, unreachable=tools.unreachable
+                )
             for name, mock in case.tool_mocks.items():
                 _loads(name, mock, case.id, resuming=False)
         yield case
@@ -140,9 +152,22 @@ class _Problem:
 
 
 def _problem(
-    name: str, mock: ToolMock, tools: Mapping[str, ToolSpec], *, open_ended: bool = False
+    name: str,
+    mock: ToolMock,
+    tools: Mapping[str, ToolSpec],
+    *,
+    open_ended: bool = False,
+    unreachable: Mapping[str, str] | None = None,
 ) -> _Problem | None:
     spec = tools.get(name)
+    whose = (unreachable or {}).get(name)
+    if spec is None and whose is not None:
+        return _Problem(
+            f"the mock of {name!r} cannot answer: {name} is a tool of {whose}, which runs its "
+            "own tools where agenteval does not answer for them (the real tool would run)",
+            "mock the tool that calls it instead (the agent-as-a-tool itself), or give the "
+            "agent the tool directly",
+        )
     if spec is None and open_ended:  # a tool the framework adds only while it runs, maybe
         return None
     if spec is None:
@@ -155,8 +180,10 @@ def _problem(
             )
         return _Problem(
             f"the mock of {name!r} names no tool of the agent (its tools: {known})",
-            "mock one of the agent's tools, or remove this mock (a tool the run cannot see, "
-            "neither `@agenteval.tool` nor the framework's: pass the run `tools=`)",
+            "mock one of the agent's tools, or remove this mock (a plain Python agent's tool "
+            "that is not `@agenteval.tool` is named by the run's `tools=`; a framework agent's "
+            "tools are those it declares: a tool of an agent it calls inside a tool, such as "
+            "an ADK AgentTool or an OpenAI `as_tool`, cannot be mocked from outside)",
         )
     accepted = _arguments(spec)
     if accepted is None:
@@ -203,10 +230,15 @@ def _arguments(spec: ToolSpec) -> set[str] | None:
 
 
 def _check_case(
-    case: EvalCase, tools: Mapping[str, ToolSpec], file: str | None, *, open_ended: bool = False
+    case: EvalCase,
+    tools: Mapping[str, ToolSpec],
+    file: str | None,
+    *,
+    open_ended: bool = False,
+    unreachable: Mapping[str, str] | None = None,
 ) -> None:
     for name, mock in (case.tool_mocks or {}).items():
-        problem = _problem(name, mock, tools, open_ended=open_ended)
+        problem = _problem(name, mock, tools, open_ended=open_ended, unreachable=unreachable)
         if problem is None:
             continue
         path: tuple[str | int, ...] = ("tool_mocks", name)

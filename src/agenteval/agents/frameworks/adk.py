@@ -416,6 +416,19 @@ class AdkAgent(FrameworkAgent):
             for tool in getattr(agent, "tools", ())
         )
 
+    def unreachable_tools(self) -> dict[str, str]:
+        # An AgentTool runs its agent in a runner of its own, which agenteval does not record:
+        # a mock of that agent's tool would not be recorded, or would not answer at all.
+        from google.adk.tools.agent_tool import AgentTool
+
+        unreachable: dict[str, str] = {}
+        for agent in _agents(self.agent):
+            for tool in getattr(agent, "tools", ()):
+                if isinstance(tool, AgentTool):
+                    for name in declared_tools(tool.agent):
+                        unreachable.setdefault(name, f"the agent inside AgentTool {tool.name!r}")
+        return unreachable
+
     async def run_case(self, case: EvalCase) -> Trial:
         talk = conversation(case)
         session_input = SessionInput.of(

@@ -50,6 +50,12 @@ class FrameworkAgent(ABC):
         """The tools the framework declares for the agent, by name, with their JSON schemas
         (so `tool_arguments_valid` applies); sub-agents' tools included."""
 
+    def unreachable_tools(self) -> dict[str, str]:
+        """Tools the framework runs where agenteval cannot answer for them (a tool of an agent
+        called as a tool), by name, with whose they are: a mock of one is refused before the
+        run, as it would never answer (the real tool would run)."""
+        return {}
+
     def tools_complete(self) -> bool:
         """Whether `tool_specs()` names every tool a call can name. False when the framework
         adds tools only while the agent runs (MCP servers, toolsets, tools the agent makes),

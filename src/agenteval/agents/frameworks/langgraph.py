@@ -121,6 +121,10 @@ class GraphAgent(FrameworkAgent):
             self._specs = graph_tool_specs(self.agent) if self._graph else {}
         return dict(self._specs)
 
+    def tools_complete(self) -> bool:
+        # With no ToolNode read, the graph's tools (if any) are called from its own nodes.
+        return bool(self.tool_specs())
+
     async def run_case(self, case: EvalCase) -> Trial:
         """Every user turn of `case` in a fresh thread of the graph."""
         talk = conversation(case)
