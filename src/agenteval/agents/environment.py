@@ -25,7 +25,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agenteval.agents.injected import InjectedError, injected_error, named_error
+from agenteval.agents.injected import InjectedError, injected_error, mark_injected, named_error
+from agenteval.jsonsafe import plain_copy
 from agenteval.tool_mocks import CALLABLE_KEY, MockAnswer, ToolMock
 from agenteval.trace import Failure, FailureCause, ToolCall, ToolSpec
 
@@ -314,20 +315,30 @@ class ToolEnvironment:
         )
 
     def answer(
-        self, tool: str, arguments: Mapping[str, Any], spec: ToolSpec | None = None
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        spec: ToolSpec | None = None,
+        *,
+        defaults: Mapping[str, Any] | None = None,
     ) -> Answer | None:
         """How a call of `tool` is answered: a mock's answer, a replayed one, or None to run
         the tool. Raises (into the agent, where the tool would have raised) for arguments that
-        do not fit `spec`, an unmocked call of a `tool_mocks_only` case, and a replay miss."""
-        args = dict(arguments)
+        do not fit `spec`, an unmocked call of a `tool_mocks_only` case, and a replay miss.
+
+        The arguments are matched, checked and logged in their JSON form, as the trace records
+        them (a tuple is a list, an object its fields); a `when` also sees the tool's
+        `defaults` for the arguments the call left out. A mock's function result gets them as
+        given."""
+        given = dict(arguments)
+        args = _plain(given)
         mock = self.mocks.get(tool)
-        checked = False
-        if mock is not None and spec is not None and mock.answers(args):
+        matching = {**_plain(dict(defaults)), **args} if defaults else args
+        if mock is not None and spec is not None and mock.answers(matching):
             # Refused before the mock answers: a refused call takes no answer of a sequence
             # and applies no `set_state`, as a real tool would not have run.
             self._check(tool, args, spec)
-            checked = True
-        answer = self._mocked(tool, args, mock) if mock is not None else None
+        answer = self._mocked(tool, matching, mock, given) if mock is not None else None
         if answer is not None and self.replay is not None:
             # The mock wins, and uses up the equal recorded call: the replay stays in step.
             self.replay.take(tool, args)
@@ -347,8 +358,8 @@ class ToolEnvironment:
                     ),
                 )
             return None
-        if spec is not None and not checked:
-            self._check(tool, args, spec)
+        # A replayed answer is the recorded run's outcome for these very arguments: not checked
+        # again (the real tool took them then).
         with self._lock:
             self.answered.append((tool, args, answer.kind))
         return answer
@@ -359,7 +370,9 @@ class ToolEnvironment:
         if problem is not None:
             raise ToolArgumentsError(f"{tool}: the arguments do not fit its schema: {problem}")
 
-    def _mocked(self, tool: str, args: dict[str, Any], mock: ToolMock) -> Answer | None:
+    def _mocked(
+        self, tool: str, args: dict[str, Any], mock: ToolMock, given: dict[str, Any]
+    ) -> Answer | None:
         if mock.sequence is not None:
             with self._lock:
                 position = self._positions.get(tool, 0)
@@ -377,7 +390,11 @@ class ToolEnvironment:
         latency = chosen.latency_s or 0.0
         if chosen.raises:
             return Answer("mock", error=injected_error(chosen.error or "", tool), latency_s=latency)
-        return Answer("mock", result=_result(chosen, args), latency_s=latency)
+        try:
+            result = _result(chosen, given)
+        except Exception as exc:  # the case's function answers with its error: injected too
+            return Answer("mock", error=mark_injected(exc), latency_s=latency)
+        return Answer("mock", result=result, latency_s=latency)
 
     def _replayed(self, tool: str, args: dict[str, Any]) -> Answer | None:
         assert self.replay is not None
@@ -415,8 +432,19 @@ class ToolEnvironment:
                     break
 
     def final_state(self) -> dict[str, Any] | None:
-        """The state to store with the trial (a copy), or None when it had none."""
-        return copy.deepcopy(self.state) if self.stateful else None
+        """The state to store with the trial, or None when it had none: its JSON copy (a value
+        that is not JSON, a lock or a connection, as its text; never raising), taken under the
+        lock, again if a tool thread still running changed it meanwhile."""
+        if not self.stateful:
+            return None
+        for _ in range(3):
+            try:
+                with self._lock:
+                    copied = _plain(dict(self.state))
+            except RuntimeError:  # changed while copied (a thread left running after a timeout)
+                continue
+            return copied
+        return {"agenteval.state": "<not recorded: the state kept changing while it was copied>"}
 
 
 def _result(answer: MockAnswer, args: dict[str, Any]) -> Any:
@@ -429,6 +457,12 @@ def _result(answer: MockAnswer, args: dict[str, Any]) -> Any:
     if function is not None:
         return function(**args)
     return copy.deepcopy(result)
+
+
+def _plain(value: dict[str, Any]) -> dict[str, Any]:
+    """A mapping's JSON form, as the trace records it (never raises: `jsonsafe`)."""
+    copied = plain_copy(value)[0]
+    return copied if isinstance(copied, dict) else {}
 
 
 _VALIDATORS: dict[str, tuple[ToolSpec, Any]] = {}

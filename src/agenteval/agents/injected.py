@@ -16,11 +16,20 @@ never retried as infrastructure (the engine checks for it).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import sys
 import threading
 from typing import Any
 
-__all__ = ["InjectedError", "InjectedRateLimit", "InjectedTimeout", "injected_error", "named_error"]
+__all__ = [
+    "InjectedError",
+    "InjectedRateLimit",
+    "InjectedTimeout",
+    "injected_error",
+    "is_injected",
+    "mark_injected",
+    "named_error",
+]
 
 
 class InjectedError(Exception):
@@ -106,6 +115,22 @@ def _rate_limit(message: str) -> InjectedError:
             break
     exc.request, exc.response = request, response  # type: ignore[attr-defined]
     return exc
+
+
+_MARK = "agenteval_injected"
+
+
+def mark_injected(exc: BaseException) -> BaseException:
+    """`exc`, raised by a case's own mock function, marked as injected (`is_injected`)."""
+    # An exception that takes no attribute stays unmarked: the agent's to explain.
+    with contextlib.suppress(Exception):
+        setattr(exc, _MARK, True)
+    return exc
+
+
+def is_injected(exc: BaseException) -> bool:
+    """Whether `exc` is a failure a mock injected: an `InjectedError`, or marked so."""
+    return isinstance(exc, InjectedError) or getattr(exc, _MARK, False) is True
 
 
 def named_error(text: str) -> InjectedError:

@@ -177,6 +177,12 @@ def tool(
         )
         _REGISTRY[tool_name] = spec
         signature = inspect.signature(func)
+        # What a mock's `when` sees of the arguments a call leaves out.
+        defaults = {
+            name: param.default
+            for name, param in signature.parameters.items()
+            if param.default is not inspect.Parameter.empty
+        }
 
         if inspect.iscoroutinefunction(func):
 
@@ -192,7 +198,7 @@ def tool(
                     answer = (
                         None
                         if environment is None
-                        else environment.answer(tool_name, arguments, spec)
+                        else environment.answer(tool_name, arguments, spec, defaults=defaults)
                     )
                     if answer is None:
                         result = await func(*args, **kwargs)
@@ -217,7 +223,7 @@ def tool(
                     answer = (
                         None
                         if environment is None
-                        else environment.answer(tool_name, arguments, spec)
+                        else environment.answer(tool_name, arguments, spec, defaults=defaults)
                     )
                     if answer is None:
                         result = func(*args, **kwargs)

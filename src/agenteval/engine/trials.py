@@ -15,11 +15,11 @@ from agenteval.agents.calling import (
 )
 from agenteval.agents.environment import (
     EnvironmentPlan,
-    InjectedError,
     ToolEnvironment,
     wants_environment,
 )
 from agenteval.agents.frameworks import FrameworkAgent
+from agenteval.agents.injected import is_injected
 from agenteval.agents.recorder import TrialRecorder, monotonic, recording
 from agenteval.case import EvalCase
 from agenteval.engine.deadline import Deadline, grace_s
@@ -254,7 +254,7 @@ def _injected(exc: BaseException) -> bool:
     seen = 0
     current: BaseException | None = exc
     while current is not None and seen < 16:
-        if isinstance(current, InjectedError):
+        if is_injected(current):
             return True
         current = current.__cause__ or current.__context__
         seen += 1

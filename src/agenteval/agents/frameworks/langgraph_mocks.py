@@ -313,6 +313,18 @@ class ToolGuard:
         `ToolNode`; return to let the tool run."""
         if _DECIDED.get() == (name, tool_call_id):
             return
+        if not isinstance(inputs, Mapping) and name in self.environment.mocks:
+            # Called with a plain string (`tool.invoke("Oslo")`): no argument names for a
+            # `when` to match, so whether the mock answers cannot be said. Never run live.
+            raise self.environment.refuse(
+                FailureCause.UNMOCKED_TOOL,
+                UnmockedToolError(
+                    f"{name} is mocked, but it was called with a plain input rather than its "
+                    "arguments by name (tool.invoke(text) in a node of the graph's own), so "
+                    "agenteval cannot tell which of its mock's rules applies; the real tool did "
+                    "not run. Call it with a mapping of its arguments, or through a ToolNode"
+                ),
+            )
         args = dict(inputs) if isinstance(inputs, Mapping) else {}
         answer = self.environment.answer(name, args)
         if answer is None:
