@@ -167,3 +167,31 @@ def test_a_mock_function_that_raises_is_an_injected_failure(tmp_path: Path) -> N
     assert slow.failure is not None and slow.failure.cause is FailureCause.AGENT_ERROR
     assert slow.attempts == 1  # never retried as infrastructure
     assert LIVE == []
+
+
+@agenteval.tool
+def charge_cards(card: str, amounts: list[int], retry: bool = False) -> dict[str, Any]:
+    raise AssertionError("a live payment API: the mock answers")
+
+
+def reporting(prompt: str) -> dict[str, Any]:
+    # An agent reporting its own calls as its framework logs them: defaults filled in.
+    calls: list[dict[str, Any]] = []
+    logged = {"card": "c1", "amounts": [5, 7], "retry": False}
+    for _ in range(2):
+        try:
+            result = charge_cards(card="c1", amounts=[5, 7])
+            calls.append({"name": "charge_cards", "arguments": logged, "result": result})
+            break
+        except TimeoutError as exc:
+            calls.append({"name": "charge_cards", "arguments": logged, "error": str(exc)})
+    return {"output": "charged", "tool_calls": calls}
+
+
+def test_calls_an_agent_reports_itself_are_marked_mocked(tmp_path: Path) -> None:
+    sequence = {"sequence": [{"error": "timeout"}, {"result": {"ok": True}}]}
+    case = EvalCase(id="c", input="x", tool_mocks={"charge_cards": sequence})
+    run = evaluate(reporting, [case], store=tmp_path / "r.db")
+    (result,) = run.results
+    assert [call.mocked for call in result.trial.tool_calls] == ["mock", "mock"]
+    assert result.scores["tool_execution"].passed is True  # the injected timeout left out

@@ -421,11 +421,16 @@ class ToolEnvironment:
 
     def mark_answered(self, calls: Sequence[ToolCall]) -> None:
         """Mark the calls a mock or the replay answered (`ToolCall.mocked`), matching the
-        answers to the calls in order by tool name and arguments."""
+        answers to the calls in order by tool name and arguments: every argument the answered
+        call gave, with an equal value (a call an agent reports itself may also list the
+        defaults it left out)."""
         pending = list(self.answered)
         for call in calls:
+            given = _plain(call.arguments)
             for position, (tool, args, kind) in enumerate(pending):
-                if tool == call.name and args == call.arguments:
+                if tool == call.name and all(
+                    key in given and given[key] == value for key, value in args.items()
+                ):
                     if call.mocked is None:
                         call.mocked = kind
                     del pending[position]
