@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from agenteval.suggestions import meant
 from agenteval.tool_mocks import MOCK_FIXES
+from agenteval.validation import describe
 
 __all__ = ["MOCK_KEYS", "explain_mock", "written_path"]
 
@@ -74,7 +75,7 @@ def explain_mock(path: Path, errors: Sequence[Any], mocks: Any) -> tuple[str, st
     kind: str = error["type"]
     if not path:
         return (
-            f"`tool_mocks` is a mapping of tool names to their mocks, got {_shown(mocks)}",
+            f"`tool_mocks` is a mapping of tool names to their mocks, got {describe(mocks)}",
             "write each tool's name and what it answers, e.g. "
             "`tool_mocks: {get_weather: {result: {celsius: 14}}}`",
         )
@@ -84,7 +85,7 @@ def explain_mock(path: Path, errors: Sequence[Any], mocks: Any) -> tuple[str, st
         return f"{who}: {error['msg']}", MOCK_FIXES[kind]
     if kind == "extra_forbidden" and rest:
         return _unknown_key(who, path, mocks)
-    got = _shown(error.get("input"))
+    got = describe(error.get("input"))
     if not rest or (len(rest) == 1 and isinstance(rest[0], int)) or rest[-1:] == ("sequence",):
         where = "the tool's answer" if not rest else "each answer"
         if rest[-1:] == ("sequence",):
@@ -164,19 +165,3 @@ def _has(node: Any, step: str | int) -> bool:
 
 def _given(parent: Any, name: str) -> bool:
     return isinstance(parent, dict) and name in parent
-
-
-def _shown(value: Any) -> str:
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return f"text {value if len(value) <= 40 else value[:37] + '...'!r}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return f"a {type(value).__name__}"

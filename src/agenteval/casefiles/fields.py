@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import date, datetime
 from typing import Any, get_args
 
 from pydantic import AliasChoices, BaseModel
@@ -14,6 +13,7 @@ from pydantic import AliasChoices, BaseModel
 from agenteval.case import EvalCase
 from agenteval.casefiles.positions import Loc
 from agenteval.suggestions import normalised
+from agenteval.validation import describe
 
 __all__ = [
     "INPUT_FIELDS",
@@ -174,23 +174,3 @@ def meanings_of(key: str) -> tuple[str, ...]:
     """The fields `key` means, by `MEANINGS` (none when it is no known synonym)."""
     meaning = MEANINGS.get(normalised(key), ())
     return (meaning,) if isinstance(meaning, str) else meaning
-
-
-def describe(value: Any) -> str:
-    """A value as a message shows it: its kind and, when short, itself."""
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"text {shown!r}"
-    if isinstance(value, datetime | date):
-        return f"the date {value.isoformat()}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return f"a {type(value).__name__}"
