@@ -15,6 +15,7 @@ from typing import Any, TypeVar, cast, overload
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 
+from agenteval.agents.environment import Answer
 from agenteval.agents.recorder import (
     TrialRecorder,
     current_recorder,
@@ -149,6 +150,24 @@ class _Recording:
         self._call.duration_s = monotonic() - self._start
 
 
+def _answered(
+    recorder: TrialRecorder,
+    call: ToolCall,
+    arguments: dict[str, Any],
+    spec: ToolSpec,
+    defaults: dict[str, Any],
+) -> Answer | None:
+    """The trial environment's answer in the tool's place (a mock, the replay), the call
+    marked so; None when the tool runs (no environment, or nothing answers)."""
+    environment = recorder.environment
+    if environment is None:
+        return None
+    answer = environment.answer(spec.name, arguments, spec, defaults=defaults)
+    if answer is not None:
+        call.mocked = answer.kind
+    return answer
+
+
 @overload
 def tool(fn: F, /) -> F: ...
 
@@ -194,17 +213,10 @@ def tool(
                     return await func(*args, **kwargs)
                 arguments = _bind(signature, args, kwargs)
                 with _Recording(recorder, tool_name, arguments) as call:
-                    environment = recorder.environment
-                    answer = (
-                        None
-                        if environment is None
-                        else environment.answer(tool_name, arguments, spec, defaults=defaults)
+                    answer = _answered(recorder, call, arguments, spec, defaults)
+                    result = (
+                        await func(*args, **kwargs) if answer is None else await answer.settle()
                     )
-                    if answer is None:
-                        result = await func(*args, **kwargs)
-                    else:  # a mock or the replay answers: the tool never runs
-                        call.mocked = answer.kind
-                        result = await answer.settle()
                     call.result = _snapshot(result)
                     return result
 
@@ -219,17 +231,8 @@ def tool(
                     return func(*args, **kwargs)
                 arguments = _bind(signature, args, kwargs)
                 with _Recording(recorder, tool_name, arguments) as call:
-                    environment = recorder.environment
-                    answer = (
-                        None
-                        if environment is None
-                        else environment.answer(tool_name, arguments, spec, defaults=defaults)
-                    )
-                    if answer is None:
-                        result = func(*args, **kwargs)
-                    else:  # a mock or the replay answers: the tool never runs
-                        call.mocked = answer.kind
-                        result = answer.settle_sync()
+                    answer = _answered(recorder, call, arguments, spec, defaults)
+                    result = func(*args, **kwargs) if answer is None else answer.settle_sync()
                     call.result = _snapshot(result)
                     return result
 
