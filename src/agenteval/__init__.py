@@ -105,7 +105,19 @@ from agenteval.scorers import (
 )
 from agenteval.store import RunStore
 from agenteval.tool_mocks import ToolMock
-from agenteval.trace import AgentStep, Failure, FailureCause, ModelCall, ToolCall, Trial, Usage
+from agenteval.trace import (
+    AgentStep,
+    EndReason,
+    Failure,
+    FailureCause,
+    ModelCall,
+    SimulatedConversation,
+    ToolCall,
+    Trial,
+    Usage,
+    UserTurn,
+)
+from agenteval.user_simulation import UserReply, UserRequest, UserSimulation
 from agenteval.version import __version__
 
 ExecutionResult = Trial
@@ -192,6 +204,7 @@ __all__ += [
 # The model: what a case asks, what a trial did, what a score says.
 __all__ += [
     "AgentStep",
+    "EndReason",
     "EvalCase",
     "ExpectedCall",
     "Failure",
@@ -202,11 +215,16 @@ __all__ += [
     "ModelCall",
     "Rubric",
     "Score",
+    "SimulatedConversation",
     "ToolCall",
     "ToolMock",
     "ToolSpec",
     "Trial",
     "Usage",
+    "UserReply",
+    "UserRequest",
+    "UserSimulation",
+    "UserTurn",
 ]
 # Recording an agent: its tools, its model calls, its waits and retries; the trial's state.
 __all__ += [

@@ -17,6 +17,7 @@ from pydantic import (
 
 from agenteval.tool_mocks import ToolMock
 from agenteval.trace import AgentStep, ToolCall
+from agenteval.user_simulation import UserSimulation
 
 __all__ = ["EvalCase", "ExpectedCall", "Invocation", "Message", "Rubric"]
 
@@ -141,6 +142,10 @@ class EvalCase(_Model):
     state)."""
     expected_state: dict[str, Any] | None = None
     """The environment state a trial must leave: the `state_match` scorer checks it."""
+    user_simulation: UserSimulation | None = None
+    """A user the agent does not know in advance, played after the written turns (if any):
+    a goal and persona for the run's simulator model, or a scripted user
+    (`agenteval.user_simulation`)."""
 
     @field_validator("expected_output", mode="before")
     @classmethod
@@ -173,8 +178,15 @@ class EvalCase(_Model):
 
     @model_validator(mode="after")
     def _check_and_identify(self) -> EvalCase:
-        if self.input is None and not self.conversation and self.agent_trace is None:
-            raise ValueError("a case needs an `input`, a `conversation` or an `agent_trace`")
+        if (
+            self.input is None
+            and not self.conversation
+            and self.agent_trace is None
+            and self.user_simulation is None
+        ):
+            raise ValueError(
+                "a case needs an `input`, a `conversation`, a `user_simulation` or an `agent_trace`"
+            )
         if not self.id:
             self.id = self.content_id()
         return self

@@ -44,7 +44,7 @@ class InfrastructureError(Exception):
         if not kind.is_infrastructure:
             raise ValueError(
                 f"an InfrastructureError's cause is rate_limited, provider_error, "
-                f"connection_error or timeout, not {kind.value}"
+                f"connection_error, timeout or user_simulator_error, not {kind.value}"
             )
         self.cause = kind
         self.retry_after_s = retry_after_s

@@ -10,13 +10,16 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "AgentStep",
+    "EndReason",
     "Failure",
     "FailureCause",
     "ModelCall",
+    "SimulatedConversation",
     "ToolCall",
     "ToolSpec",
     "Trial",
     "Usage",
+    "UserTurn",
     "utc_now",
 ]
 
@@ -124,6 +127,10 @@ class FailureCause(StrEnum):
     REPLAY_MISS = "replay_miss"
     """Replaying a stored run's tool results, the agent made a call the stored run never made
     (and `--replay-fallthrough` did not let it run for real)."""
+    USER_SIMULATOR_ERROR = "user_simulator_error"
+    """The simulated user could not give its next message (its model refused, answered out of
+    shape twice, or stayed unreachable; a scripted user raised): not the agent's failure, so
+    the trial is retried and, when retries run out, left out of scoring."""
 
     @property
     def is_infrastructure(self) -> bool:
@@ -137,6 +144,7 @@ _INFRASTRUCTURE = frozenset(
         FailureCause.RATE_LIMITED,
         FailureCause.PROVIDER_ERROR,
         FailureCause.CONNECTION_ERROR,
+        FailureCause.USER_SIMULATOR_ERROR,
     }
 )
 
@@ -147,6 +155,67 @@ class Failure(_Model):
     cause: FailureCause
     message: str = ""
     error_type: str | None = None
+
+
+class EndReason(StrEnum):
+    """Why a simulated conversation ended (`SimulatedConversation.end_reason`)."""
+
+    GOAL_ACHIEVED = "goal_achieved"
+    """The simulated user said its goal was met."""
+    AGENT_CANNOT_HELP = "agent_cannot_help"
+    """The simulated user concluded the agent cannot do what it asks."""
+    USER_GAVE_UP = "user_gave_up"
+    """The simulated user gave up (the agent went in circles, asked too much, ...)."""
+    MAX_TURNS = "max_turns"
+    """The conversation reached the case's `max_turns` user messages without a stop."""
+    USER_STOPPED = "user_stopped"
+    """A scripted user returned None: its script had nothing more to say."""
+    TRIAL_FAILED = "trial_failed"
+    """The trial ended on a failure mid-conversation (the agent's error, a timeout, the
+    simulator's own failure): see `Trial.failure`."""
+
+
+class UserTurn(_Model):
+    """One user message of a simulated conversation and the agent's answer to it."""
+
+    user: str
+    source: Literal["written", "simulated", "scripted"]
+    """Who wrote the message: the case (its written turns, a `starting_prompt`), the
+    simulator's model, or a scripted user."""
+    agent: str | None = None
+    """The agent's answer to it (None: it gave none, or the trial failed on this turn)."""
+
+
+class SimulatedConversation(_Model):
+    """What a simulated user did in one trial (`Trial.simulation`): every turn, why the
+    conversation ended, and what the simulator's own model calls used and cost (reported apart
+    from the agent's and the judge's)."""
+
+    user: str
+    """The simulated user: the simulator's `provider:model`, or `script:module:function`."""
+    turns: list[UserTurn] = Field(default_factory=list)
+    end_reason: EndReason | None = None
+    end_detail: str | None = None
+    """The simulator's word on why it stopped."""
+    model_calls: list[ModelCall] = Field(default_factory=list)
+    """The simulator's calls to its model (none for a scripted user)."""
+    cached_calls: int = 0
+    """Replies the simulator took from its cache instead of calling its model."""
+    cost_usd: float | None = None
+    """What the simulator's model calls cost, priced as the judge's are (None: unpriced)."""
+
+    @property
+    def usage(self) -> Usage:
+        """The simulator's tokens, summed over its model calls."""
+        total = Usage()
+        for call in self.model_calls:
+            total = total + call.usage
+        return total
+
+    @property
+    def turns_to_goal(self) -> int | None:
+        """The user messages it took to reach the goal; None when the goal was not reached."""
+        return len(self.turns) if self.end_reason is EndReason.GOAL_ACHIEVED else None
 
 
 class Trial(_Model):
@@ -193,6 +262,9 @@ class Trial(_Model):
     state: dict[str, Any] | None = None
     """The environment state the trial left (`agenteval.state()`, a case's `initial_state`,
     an ADK session's state); None when the trial had none."""
+    simulation: SimulatedConversation | None = None
+    """The conversation a simulated user held with the agent (a case's `user_simulation`);
+    None when the case plays only written turns."""
 
     @model_validator(mode="after")
     def _fill_from_steps(self) -> Trial:

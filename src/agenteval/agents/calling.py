@@ -13,14 +13,15 @@ import contextlib
 import functools
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextvars import copy_context
 from typing import Any, TypeAlias, cast
 
 from pydantic import ValidationError
 
 from agenteval.agents.frameworks import FrameworkAgent, as_framework_agent
-from agenteval.agents.recorder import current_recorder
+from agenteval.agents.recorder import TrialRecorder, current_recorder
+from agenteval.agents.users import WrittenTurns
 from agenteval.case import EvalCase
 from agenteval.trace import AgentStep, Failure, FailureCause, ToolCall, Trial
 
@@ -108,6 +109,10 @@ async def call_agent(
     call_once = agent if prepared else invoker(agent)
     if isinstance(call_once, FrameworkAgent):
         return await call_once.run_case(case)
+    recorder = current_recorder()
+    session = recorder.user_session if recorder is not None else None
+    if session is not None:
+        return await _conversation(call_once, session.history, session.play, recorder)
     if not case.conversation:
         prompt: Any = (
             case.input
@@ -115,12 +120,23 @@ async def call_agent(
             else [m.model_dump() for m in case.input]
         )
         return read_agent_output(await call_once(prompt))
-    messages: list[dict[str, str]] = []
+    return await _conversation(call_once, [], lambda _: WrittenTurns(case.turns), recorder)
+
+
+async def _conversation(
+    call_once: Invoke,
+    history: list[dict[str, str]],
+    play: Callable[[Callable[[], str | None]], AsyncIterator[str]],
+    recorder: TrialRecorder | None,
+) -> Trial:
+    """Play a conversation turn by turn: the agent is called once per user message with the
+    conversation so far; `play(answer)` gives the user's messages (`answer()`: the agent's
+    answer to the last one)."""
+    messages: list[dict[str, str]] = list(history)
     steps: list[AgentStep] = []
     outputs: list[str | None] = []
     metadata: dict[str, Any] = {}
-    recorder = current_recorder()
-    for turn in case.turns:
+    async for turn in play(lambda: outputs[-1] if outputs else None):
         messages.append({"role": "user", "content": turn})
         before = len(recorder.tool_calls) if recorder is not None else 0
         trial = read_agent_output(await call_once(list(messages)))
@@ -131,7 +147,11 @@ async def call_agent(
         calls = trial.tool_calls or (recorder.tool_calls[before:] if recorder is not None else [])
         steps.append(AgentStep(tool_calls=list(calls), output=trial.output))
         messages.append({"role": "assistant", "content": trial.output or ""})
-    return Trial(steps=steps, output=outputs[-1], metadata={**metadata, "turn_outputs": outputs})
+    return Trial(
+        steps=steps,
+        output=outputs[-1] if outputs else None,
+        metadata={**metadata, "turn_outputs": outputs},
+    )
 
 
 def read_agent_output(value: Any) -> Trial:

@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from agenteval.agents.environment import ToolEnvironment
+from agenteval.agents.users import UserSession
 from agenteval.jsonsafe import safe_repr
 from agenteval.trace import ModelCall, ToolCall, ToolSpec, Trial, Usage, utc_now
 
@@ -54,6 +55,9 @@ class TrialRecorder:
     environment: ToolEnvironment | None = None
     """The attempt's tool environment (state, mocks, replay: `agents/environment.py`); None
     when neither the case nor the run asks for one, until a tool asks for the state."""
+    user_session: UserSession | None = None
+    """The attempt's simulated user (`agents/users.py`); None when the case plays only its
+    written turns."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _next_id: int = 0
 

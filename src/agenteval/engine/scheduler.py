@@ -10,6 +10,7 @@ from typing import Any
 
 from agenteval.agents.calling import Agent
 from agenteval.agents.environment import EnvironmentPlan
+from agenteval.agents.users import UserPlan
 from agenteval.case import EvalCase
 from agenteval.engine.trials import TrialRunner, trace_trial
 from agenteval.interrupts import (
@@ -46,6 +47,9 @@ class EngineSettings:
     """With an OTLP receiver on: how long a trial waits for its agent service's spans."""
     environment: EnvironmentPlan | None = None
     """The run's tool mocks and replay, added to each case's environment."""
+    users: UserPlan | None = None
+    """The run's user simulator and where scripted users load from (None: scripted users
+    only, relative to the current directory)."""
 
 
 class WorkerLostError(RuntimeError):
@@ -125,6 +129,7 @@ async def execute(
             declared=settings.infrastructure,
             remote_wait_s=settings.remote_wait_s,
             environment=settings.environment,
+            users=settings.users,
         )
     )
     finished: asyncio.Queue[TrialResult | None] = asyncio.Queue(maxsize=4 * settings.concurrency)

@@ -21,8 +21,10 @@ from agenteval.agents.environment import (
 from agenteval.agents.frameworks import FrameworkAgent
 from agenteval.agents.injected import is_injected
 from agenteval.agents.recorder import TrialRecorder, monotonic, recording
+from agenteval.agents.users import UserPlan, UserSession
 from agenteval.case import EvalCase
 from agenteval.engine.deadline import Deadline, grace_s
+from agenteval.errors import ConfigError
 from agenteval.failures import Classified, classify
 from agenteval.interrupts import Interruption, interruption, settle_own_cancellations
 from agenteval.otel.live import SpanCapture, span_capture
@@ -116,6 +118,8 @@ class TrialRunner:
     remote_wait_s: float | None = None
     environment: EnvironmentPlan | None = None
     """The run's tool mocks and replay, added to each case's (None: the cases' own only)."""
+    users: UserPlan | None = None
+    """Who plays the simulated users of cases that have one (None: scripted users only)."""
 
     @classmethod
     def of(
@@ -127,11 +131,14 @@ class TrialRunner:
         declared: tuple[type[BaseException], ...] = (),
         remote_wait_s: float | None = None,
         environment: EnvironmentPlan | None = None,
+        users: UserPlan | None = None,
     ) -> TrialRunner:
         """The runner of `agent` for this run (`remote_wait_s`: with an OTLP receiver on,
         how long a trial waits for its agent service's spans)."""
         capture = span_capture(remote_wait_s)
-        return cls(invoker(agent), timeout_s, retry, capture, declared, remote_wait_s, environment)
+        return cls(
+            invoker(agent), timeout_s, retry, capture, declared, remote_wait_s, environment, users
+        )
 
     async def _attempt(
         self, case: EvalCase, index: int, recorder: TrialRecorder, tally: _Tally
@@ -185,6 +192,8 @@ class TrialRunner:
                 recorder.environment = await ToolEnvironment.for_trial(
                     case, index, self.environment
                 )
+            if case.user_simulation is not None:
+                recorder.user_session = self._user_session(case, index)
             attempt_start = monotonic()
             try:
                 returned, missing = await self._attempt(case, index, recorder, tally)
@@ -220,10 +229,30 @@ class TrialRunner:
                     trial.failure = no_response_failure(trial)
             if recorder.environment is not None:
                 _settle_environment(trial, recorder.environment)
+            if recorder.user_session is not None:
+                trial.simulation = recorder.user_session.finish(trial)
+                recorder.add_wait(
+                    recorder.user_session.waited_s
+                )  # the user's time, not the agent's
             if recorder.trace_id is not None and trial.trace_id is None:  # its OTel trace
                 trial.trace_id, trial.span_id = recorder.trace_id, recorder.span_id
             tally.close_attempt(attempt_start, recorder, trial)
             return tally.stamp(trial, case, index)
+
+    def _user_session(self, case: EvalCase, index: int) -> UserSession:
+        """The attempt's simulated user. A case no one can play (no script, and the run has no
+        simulator) stops the run: the planner refuses such cases before it starts, so this
+        is a stream of cases met one by one."""
+        plan = self.users if self.users is not None else _SCRIPTS_ONLY
+        assert case.user_simulation is not None
+        try:
+            user = plan.user_for(case.user_simulation)
+        except ValueError as exc:
+            raise ConfigError(str(exc), case=case.id, field="user_simulation") from None
+        return UserSession(case, index, user)
+
+
+_SCRIPTS_ONLY = UserPlan()
 
 
 async def run_trial(

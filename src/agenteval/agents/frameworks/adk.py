@@ -494,8 +494,7 @@ class AdkAgent(FrameworkAgent):
         answerer = reader.answerer
         if answerer is not None:
             answerer.mirror.seed(session.state)
-        for turn in talk.turns:
-            reader.builder.start_turn()
+        async for turn in talk.play(reader.builder):
             message = types.Content(role="user", parts=[types.Part(text=turn)])
             try:
                 async for event in runner.run_async(

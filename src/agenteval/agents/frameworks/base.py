@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from agenteval.agents.recorder import current_recorder
+from agenteval.agents.users import UserSession, WrittenTurns
 from agenteval.case import EvalCase, Message
 from agenteval.jsonsafe import plain_copy
 from agenteval.trace import AgentStep, ModelCall, ToolCall, ToolSpec, Trial, Usage
@@ -85,17 +86,50 @@ class FrameworkAgent(ABC):
 class Conversation:
     """What a case asks a framework agent to play: the messages before the first turn (a case
     whose input is a list of messages: all but the last user message), and the user turns, one
-    run of the framework each, in one session."""
+    run of the framework each, in one session.
+
+    Adapters iterate `play(builder)`, not `turns`: with a simulated user (`session`) the next
+    turn is known only once the agent answered the one before."""
 
     history: tuple[Message, ...]
     turns: tuple[str, ...]
     multi_turn: bool
     """A case with a `conversation`: the trial records each turn's answer
     (`metadata["turn_outputs"]`), as for a callable agent."""
+    session: UserSession | None = None
+    """The attempt's simulated user, when the case has one (its written turns come first)."""
+
+    def play(self, builder: TrialBuilder) -> AsyncIterator[str]:
+        """The user's messages, one per turn, each starting a turn of `builder`; the next one
+        asked of a simulated user with the answer `builder` recorded for the last."""
+        if self.session is not None:
+            return _Turns(aiter(self.session.play(builder.last_answer)), builder)
+        return _Turns(WrittenTurns(self.turns), builder)
+
+
+class _Turns:
+    """Turns that each start a step of the trial being built."""
+
+    def __init__(self, turns: AsyncIterator[str], builder: TrialBuilder) -> None:
+        self._turns = turns
+        self._builder = builder
+
+    def __aiter__(self) -> _Turns:
+        return self
+
+    async def __anext__(self) -> str:
+        turn = await anext(self._turns)
+        self._builder.start_turn()
+        return turn
 
 
 def conversation(case: EvalCase) -> Conversation:
     """The turns `case` plays; raises ValueError for a case with nothing to send."""
+    recorder = current_recorder()
+    session = recorder.user_session if recorder is not None else None
+    if session is not None:
+        history = tuple(Message.model_validate(message) for message in session.history)
+        return Conversation(history, (), True, session)
     if case.conversation:
         return Conversation((), tuple(case.turns), True)
     if isinstance(case.input, str):
@@ -158,6 +192,10 @@ class TrialBuilder:
     def answer(self, text: str | None) -> None:
         """The current turn's answer (a later answer in the same turn replaces it)."""
         self._step.output = text
+
+    def last_answer(self) -> str | None:
+        """The answer recorded for the current turn (None: none yet)."""
+        return self._steps[-1].output if self._steps else None
 
     # --- tool calls
 

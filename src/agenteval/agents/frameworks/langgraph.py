@@ -163,8 +163,8 @@ class _Thread:
         from langchain_core.messages import HumanMessage
 
         history = [_lc_message(message) for message in talk.history]
-        for index, turn in enumerate(talk.turns):
-            self._builder.start_turn()
+        index = 0
+        async for turn in talk.play(self._builder):
             user = HumanMessage(content=turn, id=_new_id())
             sent: list[BaseMessage]
             if self._agent.checkpointed:
@@ -178,6 +178,7 @@ class _Thread:
             else:
                 await self._invoke(sent, reader)
             self._builder.answer(reader.answer)
+            index += 1
 
     async def _stream(self, sent: list[BaseMessage], reader: TurnReader) -> None:
         stream = self._runnable.astream(

@@ -138,8 +138,7 @@ class OpenAIAgentsAgent(FrameworkAgent):
         )
         items: list[Any] = input_items(talk.history)
         with builder.kept_on_failure(), errors:
-            for turn in talk.turns:
-                builder.start_turn()
+            async for turn in talk.play(builder):
                 items.append({"role": "user", "content": turn})
                 try:
                     result = await Runner.run(

@@ -165,8 +165,7 @@ class PydanticAIAgent(FrameworkAgent):
         history: list[Any] = _history(talk.history)
         deps = await self._make_deps(case)
         with builder.kept_on_failure():
-            for turn in talk.turns:
-                builder.start_turn()
+            async for turn in talk.play(builder):
                 builder.visit(self.name)
                 run: Any = None
                 try:

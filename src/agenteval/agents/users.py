@@ -1,0 +1,279 @@
+"""The user side of a conversation the agent does not know in advance (issue 18).
+
+A case with a `user_simulation` gets one `UserSession` per attempt, held by the attempt's
+`TrialRecorder.user_session` (so a case without one costs nothing). Every place that plays a
+case's turns (`agents/calling.py` for callables, `frameworks/base.Conversation.play` for the
+framework adapters) iterates the session: it yields the case's written turns first, as written,
+then asks its `User` for each next message, given the conversation so far, until the user stops
+or the conversation holds `max_turns` user messages. What it records becomes `Trial.simulation`
+(`finish`, called by the engine).
+
+A `User` is anything with a `label` and an async `reply(request) -> UserReply | None`: a
+`ScriptedUser` (a Python function, here), or the run's simulator model (`simulation/`, a layer
+below that knows nothing of agents). A user that cannot answer raises `UserSimulatorError`, an
+infrastructure failure of the trial (retried, then left out of scoring), never the agent's.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agenteval.errors import InfrastructureError
+from agenteval.loading import load_object
+from agenteval.trace import EndReason, FailureCause, SimulatedConversation, Trial, UserTurn
+from agenteval.user_simulation import UserReply, UserRequest, UserSimulation
+
+__all__ = [
+    "ScriptedUser",
+    "User",
+    "UserPlan",
+    "UserSession",
+    "UserSimulatorError",
+    "WrittenTurns",
+    "written_opening",
+]
+
+
+class UserSimulatorError(InfrastructureError):
+    """The simulated user could not give its next message: its model refused, answered out of
+    shape twice or stayed unreachable, or a scripted user raised. Not the agent's failure: the
+    trial is retried, and left out of scoring when retries run out (`user_simulator_error`,
+    or `rate_limited` and the like when the simulator's provider was the trouble)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        cause: FailureCause | str = FailureCause.USER_SIMULATOR_ERROR,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause, retry_after_s=retry_after_s)
+
+
+class User(Protocol):
+    """Who plays the user: gives the next message of a conversation, or a stop."""
+
+    @property
+    def label(self) -> str:
+        """How the trial names the user (`openai:gpt-4o-mini`, `script:my_users:refund`)."""
+        ...
+
+    async def reply(self, request: UserRequest) -> UserReply | None:
+        """The next message or a stop (None: the user has nothing more to say); raises
+        `UserSimulatorError` when it cannot say."""
+        ...
+
+
+class ScriptedUser:
+    """A user played by a Python function of the conversation so far (a list of
+    `{"role", "content"}` dicts, oldest first) returning the next message (text), a
+    `UserReply`, or None to stop. Sync or async."""
+
+    def __init__(self, function: Callable[..., Any], reference: str) -> None:
+        self.function = function
+        self.reference = reference
+
+    @property
+    def label(self) -> str:
+        """`script:` and the function's reference."""
+        return f"script:{self.reference}"
+
+    async def reply(self, request: UserRequest) -> UserReply | None:
+        """Call the function on a copy of the conversation (it may keep or change its list)."""
+        messages = [dict(message) for message in request.messages]
+        try:
+            value = self.function(messages)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            raise UserSimulatorError(
+                f"the scripted user {self.reference} raised {type(exc).__name__}: {exc}"
+            ) from exc
+        if value is None or isinstance(value, UserReply):
+            return value
+        if isinstance(value, str):
+            return UserReply(message=value)
+        raise UserSimulatorError(
+            f"the scripted user {self.reference} returned {type(value).__name__}: return the "
+            "next message as a str, a UserReply, or None to stop"
+        )
+
+
+@dataclass
+class UserPlan:
+    """What a run gives its simulated users: the simulator model (None: the run has none, so
+    only scripted users can play) and where scripts are loaded from. Made once per run."""
+
+    simulator: User | None = None
+    base_dir: Any = None
+    """The folder a script's `path/to/file.py:function` is relative to (None: the current
+    directory)."""
+    _scripts: dict[str, ScriptedUser] = field(default_factory=dict, repr=False)
+
+    def user_for(self, simulation: UserSimulation) -> User:
+        """The user who plays `simulation`: its script, else the run's simulator. Raises
+        `ValueError` when neither (the engine checks every case before the run starts)."""
+        if simulation.script is not None:
+            return self.script(simulation.script)
+        if self.simulator is None:
+            raise ValueError(
+                "a case simulates its user and the run has no user simulator: give one "
+                "(`user_simulator: openai:gpt-4o-mini` in agenteval.yaml, --user-simulator, "
+                "evaluate(user_simulator=...)) or a scripted user (`script: module:function`)"
+            )
+        return self.simulator
+
+    def script(self, reference: str) -> ScriptedUser:
+        """The scripted user `reference` names, loaded once per run (an `AgentLoadError`
+        naming the reference when it does not load)."""
+        user = self._scripts.get(reference)
+        if user is None:
+            function = load_object(reference, base_dir=self.base_dir)
+            if not callable(function):
+                raise ValueError(f"{reference} is not a function")
+            user = self._scripts[reference] = ScriptedUser(function, reference)
+        return user
+
+
+def written_opening(case: Any) -> tuple[list[dict[str, str]], list[str]]:
+    """The messages before a case's first turn and its written user turns (an `EvalCase`'s
+    `conversation`, its text `input`, or the last user message of its list `input`)."""
+    if case.conversation:
+        return [], list(case.turns)
+    if isinstance(case.input, str):
+        return [], [case.input]
+    messages = [{"role": m.role, "content": m.content} for m in case.input or ()]
+    if messages and messages[-1]["role"] == "user":
+        return messages[:-1], [messages[-1]["content"]]
+    return messages, []
+
+
+class UserSession:
+    """One attempt's conversation with its user: an async iterator of the user's messages.
+
+    `async for message in session.play(answer)`: `answer()` is called after each message has
+    been played, for the agent's answer to it (None: no answer). The iteration ends when the
+    user stops or the conversation holds `max_turns` user messages.
+    """
+
+    def __init__(self, case: Any, trial: int, user: User) -> None:
+        simulation: UserSimulation = case.user_simulation
+        self.simulation = simulation
+        self.case_id: str = case.id
+        self.trial = trial
+        self.user = user
+        self.history, written = written_opening(case)
+        if simulation.starting_prompt is not None:
+            written.append(simulation.starting_prompt)
+        self._written = written
+        self.record = SimulatedConversation(user=user.label)
+        self.waited_s = 0.0
+        """Time spent waiting for the user (left out of the trial's working latency)."""
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        """The conversation so far, as the user sees it (history, then each turn)."""
+        messages = list(self.history)
+        for turn in self.record.turns:
+            messages.append({"role": "user", "content": turn.user})
+            if turn.agent is not None:
+                messages.append({"role": "assistant", "content": turn.agent})
+        return messages
+
+    def play(self, answer: Callable[[], str | None]) -> _Turns:
+        """The user's messages, each given once the agent answered the one before."""
+        return _Turns(self, answer)
+
+    async def next_message(self) -> str | None:
+        """The next user message: a written one, else the user's; None when the conversation
+        is over (its end reason recorded)."""
+        turns = self.record.turns
+        if len(turns) < len(self._written):
+            return self._add(self._written[len(turns)], "written")
+        if len(turns) >= self.simulation.max_turns:
+            self._end(EndReason.MAX_TURNS)
+            return None
+        request = UserRequest(
+            simulation=self.simulation,
+            messages=self.messages,
+            case_id=self.case_id,
+            trial=self.trial,
+        )
+        started = time.monotonic()
+        try:
+            reply = await self.user.reply(request)
+        finally:
+            self.waited_s += time.monotonic() - started
+        if reply is None:
+            self._end(EndReason.USER_STOPPED)
+            return None
+        self.record.model_calls.extend(reply.model_calls)
+        self.record.cached_calls += reply.cached
+        if reply.cost_usd is not None:
+            self.record.cost_usd = (self.record.cost_usd or 0.0) + reply.cost_usd
+        if reply.stop is not None:
+            self._end(reply.stop, reply.detail)
+            return None
+        source = "scripted" if isinstance(self.user, ScriptedUser) else "simulated"
+        return self._add(reply.message or "", source)
+
+    def _add(self, message: str, source: str) -> str:
+        self.record.turns.append(UserTurn.model_validate({"user": message, "source": source}))
+        return message
+
+    def _end(self, reason: EndReason, detail: str | None = None) -> None:
+        self.record.end_reason = reason
+        self.record.end_detail = detail
+
+    def finish(self, trial: Trial) -> SimulatedConversation:
+        """The record of the conversation for `trial` (the attempt's): a trial that failed
+        before the user stopped ended on that failure (`trial_failed`)."""
+        record = self.record.model_copy(deep=True)
+        if record.end_reason is None and trial.failure is not None:
+            record.end_reason = EndReason.TRIAL_FAILED
+            record.end_detail = trial.failure.cause.value
+        return record
+
+
+class _Turns:
+    """The async iterator `UserSession.play` returns (a class, not an async generator: an
+    agent failing mid-conversation leaves nothing to finalise)."""
+
+    def __init__(self, session: UserSession, answer: Callable[[], str | None]) -> None:
+        self._session = session
+        self._answer = answer
+        self._played = False
+
+    def __aiter__(self) -> _Turns:
+        return self
+
+    async def __anext__(self) -> str:
+        session = self._session
+        if self._played:
+            session.record.turns[-1].agent = self._answer()
+        message = await session.next_message()
+        if message is None:
+            raise StopAsyncIteration
+        self._played = True
+        return message
+
+
+class WrittenTurns:
+    """Turns known in advance, as an async iterator (as `UserSession.play` gives a simulated
+    user's), so one loop plays both."""
+
+    def __init__(self, turns: Iterable[str]) -> None:
+        self._turns = iter(turns)
+
+    def __aiter__(self) -> WrittenTurns:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            return next(self._turns)
+        except StopIteration:
+            raise StopAsyncIteration from None
