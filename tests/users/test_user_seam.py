@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agenteval import EndReason, EvalCase, FailureCause, evaluate
+import pytest
+
+from agenteval import (
+    ConfigError,
+    EndReason,
+    EvalCase,
+    FailureCause,
+    UserReply,
+    UserRequest,
+    evaluate,
+)
 
 
 def _run(tmp_path: Path, case: EvalCase, **options: object):  # type: ignore[no-untyped-def]
@@ -70,3 +80,39 @@ def test_a_user_that_raises_is_the_simulators_failure_not_the_agents(tmp_path: P
     assert "the script is broken" in trial.failure.message
     assert trial.simulation.end_reason is EndReason.TRIAL_FAILED
     assert not trial.responded
+
+
+class EchoSimulator:
+    """A user object of the run (the shape `agents.users.User` asks for)."""
+
+    label = "test:echo"
+
+    def __init__(self) -> None:
+        self.requests: list[UserRequest] = []
+
+    async def reply(self, request: UserRequest) -> UserReply | None:
+        self.requests.append(request)
+        if len(request.messages) >= 4:
+            return UserReply(stop=EndReason.USER_GAVE_UP, detail="enough")
+        return UserReply(message=f"goal: {request.simulation.goal}")
+
+
+def test_the_runs_simulator_plays_a_case_without_a_script(tmp_path: Path) -> None:
+    simulator = EchoSimulator()
+    case = EvalCase(id="goal", user_simulation={"goal": "a refund", "starting_prompt": "hi"})
+    trial = _run(tmp_path, case, user_simulator=simulator, trials=1)
+    assert [turn.source for turn in trial.simulation.turns] == ["written", "simulated"]
+    assert trial.simulation.user == "test:echo"
+    assert trial.simulation.end_reason is EndReason.USER_GAVE_UP
+    assert trial.simulation.end_detail == "enough"
+    assert [request.trial for request in simulator.requests] == [0, 0]
+    assert simulator.requests[0].messages == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "What is your order number?"},
+    ]
+
+
+def test_a_case_no_one_can_play_is_refused(tmp_path: Path) -> None:
+    case = EvalCase(id="nobody", user_simulation={"goal": "a refund"})
+    with pytest.raises(ConfigError, match="user simulator"):
+        _run(tmp_path, case)

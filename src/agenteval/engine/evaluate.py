@@ -253,6 +253,7 @@ async def evaluate_async(
     replay_tools: str | None = None,
     replay_match: str = "in-order",
     replay_fallthrough: bool = False,
+    user_simulator: Any = None,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -316,6 +317,9 @@ async def evaluate_async(
     (`replay_miss`, naming the call) unless `replay_fallthrough=True` runs it for real. The run
     records which run it replayed, and a resume keeps replaying it (`engine/replay.py`).
 
+    `user_simulator` plays the user of cases with a `user_simulation` that have no `script`:
+    an object with a `label` and an async `reply(request)` (`agenteval.agents.users.User`).
+
     `evaluate_async` is the same, to await; `evaluate` refuses to run inside an event loop.
     """
     if recorded is not None and agent is not None:
@@ -343,6 +347,7 @@ async def evaluate_async(
         replay_tools=replay_tools,
         replay_match=replay_match,
         replay_fallthrough=replay_fallthrough,
+        user_simulator=user_simulator,
     )
     run_agent = load_agent(agent, options)
     planner: Planner = (

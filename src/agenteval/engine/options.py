@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pydantic import ValidationError
 
 from agenteval.agents.environment import EnvironmentPlan
+from agenteval.agents.users import UserPlan
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings
 from agenteval.errors import ConfigError
 from agenteval.mock_errors import explain_mock, written_path
@@ -125,6 +126,9 @@ class RunOptions:
     """How replayed calls match: `in-order` (the stored trial's order) or `any-order`."""
     replay_fallthrough: bool = False
     """A call the replayed run never made runs for real instead of failing the trial."""
+    user_simulator: Any = None
+    """Who plays the user of cases with a `user_simulation` and no `script`: an object with a
+    `label` and an async `reply(request)` (`agents.users.User`); None: scripted users only."""
 
     def __post_init__(self) -> None:
         _check_at_least(self.trials, 1, "trials")
@@ -188,6 +192,7 @@ class RunOptions:
             infrastructure=infrastructure,
             remote_wait_s=self.otlp_wait if self.otlp_receiver is not None else None,
             environment=(EnvironmentPlan(tool_mocks=self.tool_mocks) if self.tool_mocks else None),
+            users=UserPlan(simulator=self.user_simulator, base_dir=self.base_dir),
         )
 
 
