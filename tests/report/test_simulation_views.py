@@ -256,3 +256,26 @@ def test_a_run_without_simulated_conversations_shows_nothing_of_them(tmp_path: P
     document = json.dumps(run_document(run.info, run.summary, run.iter_results()))
     for where, shown in {"terminal": text, "html": page, "json": document}.items():
         assert "simulat" not in shown.lower(), where
+
+
+def test_concurrent_trials_each_show_their_own_conversation(tmp_path: Path) -> None:
+    """Three trials of each case at concurrency 8: every trial's conversation, as the reports
+    show it, is its own case's (its goal opens it, its answers follow its messages)."""
+    cases = [
+        EvalCase(id=f"goal-{n}", user_simulation={"goal": f"Refund for order 8812, ask {n}"})
+        for n in range(4)
+    ]
+    run = simulated_run(tmp_path / "runs.db", cases, trials=3, concurrency=8)
+    document = run_document(run.info, run.summary, run.iter_results())
+    assert len(document["results"]) == 12
+    for result in document["results"]:
+        n = result["case_id"].removeprefix("goal-")
+        turns = result["simulation"]["turns"]
+        assert turns[0]["user"] == f"Refund for order 8812, ask {n}"
+        assert [t["user"] for t in turns[1:]] == ["ana@example.com"]
+        assert result["simulation"]["end_reason"] == "goal_achieved"
+    stats = run.summary.simulation
+    assert stats is not None
+    assert stats.trials == 12 and stats.end_reasons["goal_achieved"] == 12
+    assert stats.model_calls == 12 * 3
+    assert run.summary.cost.simulator_usd == pytest.approx(12 * 3 * CALL_USD)
