@@ -14,6 +14,7 @@ from agenteval.cli.options import Flags
 from agenteval.cli.settings import store_flag
 from agenteval.errors import ConfigError
 from agenteval.pricing import PriceTable
+from agenteval.report.conversations import print_conversations
 from agenteval.report.failing import print_failing
 from agenteval.report.json_document import write_run_json
 from agenteval.report.junit import JUnitTotals, write_junit
@@ -59,11 +60,12 @@ def wrote(path: Path) -> None:
 
 
 def print_run(run: Run, flags: Flags, prices: PriceTable | None = None) -> None:
-    """The summary; with `--verbose` the failing trials; with `--json` the JSON document; with
-    `--html` the HTML page."""
+    """The summary; with `--verbose` the failing trials and each simulated conversation; with
+    `--json` the JSON document; with `--html` the HTML page."""
     print_summary(run.summary, run.info, console)
     if flags.verbose:
         print_failing(run.iter_results(), console)
+        print_conversations(run.iter_results(), console)
     if flags.json_path is not None:
         write_run_json(flags.json_path, run.info, run.summary, run.iter_results(), run.missing)
         wrote(flags.json_path)

@@ -75,7 +75,41 @@ def _header(
             **({"replay": info.settings["replay"]} if "replay" in info.settings else {}),
         },
         "tools": {name: spec.model_dump(mode="json") for name, spec in info.tools.items()},
-        "summary": summary.model_dump(mode="json"),
+        "summary": _summary(summary),
+    }
+
+
+_SIMULATOR_COST = {"simulator_usd", "simulator_per_correct_usd"}
+
+
+def _summary(summary: Summary) -> dict[str, Any]:
+    """The summary as the document holds it: a run without simulated conversations has no
+    `simulation` key and no simulator cost (nothing to say, not a null to explain)."""
+    if summary.simulation is not None:
+        return summary.model_dump(mode="json")
+    return summary.model_dump(mode="json", exclude={"simulation": True, "cost": _SIMULATOR_COST})
+
+
+def _simulation(result: TrialResult) -> dict[str, Any]:
+    """The trial's simulated conversation (`simulation`), when it had one: who played the
+    user, each turn (the message, who wrote it, the agent's answer), how it ended, and the
+    simulator's tokens and cost."""
+    conversation = result.trial.simulation
+    if conversation is None:
+        return {}
+    return {
+        "simulation": {
+            "user": conversation.user,
+            "goal": result.case.user_simulation.goal if result.case.user_simulation else None,
+            "turns": [turn.model_dump(mode="json") for turn in conversation.turns],
+            "end_reason": conversation.end_reason,
+            "end_detail": conversation.end_detail,
+            "turns_to_goal": conversation.turns_to_goal,
+            "model_calls": len(conversation.model_calls),
+            "cached_calls": conversation.cached_calls,
+            "usage": conversation.usage.model_dump(mode="json"),
+            "cost_usd": conversation.cost_usd,
+        }
     }
 
 
@@ -107,6 +141,7 @@ def result_document(result: TrialResult) -> dict[str, Any]:
         ],
         "expected_state": to_jsonable_python(result.case.expected_state, fallback=repr),
         "state": to_jsonable_python(trial.state, fallback=repr),  # None: the trial had none
+        **_simulation(result),
         "scores": {
             name: {
                 "value": score.value,

@@ -30,6 +30,7 @@ from agenteval.pricing import PriceTable
 from agenteval.records import TrialResult
 from agenteval.redaction import Redactor
 from agenteval.report import statistics as stats
+from agenteval.report.simulation import SimulationBuilder, SimulationStats
 from agenteval.report.statistics import Interval, Reliability, ReliabilityBuilder
 from agenteval.score import Score
 from agenteval.scorers.reported import REPORTED, reported_unit, reported_value
@@ -75,6 +76,7 @@ SECTION_TITLES: dict[str, str] = {
     "failures": "Failures by cause",
     "judge": "LLM judge rubrics",
     "other": "Other scores",
+    "simulation": "Simulated conversations",
     "reliability": "Reliability over trials",
 }
 """Every section's title, in the order sections come."""
@@ -161,7 +163,8 @@ class LatencyStats(BaseModel):
 
 
 class CostStats(BaseModel):
-    """Money spent, in USD, from the price table, with the agent and the judge kept apart.
+    """Money spent, in USD, from the price table, with the agent, the judge and the user
+    simulator kept apart; the total is all three.
 
     Per correct answer is the cost over the trials whose answer was right: those passing
     `correct_by` (`exact_match` where it scored, else the judge's `correctness` rubric).
@@ -173,13 +176,16 @@ class CostStats(BaseModel):
     """The agent's model calls; None when none of them had a price."""
     judge_usd: float | None = None
     """The judge's calls (cache hits cost nothing); None when no judge call had a price."""
+    simulator_usd: float | None = None
+    """The user simulator's calls (`report/simulation.py`); None when none had a price."""
     total_usd: float | None = None
-    """Agent and judge together; None when neither had a price."""
+    """Agent, judge and user simulator together; None when none had a price."""
     correct_by: str | None = None
     """The scorer whose passing trials count as correct answers; None when none scored."""
     correct_answers: int = 0
     agent_per_correct_usd: float | None = None
     judge_per_correct_usd: float | None = None
+    simulator_per_correct_usd: float | None = None
     total_per_correct_usd: float | None = None
     unpriced_models: list[str] = Field(default_factory=list)
     """Models that were called but have no price: add them under `prices:` in agenteval.yaml."""
@@ -257,6 +263,9 @@ class Summary(BaseModel):
     judge_retries: dict[str, int] = Field(default_factory=dict)
     """The judge's retries by reason, apart from the agent's."""
     cost: CostStats = Field(default_factory=CostStats)
+    simulation: SimulationStats | None = None
+    """The simulated conversations (end reasons, turns, the simulator's tokens and cost); None
+    when no trial had one."""
     reliability: Reliability | None = None
     """pass@k, pass^k and flaky cases; None unless some case ran more than one trial."""
     not_recorded: dict[str, Rate] = Field(default_factory=dict)
@@ -314,6 +323,7 @@ class SummaryBuilder:
         self._usage = Usage()
         self._cross: Counter[tuple[bool, bool]] = Counter()
         self._wrong_unchecked = 0
+        self._simulation = SimulationBuilder()
 
     def add(self, result: TrialResult) -> None:
         """Count one (case, trial) result."""
@@ -330,6 +340,7 @@ class SummaryBuilder:
             self._retries.update(trial.retries)
         if trial.latency_s is not None:
             self._latency.append(trial.latency_s)
+        self._simulation.add(trial)
         if trial.working_latency_s is not None:
             self._working.append(trial.working_latency_s)
         usage = trial.usage
@@ -437,8 +448,9 @@ class SummaryBuilder:
         )
 
     def _cost(self, scorers: dict[str, ScorerStats], redactor: Redactor) -> CostStats:
-        agent, judge = self._agent_usd, self._judge_usd
-        total = None if agent is None and judge is None else (agent or 0.0) + (judge or 0.0)
+        agent, judge, user = self._agent_usd, self._judge_usd, self._simulation.cost_usd
+        priced = [usd for usd in (agent, judge, user) if usd is not None]
+        total = sum(priced) if priced else None
         correct_by = next(
             (
                 name
@@ -460,8 +472,15 @@ class SummaryBuilder:
             correct_answers=correct,
             agent_per_correct_usd=per(agent),
             judge_per_correct_usd=per(judge),
+            simulator_usd=user,
+            simulator_per_correct_usd=per(user),
             total_per_correct_usd=per(total),
-            unpriced_models=sorted({redactor.redact_text(model) for model in self._unpriced}),
+            unpriced_models=sorted(
+                {
+                    redactor.redact_text(model)
+                    for model in self._unpriced | self._simulation.unpriced_models
+                }
+            ),
         )
 
     def _sections(self, summary: Summary) -> list[Section]:
@@ -477,11 +496,13 @@ class SummaryBuilder:
             "cost": cost.total_usd is not None
             or bool(cost.unpriced_models)
             or summary.usage.total_tokens > 0
-            or summary.judge_usage.total_tokens > 0,
+            or summary.judge_usage.total_tokens > 0
+            or (summary.simulation is not None and summary.simulation.usage.total_tokens > 0),
             "retries": bool(summary.retries or summary.judge_retries),
             "failures": bool(summary.failures),
             "judge": judge,
             "other": other,
+            "simulation": summary.simulation is not None,
             "reliability": summary.reliability is not None,
         }
         sections = []
@@ -517,6 +538,7 @@ class SummaryBuilder:
             judge_usage=self._judge_usage,
             judge_retries=_redacted_counts(self._judge_retries, redactor),
             cost=self._cost(scorers, redactor),
+            simulation=self._simulation.build(redactor),
             reliability=_redacted_reliability(reliability, redactor)
             if reliability.trials > 1
             else None,

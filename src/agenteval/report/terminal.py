@@ -11,6 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from agenteval.records import RunInfo
+from agenteval.report.conversations import simulation_lines
+from agenteval.report.formats import format_usd
 from agenteval.report.statistics import Interval, PassAtK, Reliability
 from agenteval.report.summary import (
     LatencyStats,
@@ -55,13 +57,6 @@ RUBRIC_MEANINGS = {
 }
 
 _RUNGS = {"tool_selection": "1. ", "tool_arguments_valid": "2. ", "tool_execution": "3. "}
-
-
-def format_usd(value: float | None) -> str:
-    """Dollars: four decimals under $1, else cents; a dash for no price."""
-    if value is None:
-        return "—"
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
 def _pct(value: float | None) -> str:
@@ -234,12 +229,18 @@ def _latency_table(summary: Summary) -> Table:
 
 def _cost_lines(summary: Summary) -> list[Text]:
     cost = summary.cost
-    usage, judged = summary.usage, summary.judge_usage
+    usage, judged, simulated = summary.usage, summary.judge_usage, summary.simulation
+    # The simulator is named only in a run that had one, and then the total says it holds it.
+    user = "" if simulated is None else f" · simulator {format_usd(cost.simulator_usd)}"
+    per_user = (
+        "" if simulated is None else f", simulator {format_usd(cost.simulator_per_correct_usd)}"
+    )
     lines = [
         Text("Cost", style="bold"),
         Text(
-            f"  agent {format_usd(cost.agent_usd)} · judge {format_usd(cost.judge_usd)} · "
+            f"  agent {format_usd(cost.agent_usd)} · judge {format_usd(cost.judge_usd)}{user} · "
             f"total {format_usd(cost.total_usd)}"
+            + ("" if simulated is None else " (the total includes the simulator)")
         ),
     ]
     if cost.correct_by is None:
@@ -249,7 +250,7 @@ def _cost_lines(summary: Summary) -> list[Text]:
             Text(
                 f"  per correct answer: {format_usd(cost.total_per_correct_usd)} "
                 f"(agent {format_usd(cost.agent_per_correct_usd)}, judge "
-                f"{format_usd(cost.judge_per_correct_usd)}), over {cost.correct_answers} trials "
+                f"{format_usd(cost.judge_per_correct_usd)}{per_user}), over {cost.correct_answers} trials "
                 f"passing {cost.correct_by}"
             )
         )
@@ -257,6 +258,11 @@ def _cost_lines(summary: Summary) -> list[Text]:
     if judged.total_tokens:
         lines.append(
             Text(f"  Judge tokens: {judged.input_tokens:,} in, {judged.output_tokens:,} out")
+        )
+    if simulated is not None and simulated.usage.total_tokens:
+        tokens = simulated.usage
+        lines.append(
+            Text(f"  Simulator tokens: {tokens.input_tokens:,} in, {tokens.output_tokens:,} out")
         )
     if cost.unpriced_models:
         lines.append(
@@ -506,6 +512,9 @@ def _print_section(console: Console, section: Section, summary: Summary, explain
         console.print(_latency_table(summary))
     elif key == "cost":
         for line in _cost_lines(summary):
+            console.print(line)
+    elif key == "simulation":
+        for line in simulation_lines(summary):
             console.print(line)
     elif key == "retries":
         for line in _retry_lines(summary):

@@ -156,12 +156,13 @@ def histogram(total: list[float], working: list[float], summary: Summary) -> His
 
 
 def cost_bars(summary: Summary) -> list[tuple[str, float, str]]:
-    """(label, length from 0 to 1, amount) for the agent, the judge and the total; none
-    without a cost."""
+    """(label, length from 0 to 1, amount) for the agent, the judge, the user simulator (in a
+    run that had one) and the total; none without a cost."""
     cost = summary.cost
     items = [
         ("agent", cost.agent_usd),
         ("judge", cost.judge_usd),
+        *([("simulator", cost.simulator_usd)] if summary.simulation is not None else []),
         ("total", cost.total_usd),
     ]
     top = max((v for _, v in items if v is not None), default=0.0)

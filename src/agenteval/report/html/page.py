@@ -22,6 +22,7 @@ from agenteval.report.html.charts import cost_bars, histogram, score_bars
 from agenteval.report.html.diff import BaselineDiff, cell_class, diff_view
 from agenteval.report.html.trials import TrialView, row_data, trace, trial_view
 from agenteval.report.json_document import completeness
+from agenteval.report.simulation import END_REASON_WORDS
 from agenteval.report.summary import SECTION_SCORERS, Summary
 from agenteval.report.terminal import (
     RUBRIC_MEANINGS,
@@ -136,6 +137,7 @@ def render_html(
         references=scorer_references(info),
         tags=tags,
         meanings={**SCORER_MEANINGS, **RUBRIC_MEANINGS},
+        end_words=END_REASON_WORDS,
         rungs={"tool_selection": 1, "tool_arguments_valid": 2, "tool_execution": 3},
         scoring_keys=[*SECTION_SCORERS, "judge", "other"],
         bars=score_bars(summary),

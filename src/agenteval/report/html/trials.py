@@ -13,8 +13,9 @@ from pydantic_core import to_jsonable_python
 
 from agenteval.pricing import PriceTable
 from agenteval.records import TrialResult
+from agenteval.report.simulation import END_REASON_WORDS, turn_tool_calls
 from agenteval.report.statistics import trial_passed
-from agenteval.report.terminal import format_seconds
+from agenteval.report.terminal import format_seconds, format_usd
 from agenteval.trace import ToolCall, Trial
 
 __all__ = ["MAX_TEXT", "TrialView", "row_data", "trace", "trial_view"]
@@ -150,7 +151,52 @@ def _trial_cost(trial: Trial, result: TrialResult, prices: PriceTable) -> float 
     for score in result.scores.values():
         if score.judge is not None and score.judge.cost_usd is not None:
             total = (total or 0.0) + score.judge.cost_usd
+    # The user simulator's calls, as the run's total counts them.
+    if trial.simulation is not None and trial.simulation.cost_usd is not None:
+        total = (total or 0.0) + trial.simulation.cost_usd
     return total
+
+
+def _conversation(result: TrialResult) -> dict[str, Any] | None:
+    """The trial's simulated conversation as the trace shows it, turn by turn: each user
+    message with who wrote it (written / simulated / scripted), the tool calls it led to, the
+    agent's answer; then how it ended. None when the trial had none."""
+    conversation = result.trial.simulation
+    if conversation is None:
+        return None
+    calls = turn_tool_calls(result.trial)
+    simulation = result.case.user_simulation
+    reason = conversation.end_reason
+    usage = conversation.usage
+    return {
+        "user": conversation.user,
+        "goal": _clip(simulation.goal) if simulation is not None and simulation.goal else "",
+        "persona": (
+            _clip(simulation.persona) if simulation is not None and simulation.persona else ""
+        ),
+        "turns": [
+            {
+                "source": turn.source,
+                "user": _clip(turn.user),
+                "agent": None if turn.agent is None else _clip(turn.agent),
+                "calls": [_call_view(call) for call in calls[index]] if calls else [],
+            }
+            for index, turn in enumerate(conversation.turns)
+        ],
+        "end_reason": reason.value if reason is not None else "",
+        "end_words": END_REASON_WORDS.get(reason.value, "") if reason is not None else "",
+        "end_detail": _clip(conversation.end_detail or ""),
+        "simulator": (
+            f"{len(conversation.model_calls)} model calls"
+            + (
+                f" ({conversation.cached_calls} from its cache)"
+                if conversation.cached_calls
+                else ""
+            )
+            + f" · {usage.input_tokens:,} tokens in, {usage.output_tokens:,} out"
+            + f" · {format_usd(conversation.cost_usd)}"
+        ),
+    }
 
 
 def trial_view(
@@ -238,6 +284,7 @@ def trace(view: TrialView) -> dict[str, Any]:
         "expected": expected,
         "output": _clip(trial.output) if trial.output is not None else None,
         "failure": trial.failure,
+        "conversation": _conversation(result),
         "steps": _steps(trial),
         "model_calls": [
             {
