@@ -1,0 +1,120 @@
+"""An OpenAI Agents SDK `Agent` played by a simulated (scripted) user: a real `Agent` on
+`OpenAIChatCompletionsModel`, its client calling a loopback Chat Completions server that follows
+the desk's policy (`tests/frameworks/users_desk.py`) over the whole conversation it is sent,
+through `agenteval.evaluate`, read back from the store."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.frameworks.users_desk import (
+    Say,
+    check_desk_run,
+    desk_cases,
+    desk_step,
+    find_order,
+    refund,
+)
+
+import agenteval
+from agenteval.store import RunStore
+from agenteval.trace import Trial
+from agents import Agent, function_tool
+
+from .scripted import model
+
+
+def desk_reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The chat completion the desk's model answers to `messages`."""
+    user_texts: list[str] = []
+    results: list[tuple[str, Any]] = []
+    names: dict[str, str] = {}
+    for message in messages:
+        if message.get("role") == "user":
+            user_texts.append(str(message.get("content")))
+            results = []
+        for call in message.get("tool_calls") or ():
+            names[call["id"]] = call["function"]["name"]
+        if message.get("role") == "tool":
+            results.append((names.get(message["tool_call_id"], ""), message.get("content")))
+    step = desk_step(user_texts, results)
+    reply: dict[str, Any] = {"role": "assistant", "content": None}
+    if isinstance(step, Say):
+        reply["content"] = step.text
+    else:
+        reply["tool_calls"] = [
+            {
+                "id": f"call_{len(user_texts)}",
+                "type": "function",
+                "function": {"name": step.name, "arguments": json.dumps(step.arguments)},
+            }
+        ]
+    return {
+        "id": "chatcmpl-desk",
+        "object": "chat.completion",
+        "created": 1_764_000_000,
+        "model": "gpt-test",
+        "choices": [
+            {
+                "index": 0,
+                "message": reply,
+                "finish_reason": "tool_calls" if "tool_calls" in reply else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+@pytest.fixture
+def desk_url() -> Iterator[str]:
+    """The desk's loopback Chat Completions server (127.0.0.1, a free port)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            out = json.dumps(desk_reply(body["messages"])).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    http.daemon_threads = True
+    thread = threading.Thread(target=http.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{http.server_port}/v1"
+    finally:
+        http.shutdown()
+        http.server_close()
+        thread.join()
+
+
+def desk_agent(base_url: str) -> Agent[Any]:
+    return Agent(
+        name="desk",
+        instructions="Refund broken orders.",
+        model=model(base_url),
+        # The lookup's exception leaves the run (the SDK's default would tell the model).
+        tools=[function_tool(find_order, failure_error_function=None), function_tool(refund)],
+    )
+
+
+def test_the_desk_is_played_whole_by_a_scripted_user(desk_url: str, tmp_path: Path) -> None:
+    run = agenteval.evaluate(
+        desk_agent(desk_url), desk_cases(), store=tmp_path / "runs.db", retries=0
+    )
+    with RunStore(tmp_path / "runs.db", create=False) as store:
+        trials: dict[str, Trial] = {r.case.id: r.trial for r in store.iter_results(run.run_id)}
+    check_desk_run(trials)
+    assert trials["desk"].node_visits == ["desk"]
