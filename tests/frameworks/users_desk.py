@@ -182,3 +182,38 @@ def check_desk_run(trials: dict[str, Trial]) -> None:
     mocked = trials["desk-mocked"]
     check_played_whole(mocked, ["scripted"] * 3, reference="R-MOCK")
     assert [call.mocked for call in mocked.tool_calls] == [None, "mock"]
+
+
+def chat_step(messages: Sequence[dict[str, Any]]) -> Call | Say:
+    """`desk_step` over a conversation in Chat Completions' shape (user, assistant with
+    `tool_calls`, tool messages answering them by `tool_call_id`)."""
+    user_texts: list[str] = []
+    results: list[tuple[str, Any]] = []
+    names: dict[str, str] = {}
+    for message in messages:
+        if message.get("role") == "user":
+            user_texts.append(str(message.get("content")))
+            results = []
+        for call in message.get("tool_calls") or ():
+            names[call["id"]] = call["function"]["name"]
+        if message.get("role") == "tool":
+            results.append((names.get(message["tool_call_id"], ""), message.get("content")))
+    return desk_step(user_texts, results)
+
+
+def play_turn(messages: Sequence[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """A whole turn of the desk as a service plays it, its tools run in place: the answer,
+    and the calls made (agenteval's trial format). `messages`: the conversation so far as
+    `{"role", "content"}` (the service's own tool calls are not in it: each turn starts
+    from the user's messages). Raises what a tool raises."""
+    user_texts = [str(m["content"]) for m in messages if m.get("role") == "user"]
+    results: list[tuple[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    tools = {"find_order": find_order, "refund": refund}
+    while True:
+        step = desk_step(user_texts, results)
+        if isinstance(step, Say):
+            return step.text, calls
+        result = tools[step.name](**step.arguments)
+        calls.append({"name": step.name, "arguments": step.arguments, "result": result})
+        results.append((step.name, result))

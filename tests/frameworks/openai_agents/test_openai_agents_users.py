@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from tests.frameworks.users_desk import (
     Say,
+    chat_step,
     check_desk_run,
     desk_cases,
-    desk_step,
     find_order,
     refund,
 )
@@ -32,25 +32,14 @@ from .scripted import model
 
 def desk_reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
     """The chat completion the desk's model answers to `messages`."""
-    user_texts: list[str] = []
-    results: list[tuple[str, Any]] = []
-    names: dict[str, str] = {}
-    for message in messages:
-        if message.get("role") == "user":
-            user_texts.append(str(message.get("content")))
-            results = []
-        for call in message.get("tool_calls") or ():
-            names[call["id"]] = call["function"]["name"]
-        if message.get("role") == "tool":
-            results.append((names.get(message["tool_call_id"], ""), message.get("content")))
-    step = desk_step(user_texts, results)
+    step = chat_step(messages)
     reply: dict[str, Any] = {"role": "assistant", "content": None}
     if isinstance(step, Say):
         reply["content"] = step.text
     else:
         reply["tool_calls"] = [
             {
-                "id": f"call_{len(user_texts)}",
+                "id": f"call_{len(messages)}",
                 "type": "function",
                 "function": {"name": step.name, "arguments": json.dumps(step.arguments)},
             }
