@@ -48,6 +48,7 @@ def test_the_desk_is_played_whole_by_a_scripted_user(
         trials: dict[str, Trial] = {r.case.id: r.trial for r in store.iter_results(run.run_id)}
     check_played_whole(trials["desk"], ["scripted"] * 3)
     check_played_whole(trials["desk-written"], ["written", "written", "scripted"])
+    check_played_whole(trials["desk-history"], ["written", "scripted"])
     crash = trials["desk-crash"]
     assert crash.failure is not None
     assert crash.failure.cause is FailureCause.AGENT_ERROR
@@ -58,7 +59,10 @@ def test_the_desk_is_played_whole_by_a_scripted_user(
     ]
     assert crash.simulation.end_reason is EndReason.TRIAL_FAILED
     # One request per turn, each with the conversation so far (the agent's answers too).
-    (last,) = [
+    # ("desk" and "desk-history" end on the same conversation.)
+    lasts = [
         r["input"] for r in agent_service.requests if "ana@" in str(r) and "It is" not in str(r)
     ]
-    assert [m["content"] for m in last] == [OPENING, ANSWERS[0], "8812", ANSWERS[1], EMAIL]
+    assert [[m["content"] for m in last] for last in lasts] == [
+        [OPENING, ANSWERS[0], "8812", ANSWERS[1], EMAIL]
+    ] * 2

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agenteval import EndReason, EvalCase, Trial, UserReply
-from agenteval.case import Invocation
+from agenteval.case import Invocation, Message
 
 ORDER = "8812"
 BROKEN_ORDER = "9999"
@@ -130,7 +130,7 @@ def check_played_whole(trial: Trial, sources: list[str], *, reference: str = f"R
     assert [call.arguments for call in trial.tool_calls] == [
         {"order_id": ORDER},
         {"order_id": ORDER, "email": EMAIL},
-    ][-(len(sources) - 1) :]
+    ]
 
 
 def check_failed_mid_conversation(trial: Trial) -> None:
@@ -152,13 +152,23 @@ def check_failed_mid_conversation(trial: Trial) -> None:
 
 
 def desk_cases() -> list[EvalCase]:
-    """The desk played by the scripted user: whole; after two written turns; failing in the
-    middle; and with `refund` mocked."""
+    """The desk played by the scripted user: whole; after two written turns; after earlier
+    messages (a case whose input is a list of messages: its last user message is the first
+    turn); failing in the middle; and with `refund` mocked."""
     return [
         EvalCase(id="desk", user_simulation={"script": SCRIPT, "max_turns": 6}),
         EvalCase(
             id="desk-written",
             conversation=[Invocation(input=OPENING), Invocation(input=f"It is order {ORDER}.")],
+            user_simulation={"script": SCRIPT, "max_turns": 6},
+        ),
+        EvalCase(
+            id="desk-history",
+            input=[
+                Message(role="user", content=OPENING),
+                Message(role="assistant", content=ANSWERS[0]),
+                Message(role="user", content=ORDER),
+            ],
             user_simulation={"script": SCRIPT, "max_turns": 6},
         ),
         EvalCase(id="desk-crash", user_simulation={"script": CRASHING_SCRIPT, "max_turns": 6}),
@@ -178,6 +188,9 @@ def check_desk_run(trials: dict[str, Trial]) -> None:
         OPENING,
         f"It is order {ORDER}.",
     ]
+    history = trials["desk-history"]
+    check_played_whole(history, ["written", "scripted"])
+    assert [turn.user for turn in history.simulation.turns] == [ORDER, EMAIL]
     check_failed_mid_conversation(trials["desk-crash"])
     mocked = trials["desk-mocked"]
     check_played_whole(mocked, ["scripted"] * 3, reference="R-MOCK")
