@@ -61,3 +61,15 @@ async def echo_agent(messages: list[dict[str, str]]) -> str:
     """A callable agent: answers with every user message of the conversation it is given."""
     await asyncio.sleep(random.uniform(0, 0.002))
     return echo([m["content"] for m in messages if m["role"] == "user"])
+
+
+def breaks_second(messages: list[dict[str, str]]) -> str:
+    """Opens the conversation, then raises: a scripted user that breaks mid-conversation."""
+    if not messages:
+        return "hello"
+    raise RuntimeError("the script is broken")
+
+
+def counting(messages: list[dict[str, str]]) -> str:
+    """Never stops: says how many messages it was shown."""
+    return f"message {len(messages)}"
