@@ -23,11 +23,13 @@ from tests.frameworks.users_desk import (
 )
 
 import agenteval
+from agenteval import EndReason, EvalCase, FailureCause, UserReply
 from agenteval.store import RunStore
 from agenteval.trace import Trial
 from agents import Agent, function_tool
 
-from .scripted import model
+from .loopback import ScriptedServer
+from .scripted import model, triage_agent
 
 
 def desk_reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -107,3 +109,55 @@ def test_the_desk_is_played_whole_by_a_scripted_user(desk_url: str, tmp_path: Pa
         trials: dict[str, Trial] = {r.case.id: r.trial for r in store.iter_results(run.run_id)}
     check_desk_run(trials)
     assert trials["desk"].node_visits == ["desk"]
+
+
+def triage_user(messages: list[dict[str, str]]) -> str | UserReply | None:
+    """Goes on from the starting prompt (`#N` tags the conversation for the loopback server):
+    thanks the agent for a refund, then stops; asks for a password when asked how to help."""
+    tag = messages[0]["content"].rsplit("#", 1)[1]
+    last = messages[-1]["content"]
+    if "Refunded" in last:
+        return f"thanks #{tag}"
+    if "welcome" in last:
+        return UserReply(stop=EndReason.GOAL_ACHIEVED)
+    if "How can I help" in last:
+        return f"what is my password #{tag}"
+    return None
+
+
+def test_handoffs_and_guardrails_across_simulated_turns(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    user = {"script": f"{__name__}:triage_user", "max_turns": 5}
+    cases = [
+        EvalCase(id="refund", user_simulation={**user, "starting_prompt": "I need a refund #3"}),
+        EvalCase(id="password", user_simulation={**user, "starting_prompt": "hello #4"}),
+    ]
+    run = agenteval.evaluate(
+        triage_agent(server.base_url), cases, store=tmp_path / "runs.db", retries=0
+    )
+    with RunStore(tmp_path / "runs.db", create=False) as store:
+        trials: dict[str, Trial] = {r.case.id: r.trial for r in store.iter_results(run.run_id)}
+    # The turn after the handoff goes to the agent that answered last (refunds), which
+    # remembers nothing of triage's routing but answers as itself.
+    refund = trials["refund"]
+    assert refund.failure is None
+    assert refund.simulation is not None
+    assert [(t.source, t.user, t.agent) for t in refund.simulation.turns] == [
+        ("written", "I need a refund #3", "Refunded 12.50 on order A3."),
+        ("scripted", "thanks #3", "You are welcome (#3)."),
+    ]
+    assert refund.simulation.end_reason is EndReason.GOAL_ACHIEVED
+    assert refund.node_visits == ["triage", "refunds"]
+    assert [[c.name for c in step.tool_calls] for step in refund.steps] == [["refund_order"], []]
+    # An input guardrail tripping on the user's second message ends the trial there.
+    password = trials["password"]
+    assert password.failure is not None
+    assert password.failure.cause is FailureCause.AGENT_ERROR
+    assert password.metadata["guardrail"]["name"] == "no_passwords"
+    assert password.simulation is not None
+    assert [(t.user, t.agent) for t in password.simulation.turns] == [
+        ("hello #4", "How can I help? (#4)"),
+        ("what is my password #4", None),
+    ]
+    assert password.simulation.end_reason is EndReason.TRIAL_FAILED
