@@ -66,3 +66,26 @@ def test_the_desk_is_played_whole_by_a_scripted_user(
     assert [[m["content"] for m in last] for last in lasts] == [
         [OPENING, ANSWERS[0], "8812", ANSWERS[1], EMAIL]
     ] * 2
+
+
+def test_a_retried_attempt_plays_the_conversation_again_from_its_start(
+    agent_service: FakeAgentService, tmp_path: Path
+) -> None:
+    failed: list[int] = []
+
+    def flaky(body: dict[str, Any]) -> Any:
+        # The second turn of the first attempt meets a 503 (retried: infrastructure).
+        if len(body["input"]) == 3 and not failed:
+            failed.append(1)
+            return http_error(503, retry_after=0)
+        return desk_service(body)
+
+    agent_service.handler = flaky
+    agent = http_agent({"url": agent_service.agent_url})
+    case = next(case for case in desk_cases() if case.id == "desk")
+    run = agenteval.evaluate(agent, [case], store=tmp_path / "runs.db", retries=1)
+    trial = run.results[0].trial
+    assert trial.attempts == 2
+    # The record is the second attempt's alone: its user started over with the agent.
+    check_played_whole(trial, ["scripted"] * 3)
+    assert [len(r["input"]) for r in agent_service.requests] == [1, 3, 1, 3, 5]
