@@ -5,9 +5,13 @@ imported only when its agent is built."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import threading
 import warnings
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.users.tagged import echo, echo_agent
@@ -83,9 +87,69 @@ def pydantic_ai_agent() -> Any:
     return Agent(FunctionModel(respond), name="echo")
 
 
-AGENTS: dict[str, Callable[[], Any]] = {
-    "callable": lambda: echo_agent,
-    "adk": adk_agent,
-    "langgraph": langgraph_agent,
-    "pydantic-ai": pydantic_ai_agent,
+def openai_agents_agent(base_url: str) -> Any:
+    """An OpenAI Agents SDK `Agent` whose model is the echo server at `base_url`."""
+    from openai import AsyncOpenAI
+
+    from agents import Agent, OpenAIChatCompletionsModel
+
+    client = AsyncOpenAI(base_url=base_url, api_key="test-key", max_retries=0)
+    model = OpenAIChatCompletionsModel(model="echo", openai_client=client)
+    return Agent(name="echo", instructions="Echo.", model=model)
+
+
+@contextmanager
+def echo_server() -> Iterator[str]:
+    """A Chat Completions server on 127.0.0.1 (a free port) answering with every user message
+    of the request (its base URL, while the block runs)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            texts = [str(m["content"]) for m in body["messages"] if m.get("role") == "user"]
+            out = json.dumps(
+                {
+                    "id": "chatcmpl-echo",
+                    "object": "chat.completion",
+                    "created": 1_764_000_000,
+                    "model": "echo",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": echo(texts)},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    http.daemon_threads = True
+    thread = threading.Thread(target=http.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{http.server_port}/v1"
+    finally:
+        http.shutdown()
+        http.server_close()
+        thread.join()
+
+
+AGENTS: dict[str, Callable[[str], Any]] = {
+    "callable": lambda _: echo_agent,
+    "adk": lambda _: adk_agent(),
+    "langgraph": lambda _: langgraph_agent(),
+    "pydantic-ai": lambda _: pydantic_ai_agent(),
+    "openai-agents": openai_agents_agent,
 }
+"""Each kind of agent, made given the echo server's base URL (which only the OpenAI Agents
+SDK's model calls)."""

@@ -1,16 +1,17 @@
 """Simulated conversations at concurrency 8: 20 cases x 3 trials, each user's messages naming
-its case and trial, played by a callable agent and by agents of three frameworks (one session
-per trial; LangGraph's checkpointer shared by all of them). No conversation may see another's
+its case and trial, played by a callable agent and by an agent of each of the four frameworks (one
+session per trial; LangGraph's checkpointer shared by all of them). No conversation may see another's
 message, in what the user is shown or in what the agent answers; a run's `User` object gets
 each request with the right case id and trial index."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.users.echo_agents import AGENTS
+from tests.users.echo_agents import AGENTS, echo_server
 from tests.users.tagged import TURNS, TaggedSimulator, echo, echo_agent, said
 
 import agenteval
@@ -43,14 +44,22 @@ def _check_each_conversation_is_its_own(trials: dict[tuple[str, int], Trial]) ->
         assert trial.metadata["turn_outputs"] == [turn.agent for turn in simulation.turns]
 
 
+@pytest.fixture(scope="module")
+def echo_url() -> Iterator[str]:
+    with echo_server() as url:
+        yield url
+
+
 @pytest.mark.parametrize("kind", list(AGENTS))
-def test_concurrent_scripted_conversations_never_meet(tmp_path: Path, kind: str) -> None:
+def test_concurrent_scripted_conversations_never_meet(
+    tmp_path: Path, kind: str, echo_url: str
+) -> None:
     cases = [
         EvalCase(id=f"c{n:02}", user_simulation={"script": SCRIPT, "max_turns": TURNS + 2})
         for n in range(CASES)
     ]
     run = agenteval.evaluate(
-        AGENTS[kind](), cases, trials=TRIALS, concurrency=8, store=tmp_path / "runs.db"
+        AGENTS[kind](echo_url), cases, trials=TRIALS, concurrency=8, store=tmp_path / "runs.db"
     )
     _check_each_conversation_is_its_own(_stored(tmp_path / "runs.db", run.run_id))
 

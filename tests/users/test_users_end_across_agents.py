@@ -5,22 +5,29 @@ never stops is stopped at `max_turns`, every turn answered."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.users.echo_agents import AGENTS
+from tests.users.echo_agents import AGENTS, echo_server
 from tests.users.tagged import echo
 
 import agenteval
 from agenteval import EndReason, EvalCase, FailureCause
 
 
+@pytest.fixture(scope="module")
+def echo_url() -> Iterator[str]:
+    with echo_server() as url:
+        yield url
+
+
 @pytest.mark.parametrize("kind", list(AGENTS))
 def test_a_user_that_breaks_mid_conversation_is_the_simulators_failure(
-    tmp_path: Path, kind: str
+    tmp_path: Path, kind: str, echo_url: str
 ) -> None:
     case = EvalCase(id="breaks", user_simulation={"script": "tests.users.tagged:breaks_second"})
-    run = agenteval.evaluate(AGENTS[kind](), [case], retries=1, store=tmp_path / "runs.db")
+    run = agenteval.evaluate(AGENTS[kind](echo_url), [case], retries=1, store=tmp_path / "runs.db")
     (result,) = run.results
     trial = result.trial
     assert trial.failure is not None
@@ -35,11 +42,13 @@ def test_a_user_that_breaks_mid_conversation_is_the_simulators_failure(
 
 
 @pytest.mark.parametrize("kind", list(AGENTS))
-def test_a_user_that_never_stops_is_stopped_at_max_turns(tmp_path: Path, kind: str) -> None:
+def test_a_user_that_never_stops_is_stopped_at_max_turns(
+    tmp_path: Path, kind: str, echo_url: str
+) -> None:
     case = EvalCase(
         id="chatty", user_simulation={"script": "tests.users.tagged:counting", "max_turns": 3}
     )
-    run = agenteval.evaluate(AGENTS[kind](), [case], store=tmp_path / "runs.db")
+    run = agenteval.evaluate(AGENTS[kind](echo_url), [case], store=tmp_path / "runs.db")
     (result,) = run.results
     trial = result.trial
     assert trial.failure is None
