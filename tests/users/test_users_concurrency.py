@@ -1,8 +1,8 @@
 """Simulated conversations at concurrency 8: 20 cases x 3 trials, each user's messages naming
-its case and trial, played by a callable agent and by an agent of each of the four frameworks (one
-session per trial; LangGraph's checkpointer shared by all of them). No conversation may see another's
-message, in what the user is shown or in what the agent answers; a run's `User` object gets
-each request with the right case id and trial index."""
+its case and trial, played by a callable agent and by an agent of each of the four frameworks
+(one session per trial; LangGraph's checkpointer shared by all of them). No conversation may see
+another's message, in what the user is shown or in what the agent answers; a run's `User`
+object gets each request with the right case id and trial index."""
 
 from __future__ import annotations
 
