@@ -71,11 +71,14 @@ class User(Protocol):
 class ScriptedUser:
     """A user played by a Python function of the conversation so far (a list of
     `{"role", "content"}` dicts, oldest first) returning the next message (text), a
-    `UserReply`, or None to stop. Sync or async."""
+    `UserReply`, or None to stop. Sync or async. A function taking a second argument also gets
+    the `UserRequest` (the case id, the trial index, the simulation's goal and persona): a
+    script whose messages depend on the case or the trial, as a simulator's do."""
 
     def __init__(self, function: Callable[..., Any], reference: str) -> None:
         self.function = function
         self.reference = reference
+        self._with_request = _takes_two(function)
 
     @property
     def label(self) -> str:
@@ -86,7 +89,9 @@ class ScriptedUser:
         """Call the function on a copy of the conversation (it may keep or change its list)."""
         messages = [dict(message) for message in request.messages]
         try:
-            value = self.function(messages)
+            value = (
+                self.function(messages, request) if self._with_request else self.function(messages)
+            )
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
@@ -101,6 +106,16 @@ class ScriptedUser:
             f"the scripted user {self.reference} returned {type(value).__name__}: return the "
             "next message as a str, a UserReply, or None to stop"
         )
+
+
+def _takes_two(function: Callable[..., Any]) -> bool:
+    """Whether `function` can be called with two positional arguments (a signature that
+    cannot be read is taken to take one: the documented form)."""
+    try:
+        inspect.signature(function).bind(None, None)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 @dataclass

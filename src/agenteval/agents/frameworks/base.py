@@ -126,8 +126,11 @@ class _Turns:
 def conversation(case: EvalCase) -> Conversation:
     """The turns `case` plays; raises ValueError for a case with nothing to send."""
     recorder = current_recorder()
+    # Only the trial's own case plays its simulated user: a framework agent the user's
+    # callable calls with one prompt (`FrameworkAgent.__call__`, a case of its own) runs
+    # that prompt, inside the conversation the callable is being played.
     session = recorder.user_session if recorder is not None else None
-    if session is not None:
+    if session is not None and case.user_simulation is not None:
         history = tuple(Message.model_validate(message) for message in session.history)
         return Conversation(history, (), True, session)
     if case.conversation:

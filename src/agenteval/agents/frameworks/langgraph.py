@@ -173,10 +173,14 @@ class _Thread:
                 sent = [*(history if index == 0 else self._state), user]
             known = {message_key(m, i) for i, m in enumerate([*self._state, *sent])}
             reader = TurnReader(self._record, known)
-            if self._agent.is_graph:
-                await self._stream(sent, reader)
-            else:
-                await self._invoke(sent, reader)
+            try:
+                if self._agent.is_graph:
+                    await self._stream(sent, reader)
+                else:
+                    await self._invoke(sent, reader)
+            except BaseException:
+                self._record.failed()  # a tool's exception the graph let out: its call's
+                raise
             self._builder.answer(reader.answer)
             index += 1
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agenteval.agents.frameworks.base import TrialBuilder
+from agenteval.agents.tools import error_text
 from agenteval.jsonsafe import plain_copy
 from agenteval.trace import ToolSpec, Usage
 
@@ -33,6 +34,10 @@ class RunRecord:
         self.builder = builder
         self.reported: set[str] = set()
         """The ids of the messages the callbacks reported as model calls."""
+        self.tool_errors: dict[str, str] = {}
+        """What each tool that raised raised, by call id (`on_tool_error`): the run's
+        ToolMessage says it when the graph handled the error; when it did not, the run
+        raises and no ToolMessage comes, so `failed` gives the calls their errors."""
 
     def handler(self) -> Any:
         """The callback handler to run the trial with (`config["callbacks"]`)."""
@@ -45,6 +50,13 @@ class RunRecord:
         provider = metadata.get("model_provider")
         usage = usage_of(getattr(message, "usage_metadata", None))
         self.builder.model_call(str(model), usage, provider=str(provider) if provider else None)
+
+    def failed(self) -> None:
+        """The run raised: each tool that raised, and that no ToolMessage answered, keeps
+        its error."""
+        for call_id, error in self.tool_errors.items():
+            self.builder.result(call_id, error=error)
+        self.tool_errors.clear()
 
     def bound_tools(self, tools: Any) -> None:
         """The tools a chat model was offered (`bind_tools`), declared to the trial."""
@@ -82,6 +94,11 @@ def _handler_class() -> type[Any]:
                     if message.id:
                         self.record.reported.add(message.id)
                     self.record.model_call(message)
+
+        def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
+            call_id = kwargs.get("tool_call_id")
+            if call_id:
+                self.record.tool_errors[str(call_id)] = error_text(error)
 
     return Recording
 

@@ -49,6 +49,7 @@ from pydantic_core import to_json
 from agenteval.agents.frameworks.base import FrameworkAgent, TrialBuilder, conversation
 from agenteval.agents.frameworks.pydantic_ai_mocks import answering_capability, answers
 from agenteval.agents.recorder import record_retry
+from agenteval.agents.tools import error_text
 from agenteval.agents.trial_state import current_environment
 from agenteval.case import EvalCase, Message
 from agenteval.errors import AgentLoadError
@@ -187,6 +188,10 @@ class PydanticAIAgent(FrameworkAgent):
                         builder.declare(registered_spec)
                     if run is not None:
                         reader.read(_new_messages(run, len(history)), _run_usage(run))
+                    # A tool that raised out of the run: no message answers its call.
+                    for call_id, error in offered.errors.items():
+                        builder.result(call_id, error=error)
+                    offered.errors.clear()
                 result = run.result
                 history = list(result.all_messages())
                 builder.answer(_answer(result.output))
@@ -218,6 +223,9 @@ def _offered_class() -> type[Any] | None:
         def __init__(self) -> None:
             self.tools: dict[str, Any] = {}
             self.output_names: set[str] = set()
+            self.errors: dict[str, str] = {}
+            """What each tool that raised raised, by call id: a run that raises leaves no
+            message answering that call, so the trial's call gets its error from here."""
 
         async def prepare_tools(self, ctx: Any, tool_defs: list[Any]) -> list[Any]:
             for tool in tool_defs:
@@ -227,6 +235,12 @@ def _offered_class() -> type[Any] | None:
         async def prepare_output_tools(self, ctx: Any, tool_defs: list[Any]) -> list[Any]:
             self.output_names.update(tool.name for tool in tool_defs)
             return tool_defs
+
+        async def on_tool_execute_error(
+            self, ctx: Any, *, call: Any, tool_def: Any, args: Any, error: Exception
+        ) -> Any:
+            self.errors[str(call.tool_call_id)] = error_text(error)
+            raise error
 
     return Offered
 
