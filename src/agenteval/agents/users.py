@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -188,6 +189,9 @@ class UserSession:
         self.record = SimulatedConversation(user=user.label)
         self.waited_s = 0.0
         """Time spent waiting for the user (left out of the trial's working latency)."""
+        self.clock_held: Callable[[], AbstractContextManager[None]] = nullcontext
+        """Stops the attempt's time limit while the user writes (the engine sets it to its
+        deadline's `held`): the limit is the agent's, the user's time is not."""
 
     @property
     def messages(self) -> list[dict[str, str]]:
@@ -220,7 +224,8 @@ class UserSession:
         )
         started = time.monotonic()
         try:
-            reply = await self.user.reply(request)
+            with self.clock_held():
+                reply = await self.user.reply(request)
         finally:
             self.waited_s += time.monotonic() - started
         if reply is None:

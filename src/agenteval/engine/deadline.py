@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine, Generator
+from collections.abc import Coroutine, Generator, Iterator
+from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
 from agenteval.failures import TrialTimeoutError
@@ -54,12 +55,14 @@ class Deadline(Generic[T]):
     __slots__ = (
         "_base",
         "_coro",
+        "_deadline",
         "_grace",
         "_grace_s",
         "_loop",
         "_state",
         "_task",
         "_timeout_s",
+        "_timer",
     )
 
     def __init__(self, coro: Coroutine[Any, Any, T], timeout_s: float, grace: float) -> None:
@@ -68,6 +71,24 @@ class Deadline(Generic[T]):
         self._grace_s = grace
         self._state = _RUNNING
         self._grace: asyncio.TimerHandle | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Stop the clock for the block: time spent waiting on the harness's side of the
+        attempt (a simulated user writing its next message) is not the agent's. The deadline
+        moves on by the time held; an attempt already past it is left as it is."""
+        if self._state != _RUNNING or self._timer is None:
+            yield
+            return
+        self._timer.cancel()
+        started = self._loop.time()
+        try:
+            yield
+        finally:
+            self._deadline += self._loop.time() - started
+            if self._state == _RUNNING:
+                self._timer = self._loop.call_at(self._deadline, self._expire)
 
     def _expire(self) -> None:
         if self._state == _RUNNING:
@@ -125,8 +146,8 @@ class Deadline(Generic[T]):
         self._base = task.cancelling()
         coro = self._coro
         clock = time.monotonic
-        deadline = loop.time() + self._timeout_s
-        timer = loop.call_at(deadline, self._expire)
+        self._deadline = loop.time() + self._timeout_s
+        self._timer = loop.call_at(self._deadline, self._expire)
         longest = 0.0
         value: Any = None
         error: BaseException | None = None
@@ -143,7 +164,7 @@ class Deadline(Generic[T]):
                         raise self._timed_out(longest) from None
                     if task.cancelling() > self._base and stop_requested():
                         raise asyncio.CancelledError from None  # it swallowed the run's stop
-                    if loop.time() >= deadline:  # the timer never got to run: a blocked loop
+                    if loop.time() >= self._deadline:  # the timer never ran: a blocked loop
                         raise self._overran(longest) from None
                     return stop.value  # type: ignore[no-any-return]
                 except asyncio.CancelledError:
@@ -177,6 +198,7 @@ class Deadline(Generic[T]):
                     value = None
                     error = exc
         finally:
-            timer.cancel()
+            if self._timer is not None:
+                self._timer.cancel()
             if self._grace is not None:
                 self._grace.cancel()

@@ -146,14 +146,14 @@ class TrialRunner:
         """The agent's answer, and why spans its service exports may be missing (if so)."""
         with recording(recorder):
             if self.capture is None:
-                return await self._call(case), None
+                return await self._call(case, recorder), None
             # The agent's OpenTelemetry spans fill the recorder too; but a framework agent's run
             # objects are its whole record, which its spans (ADK's, say) would only repeat:
             # they go to a recorder of their own, and give the trial its trace ids alone.
             spans = TrialRecorder() if isinstance(self.invoke, FrameworkAgent) else recorder
             try:
                 with self.capture(spans, case.id, index) as attempt:
-                    returned = await self._call(case)
+                    returned = await self._call(case, recorder)
                     if self.remote_wait_s is None:  # no receiver: nothing comes later
                         return returned, None
                     # A service the agent called exports its spans after answering: wait.
@@ -164,14 +164,17 @@ class TrialRunner:
             finally:
                 recorder.trace_id, recorder.span_id = spans.trace_id, spans.span_id
 
-    async def _call(self, case: EvalCase) -> Trial:
+    async def _call(self, case: EvalCase, recorder: TrialRecorder) -> Trial:
         if self.timeout_s is None:
             return await call_agent(self.invoke, case, prepared=True)
         # Not `asyncio.timeout`: the deadline holds against an agent that blocks the event loop
         # or ignores its cancellation (see engine/deadline.py).
-        return await Deadline(
+        deadline = Deadline(
             call_agent(self.invoke, case, prepared=True), self.timeout_s, grace_s(self.timeout_s)
         )
+        if recorder.user_session is not None:  # the user's time is not the agent's
+            recorder.user_session.clock_held = deadline.held
+        return await deadline
 
     async def run(self, case: EvalCase, index: int) -> Trial:
         """Run the agent on one case once (retrying infrastructure failures) and record it.
