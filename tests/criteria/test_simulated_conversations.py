@@ -14,6 +14,9 @@ from tests.scorers.simulated import GOAL, SAID, refund_agent
 
 import agenteval
 from agenteval import EvalCase
+from agenteval.scorers.reported import reported_value
+
+SCRIPT = "tests.scorers.simulated:replying_user"
 
 CASE = EvalCase(
     id="simulated-refund",
@@ -95,3 +98,41 @@ def test_a_conversation_criterion_reads_the_turns_as_played(tmp_path: Path) -> N
     assert "AGENT TURN 1: What is your order number?" in prompt
     assert "AGENT TURN 2: Thanks. What is your email?" in prompt
     assert "AGENT TURN 3 (tool call): issue_refund" in prompt
+
+
+def test_written_turns_before_a_simulated_user_are_scored_against_their_own_answers(
+    tmp_path: Path,
+) -> None:
+    # The written turn expects the agent to ask for the email; the simulated user then goes on,
+    # and the conversation's last answer (the refund) is not the written turn's answer.
+    case = EvalCase(
+        id="written-then-simulated",
+        conversation=[
+            {"input": "It is order 4417.", "expected_final_response": "Thanks. What is your email?"}
+        ],
+        user_simulation={"script": "tests.scorers.simulated:replying_user", "goal": GOAL},
+    )
+    run = agenteval.evaluate(
+        refund_agent,
+        [case],
+        scorers=["criteria.exact_match"],
+        builtins=False,
+        store=tmp_path / "runs.db",
+    )
+    (result,) = run.results
+    assert [turn.source for turn in result.trial.simulation.turns] == ["written", "scripted"]
+    score = result.scores["exact_match"]
+    assert (score.value, score.passed) == (1.0, True), score.reason
+
+
+def test_an_efficiency_metric_counts_the_simulated_turns(tmp_path: Path) -> None:
+    # Three user messages, one tool call (in the last turn): a third of a call per turn.
+    run = agenteval.evaluate(
+        refund_agent,
+        [EvalCase(id="simulated", user_simulation={"script": SCRIPT, "goal": GOAL})],
+        scorers=["tool_call_count_v1"],
+        builtins=False,
+        store=tmp_path / "runs.db",
+    )
+    score = run.results[0].scores["tool_call_count_v1"]
+    assert reported_value(score) == pytest.approx(1 / 3), score.reason
