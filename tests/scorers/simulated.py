@@ -58,3 +58,16 @@ class CountingUser:
         self.calls += 1
         found = replying_user(request.messages)
         return UserReply(message=found) if isinstance(found, str) else found
+
+
+class MarkingUser:
+    """The run's user simulator marking each message with its trial (`[t3]`), so a test can
+    tell one trial's conversation from another's."""
+
+    label = "test:marking"
+
+    async def reply(self, request: UserRequest) -> UserReply | None:
+        found = replying_user(request.messages)
+        if isinstance(found, str):
+            return UserReply(message=f"{found} [t{request.trial}]")
+        return found

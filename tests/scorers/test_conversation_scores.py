@@ -205,3 +205,32 @@ def test_rescoring_and_rejudging_never_call_the_simulator(tmp_path: Path) -> Non
     assert _scores(rescored)["task_completion"].value == 1.0
     for prompt in judge.prompts["goal_completion"]:
         assert all(said in prompt for said in SAID)
+
+
+def test_concurrent_trials_are_each_judged_on_their_own_conversation(tmp_path: Path) -> None:
+    from tests.scorers.simulated import MarkingUser
+
+    trials = 6
+    with answering_judge(tmp_path) as judge:
+        run = agenteval.evaluate(
+            _agent(),
+            [EvalCase(id="simulated", user_simulation={"goal": GOAL})],
+            scorers=["goal_completion", "turns_to_goal"],
+            builtins=False,
+            rubrics=[],
+            judge=judge.config,
+            user_simulator=MarkingUser(),
+            trials=trials,
+            concurrency=8,
+            store=tmp_path / "runs.db",
+        )
+    assert len(run.results) == trials
+    for result in run.results:
+        assert result.scores["goal_completion"].value == 1.0
+        assert reported_value(result.scores["turns_to_goal"]) == 3.0
+    prompts = judge.prompts["goal_completion"]
+    assert len(prompts) == trials  # each trial's conversation differs: no prompt shared
+    for trial in range(trials):
+        (own,) = [prompt for prompt in prompts if f"[t{trial}]" in prompt]
+        assert own.count(f"[t{trial}]") == 3
+        assert all(f"[t{other}]" not in own for other in range(trials) if other != trial)
