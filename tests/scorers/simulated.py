@@ -71,3 +71,8 @@ class MarkingUser:
         if isinstance(found, str):
             return UserReply(message=f"{found} [t{request.trial}]")
         return found
+
+
+def silent_user(messages: list[dict[str, str]]) -> None:
+    """Has nothing to add to a case's written turns."""
+    return None
