@@ -4,7 +4,8 @@ references a rescore can load again.
 
 It sits above the scoring layer's three front doors and is the only place that knows them all:
 names cover the built-in deterministic scorers (`agenteval.scorers`), the judge rubrics
-(`agenteval.judge.rubrics`), the agent evaluators (`agenteval.evaluators`, also by the names
+(`agenteval.judge.rubrics`), the scores of a conversation with a simulated user
+(`agenteval.scorers.conversation`: `goal_completion`, a judge rubric, and `turns_to_goal`), the agent evaluators (`agenteval.evaluators`, also by the names
 their scores carry: `tool_call_accuracy[require_order]`) and the criterion API's
 `agenteval.criteria.CRITERIA_REGISTRY` (their settings are `CriterionConfig` fields). Nothing
 below imports it. A scorer that needs the run's context (its tools, its judge) gets it here:
@@ -35,6 +36,7 @@ from agenteval.loading import load_object
 from agenteval.scorers.base import RenamedScorer, scorer_name, unrenamed
 from agenteval.scorers.builtin import BUILTIN_SCORERS
 from agenteval.scorers.context import ScoringContext
+from agenteval.scorers.conversation import CONVERSATION_SCORERS
 
 __all__ = [
     "CRITERIA_PREFIX",
@@ -67,9 +69,15 @@ class StoredSettings(Protocol):
 
 
 def named_scorers() -> dict[str, type[Any]]:
-    """Every scorer that can be named: the built-ins, the judge rubrics, then the agent
-    evaluators."""
-    return {**BUILTIN_SCORERS, **dict.fromkeys(RUBRICS, JudgeRubric), **EVALUATORS}
+    """Every scorer that can be named: the built-ins, the judge rubrics, the conversation
+    scores of a simulated user (`goal_completion`, a judge rubric too, and `turns_to_goal`),
+    then the agent evaluators."""
+    return {
+        **BUILTIN_SCORERS,
+        **dict.fromkeys(RUBRICS, JudgeRubric),
+        **CONVERSATION_SCORERS,
+        **EVALUATORS,
+    }
 
 
 def _default_of(f: Field[Any]) -> Any:
@@ -106,8 +114,10 @@ def _build(name: str, scorer_settings: Mapping[str, Any], context: ScoringContex
             if close
             else "its settings: " + (", ".join(known) or "none"),
         )
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in scorer_settings.items()}
-    if cls is JudgeRubric:
+    values: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in scorer_settings.items()
+    }
+    if issubclass(cls, JudgeRubric):  # the four rubrics, goal_completion
         values.update(name=name, judge=context.judge, unavailable=context.judge_problem)
     elif "tools" in own:
         values["tools"] = context.tools

@@ -57,7 +57,10 @@ THRESHOLD_REFUSED = (
 
 def played_turns(case: EvalCase, trial: Trial) -> int:
     """How many invocations (user turns) the trial played: a conversation's turns as the trial
-    records them (each turn's answer, else its steps), else the case's; one for any other case."""
+    records them (each turn's answer, else its steps), else the case's; every user message of a
+    simulated conversation; one for any other case."""
+    if trial.simulation is not None and trial.simulation.turns:
+        return len(trial.simulation.turns)
     if not case.conversation:
         return 1
     outputs = trial.metadata.get("turn_outputs")
@@ -74,9 +77,9 @@ def _turns(count: int) -> str:
 
 def _per_turn(case: EvalCase, trial: Trial, turns: int) -> list[int] | None:
     """Each turn's tool calls, when the trial's steps are its turns."""
-    if case.conversation and len(trial.steps) == turns:
+    if (case.conversation or trial.simulation is not None) and len(trial.steps) == turns:
         return [len(step.tool_calls) for step in trial.steps]
-    if not case.conversation:
+    if not case.conversation and turns == 1:
         return [len(trial.tool_calls)]
     return None
 

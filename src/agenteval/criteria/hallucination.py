@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 from agenteval.case import EvalCase
 from agenteval.criteria.base import CriterionResult
 from agenteval.criteria.llm import JudgeAsk, TemplatedLLMCriterion, distinct
-from agenteval.judge.rubrics import case_question, tool_results_text
+from agenteval.judge.played import case_question
+from agenteval.judge.rubrics import tool_results_text
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason
 from agenteval.trace import Trial
@@ -58,7 +59,7 @@ class HallucinationCriterion(TemplatedLLMCriterion):
         details: dict[str, Any] = {"tool_results_cut": cut} if cut else {}
         return JudgeAsk(
             {
-                "question": case_question(expected),
+                "question": case_question(expected, actual),
                 "tool_results": context,
                 "answer": actual.actual_response,
             },

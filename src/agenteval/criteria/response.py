@@ -17,7 +17,7 @@ from agenteval.criteria.base import CriterionResult
 from agenteval.criteria.expected import expected_final_response, expected_rubrics
 from agenteval.criteria.llm import JudgeAsk, TemplatedLLMCriterion, distinct
 from agenteval.criteria.text import turns_to_score
-from agenteval.judge.rubrics import case_question
+from agenteval.judge.played import case_question
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason
 from agenteval.trace import Trial
@@ -66,7 +66,11 @@ class LLMJudgeCriterion(TemplatedLLMCriterion):
             note = "the agent gave no response to compare with the expected one"
             return self._result(0.0, {"note": note, "reason": note}, reason=note)
         return JudgeAsk(
-            {"question": case_question(expected), "expected_output": reference, "answer": answer}
+            {
+                "question": case_question(expected, actual),
+                "expected_output": reference,
+                "answer": answer,
+            }
         )
 
 
@@ -132,7 +136,7 @@ class RubricBasedCriterion(TemplatedLLMCriterion):
             return result
         return JudgeAsk(
             {
-                "question": case_question(expected),
+                "question": case_question(expected, actual),
                 "rubrics": _rubric_lines(rubrics),
                 "answer": actual.actual_response,
             },
@@ -183,7 +187,7 @@ class FactualAccuracyCriterion(TemplatedLLMCriterion):
             reason = f"no response, so no fact to check ({no_answer_reason(actual)})"
             return self._result(None, {"reason": reason}, reason=reason)
         reference = expected_final_response(expected) or _reference_facts(expected)
-        blocks = {"question": case_question(expected), "answer": actual.actual_response}
+        blocks = {"question": case_question(expected, actual), "answer": actual.actual_response}
         if reference is not None:
             blocks["reference"] = reference
         return JudgeAsk(blocks, {"reference": reference})

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from agenteval.case import EvalCase
 from agenteval.criteria.base import CriterionResult
 from agenteval.criteria.llm import JudgeAsk, TemplatedLLMCriterion, distinct
-from agenteval.judge.rubrics import case_question
+from agenteval.judge.played import case_question
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason
 from agenteval.trace import Trial
@@ -46,7 +46,9 @@ class SafetyCriterion(TemplatedLLMCriterion):
         if not actual.actual_response.strip():
             reason = f"nothing said: {no_answer_reason(actual)}"
             return self._result(None, {"reason": reason}, reason=reason)
-        return JudgeAsk({"question": case_question(expected), "answer": actual.actual_response})
+        return JudgeAsk(
+            {"question": case_question(expected, actual), "answer": actual.actual_response}
+        )
 
     def judged_details(self, samples: list[dict[str, Any]], score: Score) -> dict[str, Any]:
         """The shared details, with `is_safe`, the issues and the category means."""

@@ -63,7 +63,8 @@ def turns_to_score(actual: Trial, expected: EvalCase) -> list[TurnToScore] | str
     can be scored.
 
     The answers of every turn come from the trial's `turn_outputs` (the engine records them for
-    every conversation it plays). A trial that cannot be split into the case's turns (a trace
+    every conversation it plays; with a simulated user after the written turns, their answers
+    are the first ones). A trial that cannot be split into the case's turns (a trace
     recorded elsewhere) has one answer, its last, scored against the last reference.
     """
     references = expected_turn_responses(expected)
@@ -71,6 +72,10 @@ def turns_to_score(actual: Trial, expected: EvalCase) -> list[TurnToScore] | str
         return _NO_REFERENCE
     count = len(expected.conversation or []) or 1
     outputs = actual.metadata.get("turn_outputs") if count > 1 else None
+    if actual.simulation is not None and expected.conversation:
+        # A simulated user spoke after the written turns: those are the first answers.
+        outputs = actual.metadata.get("turn_outputs")
+        outputs = outputs[:count] if isinstance(outputs, list) else None
     if isinstance(outputs, list) and len(outputs) == count:
         return [
             TurnToScore(index, want, answer if isinstance(answer := outputs[index], str) else "")

@@ -53,6 +53,8 @@ def _turn_views(actual: Trial, expected: EvalCase) -> list[tuple[int, Trial, Eva
                 "steps": [step],
                 "tool_calls": list(step.tool_calls),
                 "failure": actual.failure if index == last else None,
+                # Read as the written turns up to this one (a simulated user said no more).
+                "simulation": None,
             }
         )
         earlier: list[Invocation] = [t.model_copy(update={"rubrics": []}) for t in turns[:index]]

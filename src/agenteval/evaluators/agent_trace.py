@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from agenteval.case import EvalCase
-from agenteval.judge.rubrics import case_question
+from agenteval.judge.played import case_question
 from agenteval.redaction import masked_json
 from agenteval.scorers.tools import call_error
 from agenteval.trace import AgentStep, ToolCall, ToolSpec, Trial
@@ -59,6 +59,9 @@ class AgentTrace:
     """Where the steps come from: the trial's own record, or the case's `agent_trace`."""
     tool_specs: Mapping[str, ToolSpec] = field(default_factory=dict)
     """The tools the trial's own trace says the model was offered (`Trial.tool_specs`)."""
+    task: str | None = None
+    """The task the agent was given, as the trial played it (`task_text`): None when the user
+    said nothing."""
 
     @property
     def calls(self) -> list[ToolCall]:
@@ -108,7 +111,13 @@ def read_trace(case: EvalCase, trial: Trial) -> AgentTrace | None:
     else:
         return None
     output = trial.output or next((s.output for s in reversed(steps) if s.output), None)
-    return AgentTrace(steps=steps, output=output, source=source, tool_specs=trial.tool_specs)
+    return AgentTrace(
+        steps=steps,
+        output=output,
+        source=source,
+        tool_specs=trial.tool_specs,
+        task=task_text(case, trial),
+    )
 
 
 def _text(value: Any) -> str:
@@ -175,8 +184,9 @@ def judged_part(items: Sequence[T]) -> list[T]:
     return list(items[:MAX_JUDGED])
 
 
-def task_text(case: EvalCase) -> str | None:
-    """The task the agent was given (the case input, or its conversation's user turns), or
-    None when the case has none."""
-    text = case_question(case)
+def task_text(case: EvalCase, trial: Trial | None = None) -> str | None:
+    """The task the agent was given (the case input, or its conversation's user turns; a
+    simulated user's messages as `trial` played them: `judge.played.user_words`), or None when
+    there is none."""
+    text = case_question(case, trial)
     return text if text.strip() else None

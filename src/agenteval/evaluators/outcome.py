@@ -12,7 +12,6 @@ from agenteval.evaluators.agent_trace import (
     AgentTrace,
     read_trace,
     steps_text,
-    task_text,
 )
 from agenteval.evaluators.base import JudgedEvaluator
 from agenteval.evaluators.judging import Question, is_yes, verdicts
@@ -36,7 +35,7 @@ class TaskCompletion(JudgedEvaluator):
     reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls"})
 
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
-        task = task_text(case)
+        task = trace.task
         if task is None:
             return self.no_score(NO_TASK)
         if not trace.steps and not trace.output:
@@ -103,7 +102,7 @@ class AgentMemoryEval(JudgedEvaluator):
         return await super().__call__(case, trial)
 
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
-        query = task_text(case)
+        query = trace.task
         if query is None:
             return self.no_score("no input in the case: the judge needs the current query")
         if not trace.output:

@@ -17,7 +17,6 @@ from agenteval.evaluators.agent_trace import (
     call_text,
     calls_text,
     judged_part,
-    task_text,
 )
 from agenteval.evaluators.base import Evaluator, JudgedEvaluator
 from agenteval.evaluators.judging import Question, is_yes
@@ -172,7 +171,7 @@ class ToolArgumentAccuracy(JudgedEvaluator):
     reads: ClassVar[frozenset[str]] = frozenset({"tool_calls", "tool_arguments"})
 
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
-        task = task_text(case)
+        task = trace.task
         if task is None:
             return self.no_score(NO_TASK)
         judged = judged_part(trace.calls)
@@ -219,7 +218,7 @@ class ToolCallNecessity(JudgedEvaluator):
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
         if not trace.calls:
             return self.scored(1.0, "no tool calls made", calls=0, trace_source=trace.source)
-        task = task_text(case)
+        task = trace.task
         if task is None:
             return self.no_score(NO_TASK)
         judged = judged_part(trace.calls)

@@ -14,7 +14,6 @@ from agenteval.evaluators.agent_trace import (
     judged_part,
     step_text,
     steps_text,
-    task_text,
 )
 from agenteval.evaluators.base import JudgedEvaluator
 from agenteval.evaluators.judging import Question, is_yes, verdicts
@@ -31,7 +30,7 @@ NO_STEPS = "no steps in the trace to judge"
 def _trace_blocks(case: EvalCase, trace: AgentTrace) -> tuple[dict[str, str], int] | str:
     """The task and the rendered trace (with the final answer when there is one), and how many
     steps were left out for length; or why there is nothing to judge."""
-    task = task_text(case)
+    task = trace.task
     if task is None:
         return NO_TASK
     if not trace.steps:
@@ -86,7 +85,7 @@ class StepFaithfulness(JudgedEvaluator):
     reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls"})
 
     def questions(self, case: EvalCase, trace: AgentTrace) -> list[Question] | Score:
-        task = task_text(case)
+        task = trace.task
         if task is None:
             return self.no_score(NO_TASK)
         judged = judged_part(trace.steps)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agenteval.case import EvalCase
+from agenteval.judge.played import case_question
 from agenteval.judge.templates import load_template
 from agenteval.redaction import masked_json
 from agenteval.score import Score
@@ -33,15 +34,6 @@ NO_JUDGE = (
 
 _MAX_RESULT_CHARS = 4_000
 _MAX_RESULTS_CHARS = 24_000
-
-
-def case_question(case: EvalCase) -> str:
-    """The case's input as text: the question, or the conversation's user turns."""
-    if isinstance(case.input, str):
-        return case.input
-    if case.input:
-        return "\n".join(f"{m.role}: {m.content}" for m in case.input)
-    return "\n".join(f"user: {turn}" for turn in case.turns)
 
 
 def _as_text(value: Any) -> str:
@@ -122,7 +114,7 @@ class JudgeRubric:
             reason = f"not judged: the trial failed for an infrastructure reason ({failure})"
             return Score(name=self.name, reason=reason)
         template = load_template(self.template_id)
-        blocks: dict[str, str] = {"question": case_question(case)}
+        blocks: dict[str, str] = {"question": case_question(case, trial)}
         details: dict[str, Any] = {}
         if "expected_output" in template.needs:
             if not case.expected_output:

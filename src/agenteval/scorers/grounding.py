@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from agenteval.case import EvalCase
+from agenteval.judge.played import user_words
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.redacted import holds_redacted, undecidable, undecided
@@ -64,16 +65,10 @@ def _folded(texts: Iterable[str]) -> str:
     return fold(_APART.join(texts))
 
 
-def _input_texts(case: EvalCase) -> list[str]:
-    texts: list[str] = []
-    if isinstance(case.input, str):
-        texts.append(case.input)
-    elif case.input is not None:
-        texts.extend(message.content for message in case.input)
-    for turn in case.conversation or []:
-        if turn.input:
-            texts.append(turn.input)
-    return texts
+def _input_texts(case: EvalCase, trial: Trial) -> list[str]:
+    # What the agent was told (which an answer may echo): a simulated user's messages as played.
+    words = user_words(case, trial)
+    return [content for _, content in words.before] + [turn for turn in words.turns if turn]
 
 
 def _holds(numbers: Iterable[float], mention: NumberMention) -> bool:
@@ -167,7 +162,7 @@ class ToolFaithfulness:
         unsure = undecidable(self.name, answer)
         if unsure is not None:
             return unsure
-        sources = _Sources.gather(results, _input_texts(case))
+        sources = _Sources.gather(results, _input_texts(case, trial))
         score = self._score(answer, case, sources, len(results))
         # A failure may come of a masked result (the number it had is gone): only then looked at.
         if score.passed is False and holds_redacted(*sources.texts):
