@@ -10,8 +10,17 @@ from typing import Any
 
 import pytest
 
-from agenteval import EndReason, RunStore, evaluate, evaluate_async, load_cases
+from agenteval import (
+    EndReason,
+    RunStore,
+    UserReply,
+    UserRequest,
+    evaluate,
+    evaluate_async,
+    load_cases,
+)
 from agenteval.errors import DatasetError
+from agenteval.evaluators import EvalSuite
 
 USERS_PY = '''
 import re
@@ -154,3 +163,35 @@ def test_a_resume_whose_script_is_gone_stops_before_it_runs(project: Path, tmp_p
     assert error.case == "first" and error.field == "user_simulation.script"
     assert "cannot be loaded" in error.message
     assert agent.calls == 0
+
+
+class PlayedUser:
+    """A stand-in for the model simulator, given as a run's `user_simulator`."""
+
+    label = "test:played"
+
+    async def reply(self, request: UserRequest) -> UserReply:
+        if not request.messages:
+            return UserReply(message="My order arrived broken.")
+        last = request.messages[-1]["content"].lower()
+        if "refund issued" in last:
+            return UserReply(stop=EndReason.GOAL_ACHIEVED)
+        return UserReply(message="8812" if "order number" in last else "ana@example.com")
+
+
+def test_an_eval_suite_passes_its_user_simulator_to_the_run(project: Path, tmp_path: Path) -> None:
+    (project / "cases.yaml").write_text(
+        CASES + "- id: third\n  user_simulation:\n    goal: Get a refund for order 8812.\n"
+    )
+    suite = EvalSuite("refunds", store=tmp_path / "runs.db").add_cases(project / "cases.yaml")
+    suite.add_evaluators("contains_keywords")
+
+    run = suite.run(Agent(), user_simulator=PlayedUser())
+
+    trials = {result.case.id: result.trial for result in run.results}
+    assert trials["third"].simulation is not None
+    assert trials["third"].simulation.user == "test:played"
+    assert trials["third"].simulation.end_reason is EndReason.GOAL_ACHIEVED
+    assert trials["third"].output == "Refund issued for order 8812."
+    assert trials["first"].simulation is not None
+    assert trials["first"].simulation.user.endswith("users.py:refund_user")
