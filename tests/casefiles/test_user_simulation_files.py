@@ -131,6 +131,20 @@ def test_csv_columns_fill_the_simulated_user(tmp_path: Path) -> None:
             "did you mean users:refund_user?",
         ),
         (
+            "- id: a\n  input: hi\n  user_goal: get a refund\n",
+            3,
+            "user_goal",
+            "a simulated user's 'goal' goes under `user_simulation:`",
+            "move it under `user_simulation:` as `goal:`",
+        ),
+        (
+            "- id: a\n  input: hi\n  user_simulation: get a refund\n",
+            3,
+            "user_simulation",
+            "expected a mapping, got text 'get a refund'",
+            'user_simulation: {goal: "get a refund"}',
+        ),
+        (
             "- id: a\n  input: hi\n  simulated_user:\n    goal: g\n",
             3,
             "simulated_user",

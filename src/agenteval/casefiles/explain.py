@@ -27,8 +27,8 @@ from agenteval.casefiles.positions import Loc, dotted, is_index
 from agenteval.casefiles.records import Record
 from agenteval.errors import DatasetError
 from agenteval.mock_errors import explain_mock
-from agenteval.suggestions import meant
-from agenteval.user_simulation import DEFAULT_MAX_TURNS
+from agenteval.suggestions import meant, normalised
+from agenteval.user_simulation import DEFAULT_MAX_TURNS, UserSimulation
 
 __all__ = ["explain"]
 
@@ -196,6 +196,12 @@ def _user_simulation(path: Loc, error: Any, fmt: str) -> tuple[str, str] | None:
             else "add `goal:` (what the simulated user wants; the run's user_simulator plays "
             "it) or `script:` (a Python function playing the user: module:function)",
         )
+    if path == ("user_simulation",) and isinstance(error["input"], str):
+        return (
+            f"expected a mapping, got {describe(error['input'])}",
+            f"write the user's goal under `user_simulation:`, e.g. `user_simulation: {{goal: "
+            f"{json.dumps(error['input'])}}}`",
+        )
     if path == ("user_simulation", "max_turns") and error["type"] == "greater_than_equal":
         return (
             f"must be 1 or more, got {describe(error['input'])}: it counts the user's messages, "
@@ -281,8 +287,26 @@ def _unknown_field(path: Loc, data: dict[str, Any]) -> tuple[str, str, str | Non
             f"remove {key!r}",
             field,
         )
+    user = _user_field(key) if not parent else None
+    if user is not None:
+        return (
+            f"unknown field — a simulated user's {user!r} goes under `user_simulation:`",
+            f"move it under `user_simulation:` as `{user}:`",
+            field,
+        )
     allowed = ", ".join(names) if names else "none"
     return "unknown field", f"the fields allowed here are: {allowed}", field
+
+
+def _user_field(key: str) -> str | None:
+    """The field of a case's `user_simulation` that `key`, written at the case's level, means
+    (`goal`, `user_persona`, `turns_max`), or None."""
+    fields = UserSimulation.model_fields
+    bare = normalised(key).removeprefix("user_")
+    for name in (bare, *meanings_of(key), *meanings_of(bare)):
+        if name in fields and name != "extra":
+            return name
+    return None
 
 
 def _renamed_fits(data: dict[str, Any], parent: Loc, key: str, name: str) -> bool:
