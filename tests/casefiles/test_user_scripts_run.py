@@ -195,3 +195,17 @@ def test_an_eval_suite_passes_its_user_simulator_to_the_run(project: Path, tmp_p
     assert trials["third"].output == "Refund issued for order 8812."
     assert trials["first"].simulation is not None
     assert trials["first"].simulation.user.endswith("users.py:refund_user")
+
+
+def test_scoring_recorded_traces_loads_no_script(project: Path, tmp_path: Path) -> None:
+    (project / "cases.yaml").write_text(
+        "- id: recorded\n"
+        "  agent_trace: [{output: Refund issued for order 8812.}]\n"
+        "  expected_output: Refund issued for order 8812.\n"
+        "  user_simulation: {script: 'users.py:no_such_user'}\n"
+    )
+
+    run = evaluate(None, project / "cases.yaml", store=tmp_path / "runs.db")
+
+    assert run.complete
+    assert run.results[0].scores["exact_match"].passed is True

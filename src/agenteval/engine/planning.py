@@ -172,7 +172,8 @@ async def plan_new(
         store, options, options.engine_settings(_declared(options)), target=target
     )
     given = checked_mocks(given_cases(cases), agent, options, dataset or cases)
-    given = checked_scripts(given, dataset or cases, options.base_dir)  # before any trial
+    if agent is not None:  # scripted users play only where an agent runs: before any trial
+        given = checked_scripts(given, dataset or cases, options.base_dir)
     choice = run_judge_choice(options)
 
     def make() -> RunPlan:
@@ -346,7 +347,8 @@ async def plan_resume(
         store, options, options.engine_settings(infrastructure), target=info.target
     )
     check_resumable(store.iter_cases(info.run_id), options.tool_mocks)
-    check_scripts(store.iter_cases(info.run_id), info.dataset, options.base_dir)
+    if agent is not None:
+        check_scripts(store.iter_cases(info.run_id), info.dataset, options.base_dir)
     choice = run_judge_choice(options, info.settings.get("judge"))
 
     def make() -> RunPlan:
