@@ -661,7 +661,7 @@ def test_a_case_without_input(tmp_path: Path) -> None:
     error = load_error(path)
     assert str(error) == (
         f"{path}:2, case 'no-question', field 'input': the case has no input:"
-        " it needs an `input`, a `conversation` or an `agent_trace`\n"
+        " it needs an `input`, a `conversation`, a `user_simulation` or an `agent_trace`\n"
         "  hint: add `input:` with what to ask the agent"
     )
 

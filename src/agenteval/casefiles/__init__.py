@@ -19,7 +19,10 @@
     surrounding spaces;
   - `metadata.<key>`: one column per metadata key; the cell's text becomes `metadata[<key>]`;
   - a JSON object: `tool_mocks`, `initial_state`, `expected_state`; true or false:
-    `tool_mocks_only`.
+    `tool_mocks_only`;
+  - a simulated user (`user_simulation`): `user_goal`, `user_persona`,
+    `user_starting_prompt`, `user_max_turns`, `user_script`; a mistake in them is named by
+    its column.
 
   An empty cell leaves its field unset. Cases with a `conversation` or an `agent_trace` need a
   YAML, JSON or JSONL file.
@@ -36,16 +39,22 @@ reported. For example::
     cases.yaml:14, case 'refund-policy', field 'expeted_output': unknown field — did you mean 'expected_output'?
       hint: rename 'expeted_output' to 'expected_output'
 
+A scripted user's reference (`user_simulation: {script: users.py:refund_user}`) is relative to
+the case file's folder: reading the file resolves it (`scripts`), and a run loads each script
+before its first trial (`script_check`), a script that does not load named by file, line and
+case.
+
 `dump_cases` writes cases back as YAML, JSON or JSONL, so that reading the file gives the same
 cases again; `case_file_schema` is the JSON Schema of a case file.
 
 The modules, lowest first: `positions` (where things are: lines, keys given twice), `source`
 (the file's text), `jsontext` (JSON parsed, explained, mapped to lines), `fields` (a case's
-field names and what they mean), `records` (cases as read), `explain` and `validation` (from
-records to `EvalCase`s); one reader a format, `read_yaml`, `read_json`, `read_jsonl`,
-`read_csv` and `read_adk` (with `adk_keys`, `adk_walk`, `adk_turns`, `adk_legacy`,
-`adk_evalset`); `loading` (the one entry point), `writing` (`dump_cases`), `write_adk`
-(ADK's JSON) and `schema`.
+field names and what they mean), `records` (cases as read), `scripts` (a scripted user's
+reference resolved), `explain` and `validation` (from records to `EvalCase`s); one reader a
+format, `read_yaml`, `read_json`, `read_jsonl`, `read_csv` and `read_adk` (with `adk_keys`,
+`adk_walk`, `adk_turns`, `adk_legacy`, `adk_evalset`); `loading` (the one entry point),
+`script_check` (scripts loaded before a run), `writing` (`dump_cases`), `write_adk` (ADK's
+JSON) and `schema`.
 """
 
 from agenteval.casefiles.loading import load_cases

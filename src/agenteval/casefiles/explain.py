@@ -21,12 +21,14 @@ from agenteval.casefiles.fields import (
     meanings_of,
     model_at,
     noun,
+    written_as,
 )
 from agenteval.casefiles.positions import Loc, dotted, is_index
 from agenteval.casefiles.records import Record
 from agenteval.errors import DatasetError
 from agenteval.mock_errors import explain_mock
-from agenteval.suggestions import meant
+from agenteval.suggestions import meant, normalised
+from agenteval.user_simulation import DEFAULT_MAX_TURNS, UserSimulation
 
 __all__ = ["explain"]
 
@@ -73,6 +75,8 @@ def explain(exc: ValidationError, record: Record, file: str) -> DatasetError:
     )
     alike = [p.error for p in problems if p.path == first.path]
     message, hint, field = _message(first.path, alike, record)
+    if field is not None and first.path[:1] == ("user_simulation",):
+        field = written_as(first.path, record.fmt)  # a CSV file's own column
     return DatasetError(
         message,
         file=file,
@@ -154,10 +158,15 @@ def _message(path: Loc, errors: list[Any], record: Record) -> tuple[str, str, st
         )
     if kind == "value_error" and not path and not any(data.get(name) for name in INPUT_FIELDS):
         return (
-            "the case has no input: it needs an `input`, a `conversation` or an `agent_trace`",
+            "the case has no input: it needs an `input`, a `conversation`, a `user_simulation` "
+            "or an `agent_trace`",
             "add `input:` with what to ask the agent",
             "input",
         )
+    if path[:1] == ("user_simulation",):
+        said = _user_simulation(path, error, record.fmt)
+        if said is not None:
+            return (*said, field)
     if kind == "greater_than_equal":
         bound = error.get("ctx", {}).get("ge")
         return (
@@ -173,6 +182,34 @@ def _message(path: Loc, errors: list[Any], record: Record) -> tuple[str, str, st
         message = message.removeprefix(prefix)
     message = message[:1].lower() + message[1:]
     return message, "correct the value", field
+
+
+def _user_simulation(path: Loc, error: Any, fmt: str) -> tuple[str, str] | None:
+    """A simulated user's own mistakes: no user at all, a conversation of no turn."""
+    csv = fmt == "csv"
+    if path == ("user_simulation",) and error["type"] == "value_error":
+        return (
+            "the simulated user has neither a `goal` nor a `script`",
+            "fill the user_goal column (what the simulated user wants; the run's "
+            "user_simulator plays it) or the user_script column (module:function)"
+            if csv
+            else "add `goal:` (what the simulated user wants; the run's user_simulator plays "
+            "it) or `script:` (a Python function playing the user: module:function)",
+        )
+    if path == ("user_simulation",) and isinstance(error["input"], str):
+        return (
+            f"expected a mapping, got {describe(error['input'])}",
+            f"write the user's goal under `user_simulation:`, e.g. `user_simulation: {{goal: "
+            f"{json.dumps(error['input'])}}}`",
+        )
+    if path == ("user_simulation", "max_turns") and error["type"] == "greater_than_equal":
+        return (
+            f"must be 1 or more, got {describe(error['input'])}: it counts the user's messages, "
+            "the written ones included",
+            f"write 1 or more (the default is {DEFAULT_MAX_TURNS}), or leave "
+            + ("the cell empty" if csv else "`max_turns` out"),
+        )
+    return None
 
 
 def _wrong_type(path: Loc, errors: list[Any]) -> tuple[str, str]:
@@ -250,8 +287,26 @@ def _unknown_field(path: Loc, data: dict[str, Any]) -> tuple[str, str, str | Non
             f"remove {key!r}",
             field,
         )
+    user = _user_field(key) if not parent else None
+    if user is not None:
+        return (
+            f"unknown field — a simulated user's {user!r} goes under `user_simulation:`",
+            f"move it under `user_simulation:` as `{user}:`",
+            field,
+        )
     allowed = ", ".join(names) if names else "none"
     return "unknown field", f"the fields allowed here are: {allowed}", field
+
+
+def _user_field(key: str) -> str | None:
+    """The field of a case's `user_simulation` that `key`, written at the case's level, means
+    (`goal`, `user_persona`, `turns_max`), or None."""
+    fields = UserSimulation.model_fields
+    bare = normalised(key).removeprefix("user_")
+    for name in (bare, *meanings_of(key), *meanings_of(bare)):
+        if name in fields and name != "extra":
+            return name
+    return None
 
 
 def _renamed_fits(data: dict[str, Any], parent: Loc, key: str, name: str) -> bool:

@@ -16,8 +16,10 @@ from agenteval.suggestions import normalised
 from agenteval.validation import describe
 
 __all__ = [
+    "CSV_USER_COLUMNS",
     "INPUT_FIELDS",
     "MEANINGS",
+    "SCRIPT_PATH",
     "accepted_names",
     "describe",
     "meanings_of",
@@ -25,11 +27,39 @@ __all__ = [
     "models_under",
     "noun",
     "other_names",
+    "written_as",
 ]
 
 
 # The fields that name what the agent is given; a case needs one of them.
-INPUT_FIELDS = ("input", "conversation", "agent_trace")
+INPUT_FIELDS = ("input", "conversation", "user_simulation", "agent_trace")
+
+
+SCRIPT_PATH: Loc = ("user_simulation", "script")
+"""Where a case names its scripted user."""
+
+CSV_USER_COLUMNS = {
+    "user_goal": "goal",
+    "user_persona": "persona",
+    "user_starting_prompt": "starting_prompt",
+    "user_max_turns": "max_turns",
+    "user_script": "script",
+}
+"""A CSV file's columns for a case's `user_simulation`, to the field each fills."""
+
+_CSV_COLUMN_OF = {field: column for column, field in CSV_USER_COLUMNS.items()}
+
+
+def written_as(path: Loc, fmt: str) -> str:
+    """How a case file names the field at `path` (dotted): in a CSV file, a `user_simulation`
+    field is its own column (`user_max_turns`; the block as a whole, `user_goal`)."""
+    if fmt == "csv" and path[:1] == ("user_simulation",):
+        if len(path) == 1:
+            return "user_goal"
+        column = _CSV_COLUMN_OF.get(str(path[1]))
+        if column is not None:
+            return column
+    return ".".join(map(str, path))
 
 
 def other_names(name: str, alias: Any) -> list[str]:
@@ -105,21 +135,73 @@ MEANINGS: dict[str, str | tuple[str, ...]] = {
     **dict.fromkeys(
         (
             "question",
-            "prompt",
             "query",
             "user_input",
             "user_query",
-            "user_message",
-            "user_prompt",
             "instruction",
             "request",
-            "task",
             "messages",
             "user_content",
         ),
         "input",
     ),
     "text": ("input", "content"),
+    # A simulated user's fields (`user_simulation:`), some of them the input's names elsewhere.
+    **dict.fromkeys(("prompt", "user_message", "user_prompt"), ("input", "starting_prompt")),
+    "task": ("input", "goal"),
+    **dict.fromkeys(
+        (
+            "simulated_user",
+            "user_sim",
+            "simulation",
+            "user",
+            "user_simulator",
+            "simulator",
+            "conversation_scenario",
+            "scenario",
+        ),
+        ("user_simulation", "goal"),
+    ),
+    **dict.fromkeys(
+        ("conversation_plan", "plan", "objective", "intent", "user_goal", "mission", "aim"),
+        "goal",
+    ),
+    **dict.fromkeys(
+        ("user_persona", "character", "profile", "personality", "user_profile", "behavior"),
+        "persona",
+    ),
+    **dict.fromkeys(
+        (
+            "first_message",
+            "opening_message",
+            "initial_message",
+            "starting_message",
+            "first_prompt",
+            "initial_prompt",
+            "opening",
+            "opener",
+            "user_starting_prompt",
+        ),
+        "starting_prompt",
+    ),
+    **dict.fromkeys(
+        (
+            "turns_max",
+            "max_user_turns",
+            "num_turns",
+            "turn_limit",
+            "max_rounds",
+            "max_messages",
+            "max_conversation_turns",
+            "max_allowed_invocations",
+            "user_max_turns",
+        ),
+        "max_turns",
+    ),
+    **dict.fromkeys(
+        ("user_script", "script_path", "scripted_user", "user_function", "user_fn", "callable"),
+        "script",
+    ),
     **dict.fromkeys(
         (
             "expected",
@@ -157,10 +239,12 @@ MEANINGS: dict[str, str | tuple[str, ...]] = {
     ),
     **dict.fromkeys(("must_contain", "required_keywords", "must_include"), "keywords"),
     **dict.fromkeys(("max_calls", "tool_call_budget", "max_tools"), "max_tool_calls"),
-    **dict.fromkeys(("turns", "dialogue", "dialog"), "conversation"),
+    **dict.fromkeys(("dialogue", "dialog"), "conversation"),
+    "turns": ("conversation", "max_turns"),
     **dict.fromkeys(("rubric", "criteria"), "rubrics"),
     **dict.fromkeys(("meta", "info", "extra"), "metadata"),
-    **dict.fromkeys(("tool_name", "function", "function_name"), "name"),
+    **dict.fromkeys(("tool_name", "function_name"), "name"),
+    "function": ("name", "script"),
     **dict.fromkeys(("params", "parameters", "input_args", "kwargs"), "arguments"),
     **dict.fromkeys(("criterion", "description"), "content"),
     **dict.fromkeys(("mocks", "tool_mock", "mock_tools", "tool_stubs", "stubs"), "tool_mocks"),

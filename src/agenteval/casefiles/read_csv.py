@@ -3,7 +3,9 @@
 The columns are the text fields (`id`, `input`, `expected_output`, `context`), `max_tool_calls`,
 the list fields (a JSON array, or items separated by `|`) and `metadata.<key>`, one column per
 metadata key; `tool_mocks`, `initial_state` and `expected_state` as a JSON object in the cell,
-`tool_mocks_only` as true or false; an empty cell leaves its field unset. A case with a
+`tool_mocks_only` as true or false; a simulated user's fields as `user_goal`, `user_persona`,
+`user_starting_prompt`, `user_max_turns` and `user_script` (its `user_simulation`); an empty
+cell leaves its field unset. A case with a
 `conversation` or an `agent_trace` needs a YAML, JSON or JSONL file."""
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from agenteval.casefiles.fields import MEANINGS
+from agenteval.casefiles.fields import CSV_USER_COLUMNS, MEANINGS, meanings_of
 from agenteval.casefiles.positions import FixedLine
 from agenteval.casefiles.records import Record, no_cases
 from agenteval.errors import DatasetError
@@ -37,7 +39,7 @@ _CSV_LISTS = (
     "tags",
     "rubrics",
 )
-_CSV_COLUMNS = (*_CSV_TEXT, *_CSV_NUMBERS, *_CSV_LISTS, *_CSV_OBJECTS)
+_CSV_COLUMNS = (*_CSV_TEXT, *_CSV_NUMBERS, *_CSV_LISTS, *_CSV_OBJECTS, *CSV_USER_COLUMNS)
 _METADATA_PREFIX = "metadata."
 
 
@@ -131,6 +133,12 @@ def _csv_meant(name: str, header: list[str]) -> str | None:
     taken = {cell.strip() for cell in header}
     if name in ("agent_trace", "conversation") or name.startswith("metadata"):
         return None
+    # A simulated user's field by its own name or another (`max_turns`, `persona`): its column.
+    field = name.strip().lower().removeprefix("user_")
+    for meaning in (field, *meanings_of(name), *meanings_of(field)):
+        column = f"user_{meaning}"
+        if column in CSV_USER_COLUMNS and column != name and column not in taken:
+            return column
     return meant(name, _CSV_COLUMNS, MEANINGS, lambda column: column not in taken)
 
 
@@ -163,6 +171,7 @@ def _csv_row(
 ) -> dict[str, Any]:
     data: dict[str, Any] = {}
     metadata: dict[str, str] = {}
+    user: dict[str, str] = {}
     id_at = next((column.index - 1 for column in header if column.name == "id"), None)
     row_id = row[id_at].strip() if id_at is not None and id_at < len(row) else ""
     label: str | int = row_id or number
@@ -181,6 +190,9 @@ def _csv_row(
         name = header[index].name
         if name.startswith(_METADATA_PREFIX):
             metadata[name[len(_METADATA_PREFIX) :].strip()] = cell
+        elif name in CSV_USER_COLUMNS:
+            field = CSV_USER_COLUMNS[name]
+            user[field] = cell.strip() if field in ("max_turns", "script") else cell
         elif name in _CSV_LISTS:
             data[name] = _csv_list(cell, name, file, line, label)
         elif name in _CSV_OBJECTS:
@@ -191,6 +203,8 @@ def _csv_row(
             data[name] = cell
     if metadata:
         data["metadata"] = metadata
+    if user:
+        data["user_simulation"] = user
     return data
 
 

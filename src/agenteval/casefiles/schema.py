@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from agenteval.case import EvalCase, ExpectedCall, Rubric
 from agenteval.casefiles.fields import INPUT_FIELDS, models_under, other_names
 from agenteval.tool_mocks import MockAnswer, MockRule, ToolMock
+from agenteval.user_simulation import UserSimulation
 
 __all__ = ["CaseFile", "case_file_schema"]
 
@@ -38,6 +39,7 @@ def case_file_schema() -> dict[str, Any]:
                 "anyOf": [{"type": "string", "description": shorthand}, definition]
             }
     _written_mocks(definitions)
+    _written_user(definitions)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "agenteval case file",
@@ -69,6 +71,38 @@ def _written_mocks(definitions: dict[str, Any]) -> None:
             },
         ],
     }
+
+
+_USER_FIELDS = {
+    "goal": "What the simulated user wants from the agent (the run's `user_simulator` plays it).",
+    "persona": "How the simulated user behaves and writes.",
+    "starting_prompt": "The user's first message, as written (the simulator writes it otherwise).",
+    "max_turns": "User messages the conversation holds at most, the written ones included.",
+    "script": "A Python function playing the user: module:function, or path/to/file.py:function "
+    "relative to the case file's folder. Called with the conversation so far, it returns the "
+    "next message, or None to stop.",
+    "extra": "What another format says of the user, kept as given.",
+}
+
+
+def _written_user(definitions: dict[str, Any]) -> None:
+    """A simulated user as written: a `goal` or a `script` (one of them, not null), each field
+    described, a script a `module:function` reference."""
+    definition = definitions.get(UserSimulation.__name__)
+    if definition is None:
+        return
+    properties = definition.get("properties", {})
+    for name, description in _USER_FIELDS.items():
+        if name in properties:
+            properties[name]["description"] = description
+    if "script" in properties:
+        properties["script"] = {
+            **properties["script"],
+            "anyOf": [{"type": "string", "pattern": r"^.+:[A-Za-z_][A-Za-z0-9_]*$"}],
+        }
+    if "goal" in properties:
+        properties["goal"] = {**properties["goal"], "anyOf": [{"type": "string", "minLength": 1}]}
+    definition["anyOf"] = [{"required": ["goal"]}, {"required": ["script"]}]
 
 
 # ---------------------------------------------------------------------------------------------

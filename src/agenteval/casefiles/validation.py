@@ -16,6 +16,7 @@ from agenteval.casefiles.explain import explain
 from agenteval.casefiles.fields import describe
 from agenteval.casefiles.positions import Loc, dotted, first_given
 from agenteval.casefiles.records import Record, no_cases
+from agenteval.casefiles.scripts import resolve_script
 from agenteval.errors import DatasetError
 from agenteval.expansion import too_many_values
 from agenteval.jsonsafe import MAX_DEPTH, MAX_VALUES
@@ -79,7 +80,7 @@ def _validate(record: Record, file: str) -> EvalCase:
             hint="keep one of the two",
         )
     try:
-        return EvalCase.model_validate(data)
+        case = EvalCase.model_validate(data)
     except ValidationError as exc:
         raise explain(exc, record, file) from exc
     except RecursionError as exc:
@@ -90,6 +91,7 @@ def _validate(record: Record, file: str) -> EvalCase:
             case=record.label,
             hint="remove the YAML alias that points back into its own value",
         ) from exc
+    return resolve_script(case, record, file)
 
 
 _SHOWN_STEPS = 5

@@ -33,6 +33,7 @@ from agenteval.agents.calling import Agent
 from agenteval.agents.frameworks import FrameworkAgent
 from agenteval.agents.tools import known_tools, registered_tools
 from agenteval.case import EvalCase
+from agenteval.casefiles.script_check import check_scripts, checked_scripts
 from agenteval.catalog import SCORER_REFS, scorer_reference
 from agenteval.datasets import load_cases
 from agenteval.engine.agent import load_agent
@@ -171,6 +172,8 @@ async def plan_new(
         store, options, options.engine_settings(_declared(options)), target=target
     )
     given = checked_mocks(given_cases(cases), agent, options, dataset or cases)
+    if agent is not None:  # scripted users play only where an agent runs: before any trial
+        given = checked_scripts(given, dataset or cases, options.base_dir)
     choice = run_judge_choice(options)
 
     def make() -> RunPlan:
@@ -344,6 +347,8 @@ async def plan_resume(
         store, options, options.engine_settings(infrastructure), target=info.target
     )
     check_resumable(store.iter_cases(info.run_id), options.tool_mocks)
+    if agent is not None:
+        check_scripts(store.iter_cases(info.run_id), info.dataset, options.base_dir)
     choice = run_judge_choice(options, info.settings.get("judge"))
 
     def make() -> RunPlan:

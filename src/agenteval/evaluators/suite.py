@@ -105,6 +105,7 @@ class EvalSuite:
         use_cache: bool = True,
         prices: PriceTable | None = None,
         tool_mocks: Mapping[str, Any] | None = None,
+        user_simulator: Any = None,
     ) -> Run:
         """Run `run_agent` over the suite's cases and score every trial with its evaluators.
 
@@ -117,8 +118,9 @@ class EvalSuite:
         evaluators only: `builtins=True` adds agenteval's built-in scorers (the default is
         `agenteval.engine.options.EVALUATOR_BUILTINS`), `rubrics` judge rubrics by name;
         `store` defaults to the suite's; `trials`, `concurrency`, `timeout`, `retries`,
-        `tools`, `use_cache`, `prices` and `tool_mocks` (what tools answer in every case;
-        a case's own mock of a tool wins) are `evaluate`'s.
+        `tools`, `use_cache`, `prices`, `tool_mocks` (what tools answer in every case;
+        a case's own mock of a tool wins) and `user_simulator` (who plays the user of cases
+        with a `user_simulation` and no `script`) are `evaluate`'s.
 
         `run` is the same, for code that is not async.
         """
@@ -147,6 +149,7 @@ class EvalSuite:
             use_cache=use_cache,
             prices=prices,
             tool_mocks=tool_mocks,
+            user_simulator=user_simulator,
         )
         planner = functools.partial(
             plan_new,

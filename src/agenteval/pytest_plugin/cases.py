@@ -60,6 +60,7 @@ class EvalSpec:
         judge: Any = None,
         rubrics: Sequence[str] | None = None,
         tool_mocks: Mapping[str, Any] | None = None,
+        user_simulator: Any = None,
     ) -> None:
         from agenteval.engine.options import OptionError, RunOptions
 
@@ -72,6 +73,7 @@ class EvalSpec:
             judge=judge,
             rubrics=rubrics,
             tool_mocks=tool_mocks,
+            user_simulator=user_simulator,
         )
         k = trials if pass_k is None else pass_k
         if not 1 <= k <= trials:
@@ -101,6 +103,7 @@ class EvalSpec:
     # The run settings, read as attributes (`spec.trials`): `options`'s.
     trials, builtins, timeout, retries = Setting(), Setting(), Setting(), Setting()
     concurrency, judge, rubrics, tool_mocks = Setting(), Setting(), Setting(), Setting()
+    user_simulator = Setting()
 
     def load_cases(self, base_dir: Path) -> list[EvalCase]:
         """The cases, read once per process (files relative to `base_dir`)."""
@@ -170,8 +173,9 @@ agenteval_cases.__doc__ = """Make the decorated test one test per case of `cases
     `agent`: a callable, `module:function` / `path/to/file.py:function` (relative to the test
     file), an HTTP agent's URL, or an `agent:` mapping of agenteval.yaml (`{url: ...}`,
     `{model: ...}`). `trials`, `scorers`, `builtins`, `judge`, `rubrics`, `timeout`, `retries`
-    and `tool_mocks` (what tools answer in every case; a case's own mock of a tool wins) are
-    `agenteval.evaluate`'s; `concurrency` bounds the trials of one case in flight at once.
+    `tool_mocks` (what tools answer in every case; a case's own mock of a tool wins) and
+    `user_simulator` (who plays the user of cases with a `user_simulation` and no `script`)
+    are `agenteval.evaluate`'s; `concurrency` bounds the trials of one case in flight at once.
     `thresholds`, `required`, `pass_k`, `pass_k_min`: what the case must meet to pass.
     """
 
