@@ -95,7 +95,11 @@ async def execute(
         else:
             await _run_jobs(store, plan, on_start, on_result, on_warning)
     finally:
-        await plan.judge.aclose()
+        try:
+            await plan.judge.aclose()
+        finally:
+            if plan.settings.users is not None:  # the simulator, when the run opened it
+                await plan.settings.users.aclose()
     if plan.kind == "case":
         return _finish_shared(store, plan)
     # A run is as complete as its stored trials: one with holes says so.

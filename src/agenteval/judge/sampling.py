@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from aiolimiter import AsyncLimiter
 from pydantic import ValidationError
@@ -31,14 +31,12 @@ from pydantic import ValidationError
 from agenteval.failures import classify, retry_after_s
 from agenteval.judge.cache import CachedVerdict, JudgeCache, NullCache
 from agenteval.judge.provider import JudgeRequest, Provider
+from agenteval.judge.settings import JudgeConfig
 from agenteval.pricing import PriceTable
 from agenteval.providers.throttle import RetryBudget, endpoint, shared_limit
 from agenteval.redaction import Redactor
 from agenteval.retry import RetryPolicy
 from agenteval.trace import FailureCause, Usage, utc_now
-
-if TYPE_CHECKING:
-    from agenteval.judge.judge import JudgeConfig
 
 __all__ = ["Asked", "Reading", "Sampler", "problem"]
 
