@@ -76,6 +76,8 @@ class Reading(Generic[T]):
     keep: Callable[[T], dict[str, Any]]
     invalid: str = "invalid_verdict"
     missing: str = "the judge gave no structured verdict"
+    root: str = "verdict"
+    """What an error about the whole object calls it."""
     """May name `{finish_reason}` and `{raw}` (the model's text, cut), filled in."""
 
 
@@ -218,7 +220,7 @@ class Sampler:
                     reasked = True
                     outcome.retries[reading.invalid] += 1
                     continue
-                outcome.error = self.redact(f"{reading.invalid}: {problem(exc)}")
+                outcome.error = self.redact(f"{reading.invalid}: {problem(exc, reading.root)}")
                 outcome.raw = self.redact(outcome.raw)
                 return outcome
             entry = CachedVerdict(
@@ -233,12 +235,13 @@ class Sampler:
             return outcome
 
 
-def problem(exc: ValueError | ValidationError) -> str:
+def problem(exc: ValueError | ValidationError, root: str = "verdict") -> str:
     """What is wrong with an answer, in one line naming the fields: `score: Input should be a
     valid number` rather than pydantic's header line."""
     if isinstance(exc, ValidationError):
         return "; ".join(
-            f"{'.'.join(map(str, error['loc'])) or 'verdict'}: {error['msg']}"
+            f"{'.'.join(map(str, error['loc'])) or root}: "
+            + str(error["msg"]).removeprefix("Value error, ")
             for error in exc.errors(include_url=False, include_input=False)
         )
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

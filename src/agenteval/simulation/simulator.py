@@ -190,6 +190,7 @@ class UserSimulator:
             read=SimulatorReply.model_validate,
             keep=lambda reply: reply.model_dump(),
             invalid="invalid_reply",
+            root="reply",
             missing="no structured reply (finish_reason {finish_reason}; the model said: {raw})",
         )
         asked = await self.sampler.ask(key, lambda: self._request(inputs), reading)
