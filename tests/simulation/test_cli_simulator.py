@@ -15,7 +15,7 @@ from tests.judge.fakes import FakeOpenAI
 
 from agenteval import EndReason, RunStore
 
-AGENT = '''
+AGENT = """
 import re
 
 
@@ -27,7 +27,7 @@ def answer(messages):
     if "@" not in said:
         return "What is your email?"
     return f"Refund issued for order {number.group(1)}."
-'''
+"""
 
 CASES = """\
 - id: refund
@@ -71,9 +71,7 @@ def assert_played(project: Path, fake: FakeOpenAI) -> dict[str, object]:
     return settings
 
 
-def test_user_simulator_in_agenteval_yaml_plays_the_cases(
-    project: Path, fake: FakeOpenAI
-) -> None:
+def test_user_simulator_in_agenteval_yaml_plays_the_cases(project: Path, fake: FakeOpenAI) -> None:
     (project / "agenteval.yaml").write_text(
         "dataset: cases.yaml\nagent: agent.py:answer\nscorers: [exact_match]\n"
         "user_simulator:\n"
@@ -166,3 +164,54 @@ def test_a_user_simulator_that_is_not_provider_model_is_refused_at_its_line(
     )
     done = agenteval_cli(project, "run", ".")
     assert_refused(done, "'gpt-4o-mini' is not a user simulator", "agenteval.yaml", ":3")
+
+
+DYING_AGENT = AGENT.replace(
+    "def answer(messages):\n",
+    "def answer(messages):\n"
+    "    import os, pathlib\n"
+    "    if len(messages) >= 3 and 'dies' in messages[0]['content'] "
+    "and pathlib.Path('die').exists():\n"
+    "        os._exit(3)\n",
+)
+
+TWO_CASES = (
+    CASES
+    + """\
+- id: second
+  expected_output: Refund issued for order 4455.
+  user_simulation:
+    goal: Get a refund for order 4455, which arrived broken. Email bo@example.com
+    starting_prompt: My parcel dies on arrival, it came broken.
+    max_turns: 6
+"""
+)
+
+
+def test_a_run_that_died_mid_conversation_resumes_with_its_stored_simulator(
+    project: Path, fake: FakeOpenAI
+) -> None:
+    (project / "agent.py").write_text(DYING_AGENT)
+    (project / "cases.yaml").write_text(TWO_CASES)
+    (project / "die").write_text("")
+    args = ("run", "cases.yaml", "--agent", "agent.py:answer", "--concurrency", "1")
+    env = cli_env(OPENAI_BASE_URL=fake.base_url)
+    died = agenteval_cli(project, *args, "--user-simulator", "openai:gpt-4o-mini", env=env)
+    assert died.returncode == 3, died.stderr
+    asked = fake.request_count
+    (project / "die").unlink()
+    # Resumed with no --user-simulator: the run's own, as stored; which cannot run on a
+    # machine with no key and no base URL, said before anything runs.
+    refused = agenteval_cli(project, *args, "--resume", env=cli_env())
+    assert_refused(refused, "user simulator openai:gpt-4o-mini", "OPENAI_API_KEY")
+    assert fake.request_count == asked
+    resumed = agenteval_cli(project, *args, "--resume", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    _, results = only_run(project)
+    by_case = {r.case.id: r.trial for r in results}  # type: ignore[attr-defined]
+    assert by_case["second"].output == "Refund issued for order 4455."
+    assert by_case["second"].simulation.end_reason is EndReason.GOAL_ACHIEVED
+    assert by_case["refund"].output == "Refund issued for order 8812."
+    # What the dead run asked is read from the cache, not asked again.
+    assert by_case["second"].simulation.cached_calls >= 1
+    assert fake.request_count - asked < 4 + 3
