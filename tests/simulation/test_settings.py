@@ -110,3 +110,27 @@ def test_the_flag_and_the_environment_name_the_model_and_no_cache_applies(tmp_pa
     assert from_env.user_simulator is not None
     assert from_env.user_simulator.spec == "openai:gpt-4.1-mini"
     assert resolve_settings(ProjectConfig(), tmp_path, env={}).user_simulator is None
+
+
+def test_recorded_trials_play_no_user_and_open_no_simulator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A project whose agenteval.yaml names a simulator this machine cannot run still scores
+    # recorded trials (`agenteval score`): no user is played, so none is opened.
+    from tests.judge.fakes import clear_provider_env
+
+    from agenteval import Trial
+
+    clear_provider_env(monkeypatch)
+    recorded = {("refund", 0): Trial(case_id="refund", output="Refund issued for order 8812.")}
+    run = evaluate(
+        None,
+        [refund_case()],
+        recorded=recorded,
+        store=tmp_path / "runs.db",
+        user_simulator="openai:gpt-4o-mini",
+        scorers=["exact_match"],
+        builtins=False,
+    )
+    assert run.results[0].scores["exact_match"].passed is True
+    assert "user_simulator" not in run.info.settings

@@ -228,9 +228,11 @@ async def plan_new(
         store, options, options.engine_settings(_declared(options)), target=target
     )
     given = checked_mocks(given_cases(cases), agent, options, dataset or cases)
-    if isinstance(given, Sequence) and agent is not None:
-        check_players(given, options.user_simulator)
-    settings, users = with_users(options, settings)
+    users = SimulatorChoice()  # recorded trials play no user: no simulator opened
+    if agent is not None:
+        if isinstance(given, Sequence):
+            check_players(given, options.user_simulator)
+        settings, users = with_users(options, settings)
     choice = run_judge_choice(options)
 
     def make() -> RunPlan:
@@ -407,10 +409,11 @@ async def plan_resume(
     )
     check_resumable(store.iter_cases(info.run_id), options.tool_mocks)
     stored_users = info.settings.get("user_simulator")
+    users = SimulatorChoice()
     if agent is not None:
         given = options.user_simulator or (stored_users if "spec" in (stored_users or {}) else None)
         check_players(store.iter_cases(info.run_id), given)
-    settings, users = with_users(options, settings, stored_users)
+        settings, users = with_users(options, settings, stored_users)
     choice = run_judge_choice(options, info.settings.get("judge"))
 
     def make() -> RunPlan:
