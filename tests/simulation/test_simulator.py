@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.judge.fakes import FakeOpenAI, http_error, raw_text, refusal
+from tests.judge.fakes import FakeOpenAI, closed_port_url, http_error, raw_text, refusal
 from tests.simulation.model import (
     numbered_agent,
     refund_case,
@@ -167,3 +167,30 @@ def test_a_429_forever_is_rate_limited_never_the_agents(fake: FakeOpenAI, tmp_pa
     score = result.results[0].scores["exact_match"]
     assert score.value is None and "infrastructure" in (score.reason or "")
     assert result.summary.failures == {"rate_limited": 1}
+
+
+def test_a_server_error_that_outlasts_the_retries_is_a_provider_error(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    fake.handler = lambda body: http_error(503)
+    config = simulator(fake, tmp_path, max_retries=1)
+    result = run(fake, tmp_path, [refund_case()], retries=0, user_simulator=config)
+    trial = result.results[0].trial
+    assert trial.failure is not None
+    assert trial.failure.cause is FailureCause.PROVIDER_ERROR
+    assert fake.request_count == 2
+    assert result.results[0].scores["exact_match"].value is None
+
+
+def test_an_unreachable_simulator_is_a_connection_error(tmp_path: Path, fake: FakeOpenAI) -> None:
+    config = UserSimulatorConfig(
+        spec="openai:gpt-4o-mini",
+        base_url=closed_port_url("/v1"),
+        cache_path=tmp_path / "cache.db",
+        max_retries=0,
+    )
+    result = run(fake, tmp_path, [refund_case()], retries=0, user_simulator=config)
+    trial = result.results[0].trial
+    assert trial.failure is not None
+    assert trial.failure.cause is FailureCause.CONNECTION_ERROR
+    assert "user simulator openai:gpt-4o-mini" in trial.failure.message
