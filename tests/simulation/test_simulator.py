@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.judge.fakes import FakeOpenAI, closed_port_url, http_error, raw_text, refusal
+from tests.judge.fakes import (
+    FakeOpenAI,
+    closed_port_url,
+    http_error,
+    raw_response,
+    raw_text,
+    refusal,
+)
 from tests.simulation.model import (
     numbered_agent,
     refund_case,
@@ -194,3 +201,38 @@ def test_an_unreachable_simulator_is_a_connection_error(tmp_path: Path, fake: Fa
     assert trial.failure is not None
     assert trial.failure.cause is FailureCause.CONNECTION_ERROR
     assert "user simulator openai:gpt-4o-mini" in trial.failure.message
+
+
+def filtered(content: str) -> Any:
+    """A completion a content filter cut: its text may still read as an object."""
+    return raw_response(
+        200,
+        {
+            "id": "chatcmpl-filtered",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": "gpt-4o-mini",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": "content_filter",
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
+        },
+    )
+
+
+def test_a_content_filter_finish_is_a_refusal_even_when_its_text_parses(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    text = '{"reasoning": "x", "action": "message", "message": "hi"}'
+    fake.push(filtered(text), filtered(text))
+    result = run(fake, tmp_path, [refund_case()], retries=0)
+    trial = result.results[0].trial
+    assert fake.request_count == 2
+    assert trial.failure is not None
+    assert trial.failure.cause is FailureCause.USER_SIMULATOR_ERROR
+    assert "finish_reason content_filter" in trial.failure.message

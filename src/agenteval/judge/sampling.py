@@ -78,6 +78,9 @@ class Reading(Generic[T]):
     missing: str = "the judge gave no structured verdict"
     root: str = "verdict"
     """What an error about the whole object calls it."""
+    refused: frozenset[str] = frozenset()
+    """Finish reasons that mean the model refused, even when its text reads as an object (a
+    content filter cut in): read as no structured output."""
     """May name `{finish_reason}` and `{raw}` (the model's text, cut), filled in."""
 
 
@@ -208,7 +211,7 @@ class Sampler:
             outcome.usage = outcome.usage + reply.usage
             outcome.raw, outcome.model = reply.raw, reply.model
             try:
-                if reply.verdict is None:
+                if reply.verdict is None or reply.finish_reason in reading.refused:
                     raise ValueError(
                         reading.missing.format(
                             finish_reason=reply.finish_reason, raw=reply.raw[:200]

@@ -46,6 +46,9 @@ _KEY_PURPOSE = "agenteval.user_simulator"
 """Put in every simulator key's inputs: a judge's key never holds it, so the two never meet in
 the cache file they share."""
 
+_REFUSED = frozenset({"content_filter", "refusal", "SAFETY", "PROHIBITED_CONTENT"})
+"""Finish reasons of the three providers that say the model refused (a content filter)."""
+
 _PLAN_KEYS = ("conversation_plan", "plan")
 _INSTRUCTION_KEYS = ("instructions", "custom_instructions")
 
@@ -191,6 +194,7 @@ class UserSimulator:
             keep=lambda reply: reply.model_dump(),
             invalid="invalid_reply",
             root="reply",
+            refused=_REFUSED,
             missing="no structured reply (finish_reason {finish_reason}; the model said: {raw})",
         )
         asked = await self.sampler.ask(key, lambda: self._request(inputs), reading)
