@@ -66,7 +66,11 @@ class SimulatorReply(BaseModel):
 
 
 _ENV = jinja2.Environment(
-    undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True
+    undefined=jinja2.StrictUndefined,
+    autoescape=False,
+    keep_trailing_newline=True,
+    trim_blocks=True,  # a block tag's line leaves no blank line behind
+    lstrip_blocks=True,
 )
 
 
