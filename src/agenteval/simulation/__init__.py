@@ -3,3 +3,7 @@ through the judge's provider clients, limits, retries and cache (`judge.sampling
 implements `agents.users.User` by shape (this package sits below `agents/` and imports none of
 it): `UserSimulator` (`simulator.py`), its structured reply and prompt (`reply.py`), and how a
 run chooses it (`choice.py`)."""
+
+from agenteval.simulation.simulator import UserSimulator, UserSimulatorConfig
+
+__all__ = ["UserSimulator", "UserSimulatorConfig"]
