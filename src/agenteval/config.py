@@ -90,6 +90,9 @@ class ProjectConfig(BaseModel):
     retries: int | None = Field(default=None, ge=0)
     store: str | None = None
     judge: str | JudgeSection | None = None
+    user_simulator: str | JudgeSection | None = None
+    """The model that plays the user of cases with a `user_simulation` and no `script`:
+    `provider:model`, or the judge's mapping form (model, base_url, params, timeout, ...)."""
     rubrics: list[str] | None = None
     """The judge rubrics to score with (all four when a judge is set and this is not)."""
     prices: dict[str, Any] | None = None
@@ -193,6 +196,9 @@ _MEANINGS: dict[str, str | tuple[str, ...]] = {
     **dict.fromkeys(("timeout_s", "time_limit"), "timeout"),
     **dict.fromkeys(("rubric", "criteria"), "rubrics"),
     **dict.fromkeys(("judge_model", "grader"), "judge"),
+    **dict.fromkeys(
+        ("simulator", "user_model", "simulated_user", "user_simulator_model"), "user_simulator"
+    ),
     **dict.fromkeys(("pricing", "price", "costs"), "prices"),
     **dict.fromkeys(("db", "database", "store_path"), "store"),
 }
@@ -370,9 +376,10 @@ def _config_target(path: Path) -> Target:
 @dataclass(frozen=True, kw_only=True)
 class RunSettings(RunOptions):
     """A run's `RunOptions` as `resolve_settings` resolves them from flags, the environment and
-    agenteval.yaml: the judge, when there is one, is a `JudgeConfig`."""
+    agenteval.yaml: the judge and the user simulator, when there are, are `JudgeConfig`s."""
 
     judge: JudgeConfig | None = None
+    user_simulator: JudgeConfig | None = None
 
 
 def _env(name: str, cast: type[int] | type[float], env: Mapping[str, str]) -> Any:
@@ -408,6 +415,7 @@ def resolve_settings(
     otlp_endpoint: str | None = None,
     otlp_receiver: int | None = None,
     otlp_wait: float | None = None,
+    user_simulator: str | None = None,
 ) -> RunSettings:
     """A run's options, each setting resolved: flag, then `AGENTEVAL_*` environment variable,
     then config, then default. `builtins=False` (`--no-builtins`) turns off the built-ins the
@@ -437,6 +445,13 @@ def resolve_settings(
     judge_config = _judge_config(
         config.judge, judge or env.get("AGENTEVAL_JUDGE") or None, store_path, use_cache
     )
+    simulator_config = _simulator_config(
+        config.user_simulator,
+        user_simulator or env.get("AGENTEVAL_USER_SIMULATOR") or None,
+        store_path,
+        use_cache,
+        config_file,
+    )
     prices = PriceTable.default().with_overrides(config.prices, file=config_file)
     # Sent only where the user asked for it: never the standard OTEL_EXPORTER_OTLP_ENDPOINT.
     endpoint = otlp_endpoint or env.get("AGENTEVAL_OTLP_ENDPOINT") or config.otlp_endpoint
@@ -445,6 +460,7 @@ def resolve_settings(
     try:
         return RunSettings(
             judge=judge_config,
+            user_simulator=simulator_config,
             prices=prices,
             trials=pick(trials, "AGENTEVAL_TRIALS", int, config.trials, 1),
             concurrency=pick(
@@ -486,8 +502,35 @@ def resolve_settings(
         ) from None
 
 
+def _simulator_config(
+    section: str | JudgeSection | None,
+    spec: str | None,
+    store: Path,
+    use_cache: bool,
+    config_file: Path | None,
+) -> JudgeConfig | None:
+    """The user simulator, read as the judge is (`spec`: the flag or the environment); a
+    model that is not `provider:model` is refused naming where it was written."""
+    from agenteval.simulation.simulator import UserSimulatorConfig
+
+    try:
+        return _judge_config(section, spec, store, use_cache, kind=UserSimulatorConfig)
+    except ConfigError as exc:
+        if spec is not None:
+            raise
+        line = file_key_line(config_file, "user_simulator") if config_file else None
+        raise ConfigError(
+            exc.message, file=config_file, line=line, field="user_simulator", hint=exc.hint
+        ) from None
+
+
 def _judge_config(
-    section: str | JudgeSection | None, spec: str | None, store: Path, use_cache: bool
+    section: str | JudgeSection | None,
+    spec: str | None,
+    store: Path,
+    use_cache: bool,
+    *,
+    kind: type[JudgeConfig] = JudgeConfig,
 ) -> JudgeConfig | None:
     """The judge: `spec` (flag or environment) names the model, the config the rest."""
     if isinstance(section, str):
@@ -498,7 +541,7 @@ def _judge_config(
     settings = section.model_dump(exclude={"model", "cache"})
     settings["timeout_s"] = settings.pop("timeout")
     settings["max_retries"] = settings.pop("retries")
-    return JudgeConfig(
+    return kind(
         spec=spec or section.model,
         cache_path=store.parent / "judge-cache.db",
         use_cache=use_cache and section.cache,

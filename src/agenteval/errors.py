@@ -15,6 +15,7 @@ __all__ = [
     "InfrastructureError",
     "ScorerError",
     "StoreError",
+    "UserSimulatorError",
 ]
 
 
@@ -48,6 +49,24 @@ class InfrastructureError(Exception):
             )
         self.cause = kind
         self.retry_after_s = retry_after_s
+
+
+class UserSimulatorError(InfrastructureError):
+    """The simulated user could not give its next message: its model refused, answered out of
+    shape twice or stayed unreachable, or a scripted user raised. Not the agent's failure: the
+    trial is retried, and left out of scoring when retries run out (`user_simulator_error`,
+    or `rate_limited` and the like when the simulator's provider was the trouble). Here, below
+    both, so the simulator (`agenteval.simulation`) and the agents' side (`agents.users`)
+    raise and catch the one class."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        cause: FailureCause | str = FailureCause.USER_SIMULATOR_ERROR,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause, retry_after_s=retry_after_s)
 
 
 class AgentEvalError(Exception):

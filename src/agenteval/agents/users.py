@@ -23,9 +23,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agenteval.errors import InfrastructureError
+from agenteval.errors import UserSimulatorError
 from agenteval.loading import load_object
-from agenteval.trace import EndReason, FailureCause, SimulatedConversation, Trial, UserTurn
+from agenteval.trace import EndReason, SimulatedConversation, Trial, UserTurn
 from agenteval.user_simulation import UserReply, UserRequest, UserSimulation
 
 __all__ = [
@@ -37,22 +37,6 @@ __all__ = [
     "WrittenTurns",
     "written_opening",
 ]
-
-
-class UserSimulatorError(InfrastructureError):
-    """The simulated user could not give its next message: its model refused, answered out of
-    shape twice or stayed unreachable, or a scripted user raised. Not the agent's failure: the
-    trial is retried, and left out of scoring when retries run out (`user_simulator_error`,
-    or `rate_limited` and the like when the simulator's provider was the trouble)."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        cause: FailureCause | str = FailureCause.USER_SIMULATOR_ERROR,
-        retry_after_s: float | None = None,
-    ) -> None:
-        super().__init__(message, cause=cause, retry_after_s=retry_after_s)
 
 
 class User(Protocol):
@@ -128,6 +112,8 @@ class UserPlan:
     base_dir: Any = None
     """The folder a script's `path/to/file.py:function` is relative to (None: the current
     directory)."""
+    owned: bool = False
+    """Whether the run opened the simulator (from a setting naming its model), so closes it."""
     _scripts: dict[str, ScriptedUser] = field(default_factory=dict, repr=False)
 
     def user_for(self, simulation: UserSimulation) -> User:
@@ -142,6 +128,13 @@ class UserPlan:
                 "evaluate(user_simulator=...)) or a scripted user (`script: module:function`)"
             )
         return self.simulator
+
+    async def aclose(self) -> None:
+        """Close the simulator when the run opened it (a user object given is the giver's)."""
+        close = getattr(self.simulator, "aclose", None)
+        if self.owned and close is not None:
+            self.owned = False
+            await close()
 
     def script(self, reference: str) -> ScriptedUser:
         """The scripted user `reference` names, loaded once per run (an `AgentLoadError`

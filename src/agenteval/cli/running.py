@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,6 +30,7 @@ from agenteval.cli.settings import (
     target_config,
 )
 from agenteval.config import (
+    CONFIG_NAMES,
     Target,
     check_scorer_flags,
     check_scorers,
@@ -42,11 +44,50 @@ from agenteval.engine.ownership import RunInUse, refuse_pytest_resume, running_e
 from agenteval.engine.planning import plan_new, plan_resume
 from agenteval.engine.relocation import find_relocated, rehome, relocated
 from agenteval.errors import ConfigError
+from agenteval.judge.judge import JudgeConfig
 from agenteval.records import how_to_complete
 from agenteval.run import Run
+from agenteval.simulation.choice import simulator_config, simulator_problem
 from agenteval.store import RunStore
 
-__all__ = ["run", "score"]
+__all__ = ["require_user_simulator", "run", "score"]
+
+
+def require_user_simulator(
+    config: JudgeConfig | None,
+    flag: str | None,
+    config_file: Path | None,
+    *,
+    stored: bool = False,
+) -> None:
+    """A user simulator asked for (`--user-simulator`, `AGENTEVAL_USER_SIMULATOR`,
+    `user_simulator:` in agenteval.yaml, or the one a resumed run stored) that cannot run here
+    (its SDK extra, its API key) stops the command (exit 2) before anything runs or is stored,
+    said as the judge's is (`judge.choice.judge_problem`)."""
+    if config is None:
+        return
+    problem = simulator_problem(config)
+    if problem is None:
+        return
+    file: Path | None = None
+    if stored:
+        field, origin = "user_simulator", "the run's stored user simulator"
+        fix = "pass --user-simulator PROVIDER:MODEL to resume with another"
+    else:
+        if flag:
+            field = origin = "--user-simulator"
+        elif os.environ.get("AGENTEVAL_USER_SIMULATOR"):
+            field = origin = "AGENTEVAL_USER_SIMULATOR"
+        else:
+            file, field = config_file, "user_simulator"
+            origin = f"`user_simulator:` from {config_file or CONFIG_NAMES[0]}"
+        fix = f"or remove {origin} and give the cases scripted users (`script:`)"
+    raise ConfigError(
+        f"the user simulator {config.spec} cannot run: {problem}",
+        file=file,
+        field=field,
+        hint=f"nothing was run or stored; {fix}",
+    )
 
 
 @with_options(
@@ -143,6 +184,15 @@ def run(
             "instead of failing the trial.",
         ),
     ] = False,
+    user_simulator: Annotated[
+        str | None,
+        typer.Option(
+            "--user-simulator",
+            metavar="PROVIDER:MODEL",
+            help="The model that plays the user of cases with a user_simulation and no script "
+            "(provider openai, anthropic or google); env AGENTEVAL_USER_SIMULATOR.",
+        ),
+    ] = None,
     *,
     flags: Flags,
 ) -> None:
@@ -167,8 +217,10 @@ def run(
         otlp_endpoint=flags.otlp_endpoint,
         otlp_receiver=otlp_receiver,
         otlp_wait=otlp_wait,
+        user_simulator=user_simulator,
     )
     require_judge(settings.judge, flags.judge, config_file)
+    require_user_simulator(settings.user_simulator, user_simulator, config_file)
     agent_spec = (
         {"url": agent} if agent and agent.startswith(("http://", "https://")) else agent
     ) or config.agent
@@ -222,6 +274,9 @@ def run(
             )
         if settings.judge is None:  # resumed with the run's own judge, if it has one
             require_stored_judge(stored)
+        stored_simulator = stored.settings.get("user_simulator") or {}
+        if settings.user_simulator is None and "spec" in stored_simulator:
+            require_user_simulator(simulator_config(stored_simulator), None, None, stored=True)
         ignored = [
             flag
             for flag, value in (

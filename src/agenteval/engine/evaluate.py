@@ -95,7 +95,11 @@ async def execute(
         else:
             await _run_jobs(store, plan, on_start, on_result, on_warning)
     finally:
-        await plan.judge.aclose()
+        try:
+            await plan.judge.aclose()
+        finally:
+            if plan.settings.users is not None:  # the simulator, when the run opened it
+                await plan.settings.users.aclose()
     if plan.kind == "case":
         return _finish_shared(store, plan)
     # A run is as complete as its stored trials: one with holes says so.
@@ -253,7 +257,7 @@ async def evaluate_async(
     replay_tools: str | None = None,
     replay_match: str = "in-order",
     replay_fallthrough: bool = False,
-    user_simulator: Any = None,
+    user_simulator: JudgeConfig | str | Any = None,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -318,7 +322,11 @@ async def evaluate_async(
     records which run it replayed, and a resume keeps replaying it (`engine/replay.py`).
 
     `user_simulator` plays the user of cases with a `user_simulation` that have no `script`:
-    an object with a `label` and an async `reply(request)` (`agenteval.agents.users.User`).
+    a model, `"openai:gpt-4o-mini"` (any judge provider) or a `JudgeConfig` for its settings,
+    asked through the judge's clients, limits, retries and cache (`use_cache=False` asks it
+    afresh); or an object with a `label` and an async `reply(request)`
+    (`agenteval.agents.users.User`). A case that needs one when the run has none, or a model
+    that cannot run here (no API key, no SDK extra), is a `ConfigError` before the run starts.
 
     `evaluate_async` is the same, to await; `evaluate` refuses to run inside an event loop.
     """

@@ -24,6 +24,7 @@ from agenteval.errors import ConfigError
 from agenteval.mock_errors import explain_mock, written_path
 from agenteval.otel.live import DEFAULT_REMOTE_WAIT_S
 from agenteval.retry import RetryPolicy
+from agenteval.simulation.choice import is_user
 from agenteval.store import DEFAULT_STORE_PATH
 from agenteval.tool_mocks import MOCK_FIXES, ToolMock
 from agenteval.validation import first_problem
@@ -127,8 +128,10 @@ class RunOptions:
     replay_fallthrough: bool = False
     """A call the replayed run never made runs for real instead of failing the trial."""
     user_simulator: Any = None
-    """Who plays the user of cases with a `user_simulation` and no `script`: an object with a
-    `label` and an async `reply(request)` (`agents.users.User`); None: scripted users only."""
+    """Who plays the user of cases with a `user_simulation` and no `script`: a model,
+    `"provider:model"` or a `JudgeConfig` (`simulation.UserSimulatorConfig`), opened when the
+    run is planned; or an object with a `label` and an async `reply(request)`
+    (`agents.users.User`); None: scripted users only (a resumed run: the one it stored)."""
 
     def __post_init__(self) -> None:
         _check_at_least(self.trials, 1, "trials")
@@ -174,6 +177,10 @@ class RunOptions:
             set_(self, "otlp_endpoint", otlp_base_url(self.otlp_endpoint))
         if self.tool_mocks is not None:
             set_(self, "tool_mocks", run_tool_mocks(self.tool_mocks))
+        if isinstance(self.user_simulator, str):  # refused here if not `provider:model`
+            from agenteval.simulation.simulator import UserSimulatorConfig
+
+            UserSimulatorConfig(spec=self.user_simulator)
 
     @property
     def judge_cache(self) -> Path:
@@ -192,7 +199,11 @@ class RunOptions:
             infrastructure=infrastructure,
             remote_wait_s=self.otlp_wait if self.otlp_receiver is not None else None,
             environment=(EnvironmentPlan(tool_mocks=self.tool_mocks) if self.tool_mocks else None),
-            users=UserPlan(simulator=self.user_simulator, base_dir=self.base_dir),
+            # A model named is opened by the planner (`engine.planning`), which puts it here.
+            users=UserPlan(
+                simulator=self.user_simulator if is_user(self.user_simulator) else None,
+                base_dir=self.base_dir,
+            ),
         )
 
 

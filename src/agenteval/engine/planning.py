@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from agenteval.agents.calling import Agent
 from agenteval.agents.frameworks import FrameworkAgent
 from agenteval.agents.tools import known_tools, registered_tools
+from agenteval.agents.users import UserPlan
 from agenteval.case import EvalCase
 from agenteval.casefiles.script_check import check_scripts, checked_scripts
 from agenteval.catalog import SCORER_REFS, scorer_reference
@@ -52,6 +53,7 @@ from agenteval.engine.plans import (
     run_judge_choice,
 )
 from agenteval.engine.replay import replay_options, with_replay
+from agenteval.engine.scheduler import EngineSettings
 from agenteval.errors import ConfigError
 from agenteval.exception_refs import exception_classes
 from agenteval.judge.rubrics import RUBRICS
@@ -59,12 +61,15 @@ from agenteval.records import RunInfo
 from agenteval.report.statistics import check_passing
 from agenteval.report.summary import SummaryBuilder
 from agenteval.scorers.base import scorer_name
+from agenteval.simulation.choice import SimulatorChoice, choose_user_simulator
 from agenteval.store import RunStore
 from agenteval.tool_mocks import ToolMock
 from agenteval.trace import ToolSpec, Trial
 
 if TYPE_CHECKING:
     from agenteval.judge.choice import JudgeChoice
+
+T = TypeVar("T")
 
 __all__ = [
     "PlanKind",
@@ -147,6 +152,58 @@ def _class_ref(cls: type[BaseException]) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
+def check_players(cases: Iterable[EvalCase], simulator: Any) -> None:
+    """Before the run starts: a case whose user is simulated by the run's model (a
+    `user_simulation` without a `script`) needs the run to have a simulator. One
+    `ConfigError`, naming the first such case and the fix. (A stream of cases is checked as
+    each case is met, by the trial that plays it.)"""
+    if simulator is not None:
+        return
+    unplayed = [
+        case.id
+        for case in cases
+        if case.user_simulation is not None and case.user_simulation.script is None
+    ]
+    if not unplayed:
+        return
+    more = f" (and {len(unplayed) - 1} more)" if len(unplayed) > 1 else ""
+    raise ConfigError(
+        f"case {unplayed[0]!r}{more} simulates its user (a user_simulation with a goal and no "
+        "script) and the run has no user simulator",
+        case=unplayed[0],
+        field="user_simulation",
+        hint="give the run one: `user_simulator: openai:gpt-4o-mini` in agenteval.yaml, "
+        "--user-simulator PROVIDER:MODEL, or evaluate(user_simulator=...); or give the case a "
+        "scripted user (`script: module:function`)",
+    )
+
+
+def with_users(
+    options: RunOptions, settings: EngineSettings, stored: Mapping[str, Any] | None = None
+) -> tuple[EngineSettings, SimulatorChoice]:
+    """The run's engine settings with its user simulator opened (the one `options` names,
+    else the one the run `stored`), and the choice that closes it; raises `ConfigError` when
+    it cannot run (no key, no SDK extra), before anything is stored."""
+    choice = choose_user_simulator(
+        options.user_simulator,
+        stored=stored,
+        use_cache=options.use_cache,
+        prices=options.prices,
+        cache_path=options.judge_cache,
+    )
+    users = UserPlan(simulator=choice.user, base_dir=options.base_dir, owned=choice.owned)
+    return replace(settings, users=users), choice
+
+
+async def planned_with(users: SimulatorChoice, choice: JudgeChoice, make: Callable[[], T]) -> T:
+    """`planned(choice, make)`, closing the user simulator too when the plan cannot be made."""
+    try:
+        return await planned(choice, make)
+    except BaseException:
+        await users.aclose()
+        raise
+
+
 async def plan_new(
     store: RunStore,
     agent: Agent | None,
@@ -172,8 +229,12 @@ async def plan_new(
         store, options, options.engine_settings(_declared(options)), target=target
     )
     given = checked_mocks(given_cases(cases), agent, options, dataset or cases)
+    users = SimulatorChoice()  # recorded trials play no user: no simulator opened
     if agent is not None:  # scripted users play only where an agent runs: before any trial
         given = checked_scripts(given, dataset or cases, options.base_dir)
+        if isinstance(given, Sequence):
+            check_players(given, options.user_simulator)
+        settings, users = with_users(options, settings)
     choice = run_judge_choice(options)
 
     def make() -> RunPlan:
@@ -186,6 +247,7 @@ async def plan_new(
         check_passing(options.passing, names, field="passing")
         announce_scoring(resolution, choice, on_warning)
         stored_judge = choice.stored()
+        stored_users = users.stored()
         base_dir = options.base_dir
         info = RunInfo(
             **({"run_id": run_id} if run_id is not None else {}),
@@ -211,6 +273,7 @@ async def plan_new(
                 **({"expected_trials": len(recorded)} if recorded is not None else {}),
                 **({"passing": list(options.passing)} if options.passing is not None else {}),
                 **({"judge": stored_judge} if stored_judge else {}),
+                **({"user_simulator": stored_users} if stored_users else {}),
                 **({"base_dir": str(base_dir.resolve())} if base_dir else {}),
                 **({"tool_mocks": _dumped(options.tool_mocks)} if options.tool_mocks else {}),
                 **replayed,
@@ -249,7 +312,7 @@ async def plan_new(
             plan.cases = store.iter_cases(info.run_id)
         return plan
 
-    return await planned(choice, make)
+    return await planned_with(users, choice, make)
 
 
 async def plan_recorded(
@@ -347,8 +410,13 @@ async def plan_resume(
         store, options, options.engine_settings(infrastructure), target=info.target
     )
     check_resumable(store.iter_cases(info.run_id), options.tool_mocks)
+    stored_users = info.settings.get("user_simulator")
+    users = SimulatorChoice()
     if agent is not None:
         check_scripts(store.iter_cases(info.run_id), info.dataset, options.base_dir)
+        given = options.user_simulator or (stored_users if "spec" in (stored_users or {}) else None)
+        check_players(store.iter_cases(info.run_id), given)
+        settings, users = with_users(options, settings, stored_users)
     choice = run_judge_choice(options, info.settings.get("judge"))
 
     def make() -> RunPlan:
@@ -386,4 +454,4 @@ async def plan_resume(
             tools=None if agent is not None else dict(tools),
         )
 
-    return await planned(choice, make)
+    return await planned_with(users, choice, make)
