@@ -4,6 +4,8 @@ failing the last move, the samples' majority (a tie fails), and no score without
 
 from __future__ import annotations
 
+import threading
+from collections import Counter
 from typing import Any
 
 from tests.evalset.metrics.judging import ScriptedJudge
@@ -121,18 +123,37 @@ async def test_a_wrong_end_fails_the_last_move(fake_openai: FakeOpenAI, judge: J
     assert result.details["moves"][-1]["said"].endswith("(it reached its message limit).]")
 
 
+def alternating() -> Any:
+    """An answer passing a move's 1st, 3rd, ... sample and failing its 2nd, 4th, ... (counted
+    per move: the moves are asked at the same time)."""
+    seen: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def answer(blocks: dict[str, str], n: int) -> dict[str, Any]:
+        with lock:
+            seen[blocks["move"]] += 1
+            count = seen[blocks["move"]]
+        return passes(count % 2 == 1)
+
+    return answer
+
+
 async def test_the_majority_of_samples_decides_and_a_tie_fails(
     fake_openai: FakeOpenAI, judge: Judge
 ) -> None:
-    # for each move, the samples alternate pass, fail, pass
-    ScriptedJudge(fake_openai, {TEMPLATE: lambda blocks, n: passes(n % 2 == 0)})
+    ScriptedJudge(fake_openai, {TEMPLATE: alternating()})
     three = await criterion(judge, num_samples=3).evaluate(trial(GOOD[:2]), CASE)
     assert three.error is None
-    votes = [m["votes"] for m in three.details["moves"][1:]]
-    assert sorted(v["pass"] for v in votes) == [1, 2]  # the two judged moves got 2-1 and 1-2
-    fake_openai.requests.clear()
-    ScriptedJudge(fake_openai, {TEMPLATE: lambda blocks, n: passes(n % 2 == 0)})
-    two = await criterion(judge, num_samples=2).evaluate(trial(GOOD[:2]), CASE)
+    judged = three.details["moves"][1:]
+    assert [m["votes"] for m in judged] == [{"pass": 2, "fail": 1}] * 2
+    assert three.score == 1.0  # 2 to 1 passes each move
+    # another plan: nothing comes from the judge's cache of the first evaluation
+    ScriptedJudge(fake_openai, {TEMPLATE: alternating()})
+    other = CASE.model_copy(
+        update={"user_simulation": CASE.user_simulation.model_copy(update={"goal": "A refund."})}
+    )
+    two = await criterion(judge, num_samples=2).evaluate(trial(GOOD[:2]), other)
+    assert [m["votes"] for m in two.details["moves"][1:]] == [{"pass": 1, "fail": 1}] * 2
     assert all(m["valid"] is False for m in two.details["moves"][1:])
     assert two.score == 0.5  # only the starting prompt passed: a tie fails the move
 
