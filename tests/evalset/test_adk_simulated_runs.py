@@ -107,10 +107,12 @@ async def test_adks_scenario_file_runs_through_the_agent_evaluator(
         store=tmp_path / "runs.db",
         judge=judge_config,
         user_simulator=ScriptedAdkUser(),
-        trials=2,
+        trials=4,
+        concurrency=8,
     )
     report = await evaluator.evaluate(folder / "conversation_scenario.test.json")
-    assert [r.status for r in report.results] == ["passed", "passed"]
+    # four trials at once, each with its own conversation and session
+    assert [r.status for r in report.results] == ["passed"] * 4
     for result in report.run.results:
         simulation = result.trial.simulation
         assert simulation is not None
@@ -128,14 +130,14 @@ async def test_adks_scenario_file_runs_through_the_agent_evaluator(
             "end",
         ]
     # the plan reached the judge; two moves judged, 3 samples each (ADK's config's default);
-    # the second trial held the same conversation: its verdicts came from the judge's cache
+    # the trials held the same conversation: a verdict the cache holds is not asked again
     asked = scripted.of("per_turn_user_simulator_quality")
     assert {blocks["plan"] for blocks in asked} == {"Ask the agent to do something"}
     assert {blocks["move"] for blocks in asked} == {
         "Please remember the topic weather.",
         "[The user ends the conversation here: its goal was achieved.] (done)",
     }
-    assert len(asked) == 6
+    assert 6 <= len(asked) <= 4 * 6
 
 
 async def test_adks_live_sample_runs_through_agenteval_evaluate(
