@@ -283,3 +283,20 @@ def test_an_eval_configs_simulator_config_applies_to_the_cases() -> None:
     assert changed.user_simulation.max_turns == 3
     # the model the file's config named stays: this config names none
     assert changed.user_simulation.extra["model"] == "google:gemini-2.5-flash"
+
+
+def test_adks_own_eval_config_object_keeps_its_simulator_config() -> None:
+    adk_config = pytest.importorskip("google.adk.evaluation.eval_config")
+    from agenteval.evalset import dropin
+
+    given = adk_config.EvalConfig.model_validate(
+        {
+            "criteria": {"safety_v1": 0.5},
+            "user_simulator_config": {"model": "gemini-2.5-flash", "max_allowed_invocations": 5},
+        }
+    )
+    config = dropin.eval_config_of(None, given)
+    assert config.user_simulator_config is not None
+    assert config.user_simulator_config["max_allowed_invocations"] == 5
+    [case] = config.simulated_cases(EvalSet.load(DATA / "conversation_scenario.test.json").cases)
+    assert case.user_simulation is not None and case.user_simulation.max_turns == 5
