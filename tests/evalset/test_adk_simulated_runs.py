@@ -184,3 +184,26 @@ def test_a_run_without_a_user_for_a_scenario_is_refused(tmp_path: Path) -> None:
             EvalConfig.from_adk({"criteria": {"safety_v1": 0.5}}),
             store=tmp_path / "runs.db",
         ).evaluate_sync(EvalSet.load(SCENARIO_FILE))
+
+
+def test_agenteval_run_reads_the_scenario_and_asks_for_a_user(tmp_path: Path) -> None:
+    """`agenteval run FILE` reads ADK's scenario file and, with no user simulator in the run
+    (and no script in the case), stops before the run with one message saying how to give one."""
+    import os
+
+    from tests.cli_process import agenteval_cli, cli_env
+
+    shutil.copytree(DATA, tmp_path / "fixture", ignore=shutil.ignore_patterns("live"))
+    root = Path(__file__).parents[2]
+    done = agenteval_cli(
+        tmp_path,
+        "run",
+        "fixture/conversation_scenario.test.json",
+        "--agent",
+        "tests.evalset.adk_scenario_agent:root_agent",
+        env=cli_env(PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])),
+    )
+    assert done.returncode != 0
+    said = done.stdout + done.stderr
+    assert "user simulator" in said and "Traceback" not in said
+    assert "case 'CS-1'" in said and "--user-simulator" in said
