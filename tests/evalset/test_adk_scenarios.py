@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agenteval import DatasetError, load_cases
+from agenteval import DatasetError, EvalCase, load_cases
 from agenteval.errors import ConfigError
 from agenteval.evalset import EvalConfig, EvalSet
 
@@ -300,3 +300,60 @@ def test_adks_own_eval_config_object_keeps_its_simulator_config() -> None:
     assert config.user_simulator_config["max_allowed_invocations"] == 5
     [case] = config.simulated_cases(EvalSet.load(DATA / "conversation_scenario.test.json").cases)
     assert case.user_simulation is not None and case.user_simulation.max_turns == 5
+
+
+# --- written back
+
+
+def test_a_scenario_is_written_back_as_adks_and_read_back_the_same(tmp_path: Path) -> None:
+    adk_eval_set = pytest.importorskip("google.adk.evaluation.eval_set")
+    live = EvalSet.load(DATA / "live" / "live_non_blocking_tool_agent.evalset.json")
+    own = EvalSet(
+        id="own",
+        cases=[
+            EvalCase(
+                id="scripted",
+                user_simulation={
+                    "goal": "A refund.",
+                    "persona": "Terse.",
+                    "starting_prompt": "Hi",
+                    "max_turns": 4,
+                    "script": "users:refund",
+                    "extra": {"note": 1},
+                },
+            ),
+            EvalCase(id="written-first", input="Hello", user_simulation={"goal": "A refund."}),
+        ],
+    )
+    for eval_set in (live, own):
+        path = eval_set.save(tmp_path / f"{eval_set.id}.evalset.json")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        adk_eval_set.EvalSet.model_validate(data)  # google-adk accepts what is written
+        again = EvalSet.load(path)
+        for case, read in zip(eval_set.cases, again.cases, strict=True):
+            assert read.user_simulation == case.user_simulation or (
+                # a persona written as text comes back with its ADK structure beside it
+                read.user_simulation is not None
+                and case.user_simulation is not None
+                and read.user_simulation.model_copy(update={"extra": case.user_simulation.extra})
+                == case.user_simulation
+            )
+    written = json.loads((tmp_path / "own.evalset.json").read_text(encoding="utf-8"))
+    first, second = written["eval_cases"]
+    assert first["conversation_scenario"]["conversation_plan"] == "A refund."
+    assert "conversation" not in first
+    assert first["agenteval"]["case"]["user_simulation"] == {
+        "max_turns": 4,
+        "script": "users:refund",
+        "extra": {"note": 1},
+    }
+    # written turns first: the conversation for ADK, the simulated user agenteval's
+    assert "conversation_scenario" not in second
+    assert second["agenteval"]["case"]["user_simulation"]["goal"] == "A refund."
+
+
+def test_a_simulated_user_adk_cannot_hold_is_refused_on_writing(tmp_path: Path) -> None:
+    eval_set = EvalSet(id="s", cases=[EvalCase(id="c", user_simulation={"goal": "A refund."})])
+    with pytest.raises(DatasetError) as caught:
+        eval_set.save(tmp_path / "s.evalset.json")
+    assert caught.value.case == "c" and "starting_prompt" in (caught.value.hint or "")

@@ -17,7 +17,7 @@ from agenteval.casefiles.adk_keys import (
     SESSION_INPUT,
 )
 from agenteval.casefiles.adk_legacy import LegacyReader
-from agenteval.casefiles.adk_scenario import read_scenario
+from agenteval.casefiles.adk_scenario import merged, read_scenario
 from agenteval.casefiles.adk_turns import TurnReader
 from agenteval.casefiles.adk_walk import AdkEvalSet, adk_metadata, describe_json
 from agenteval.casefiles.positions import Loc
@@ -184,7 +184,10 @@ class EvalSetReader(TurnReader):
             "rubrics": case_rubrics,
         }
         if simulation is not None:
-            fields["user_simulation"] = simulation
+            rest = case_only.pop("user_simulation", None)
+            fields["user_simulation"] = (
+                merged(simulation, rest) if isinstance(rest, dict) else simulation
+            )
         if eval_id is not None:
             fields["id"] = eval_id
         if tags is not None:

@@ -108,6 +108,7 @@ CASE_ONLY = (
     "tool_mocks_only",
     "initial_state",
     "expected_state",
+    "user_simulation",
 )
 """The `EvalCase` fields ADK has no field for: written under the eval case's `agenteval` key."""
 

@@ -37,9 +37,12 @@ __all__ = [
     "ADK_MAX_INVOCATIONS",
     "SettingProblem",
     "SimulatorSettings",
+    "merged",
     "persona_text",
     "prebuilt_persona",
     "read_scenario",
+    "scenario_json",
+    "scenario_rest",
     "simulated",
     "simulator_settings",
 ]
@@ -384,3 +387,55 @@ def settings_beside(source: Path, cases: list[EvalCase], config_name: str) -> li
             hint=exc.hint,
         ) from exc
     return simulated(cases, settings)
+
+
+# --- writing back
+
+
+def scenario_json(simulation: UserSimulation) -> dict[str, Any] | None:
+    """`simulation` as ADK's `conversation_scenario`, or None when ADK's scenario cannot hold
+    it (no `starting_prompt` or no goal: ADK requires both). A persona read from ADK keeps its
+    structure; a persona written as text becomes a persona with that description."""
+    if simulation.starting_prompt is None or not (simulation.goal or "").strip():
+        return None
+    scenario: dict[str, Any] = {
+        "starting_prompt": simulation.starting_prompt,
+        "conversation_plan": simulation.goal,
+    }
+    structure = simulation.extra.get("user_persona")
+    if isinstance(structure, dict):
+        scenario["user_persona"] = structure
+    elif (simulation.persona or "").strip():
+        scenario["user_persona"] = {
+            "id": "persona",
+            "description": simulation.persona,
+            "behaviors": [],
+        }
+    return scenario
+
+
+def scenario_rest(simulation: UserSimulation) -> dict[str, Any]:
+    """What ADK's scenario does not hold of `simulation` (written under the case's `agenteval`
+    key and merged back on reading, `merged`): a `max_turns` other than ADK's default, a
+    `script`, and the `extra` besides the persona's structure."""
+    rest: dict[str, Any] = {}
+    if simulation.max_turns != ADK_MAX_INVOCATIONS:
+        rest["max_turns"] = simulation.max_turns
+    if simulation.script is not None:
+        rest["script"] = simulation.script
+    extra = {k: v for k, v in simulation.extra.items() if k != "user_persona"}
+    if extra:
+        rest["extra"] = extra
+    return rest
+
+
+def merged(simulation: UserSimulation, rest: Mapping[str, Any]) -> dict[str, Any]:
+    """The simulation a scenario gives, with what agenteval wrote beside it (`scenario_rest`)."""
+    data = simulation.model_dump(exclude_unset=True)
+    extra = rest.get("extra")
+    data.update({k: v for k, v in rest.items() if k != "extra"})
+    if isinstance(extra, Mapping):
+        data["extra"] = {**simulation.extra, **extra}
+    elif extra is not None:
+        data["extra"] = extra  # not an object: the case's validation names it
+    return data
