@@ -87,6 +87,9 @@ class PerTurnUserSimulatorQualityCriterion(BaseCriterion):
     name = "per_turn_user_simulator_quality_v1"
     description = "The simulated user's messages, each judged against its plan and persona."
     template_id: ClassVar[str] = "per_turn_user_simulator_quality"
+    reads: ClassVar[frozenset[str]] = frozenset({"output"})
+    """The trial fields it reads (`agenteval.scorers.recorded`): the agent's answers, which the
+    judge reads each move of the user against."""
 
     def validate_config(self) -> list[str]:
         """The base checks, a judge model that names a judge, and at least one sample."""
