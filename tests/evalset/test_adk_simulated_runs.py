@@ -207,3 +207,43 @@ def test_agenteval_run_reads_the_scenario_and_asks_for_a_user(tmp_path: Path) ->
     said = done.stdout + done.stderr
     assert "user simulator" in said and "Traceback" not in said
     assert "case 'CS-1'" in said and "--user-simulator" in said
+
+
+async def test_the_evaluators_config_limits_the_conversation(
+    tmp_path: Path, fake_judge: FakeOpenAI, judge_config: JudgeConfig
+) -> None:
+    """An `EvalConfig`'s `user_simulator_config` wins over the file's `test_config.json`: one
+    message at most, so the conversation ends at the starting prompt (`max_turns`), and the
+    judge finds that end premature: the starting prompt's move fails."""
+    ScriptedJudge(
+        fake_judge,
+        {
+            "per_turn_user_simulator_quality": lambda blocks, n: {
+                "reasoning": "the plan is not done",
+                "checks": [{"check": "ending", "reason": "goals remain", "passes": False}],
+                "score": 0.0,
+            }
+        },
+    )
+    config = EvalConfig.from_adk(
+        {
+            "criteria": {"per_turn_user_simulator_quality_v1": 0.5},
+            "user_simulator_config": {"max_allowed_invocations": 1},
+        }
+    )
+    evaluator = AgentEvaluator(
+        weather_agent(SCRIPT),
+        config,
+        store=tmp_path / "runs.db",
+        judge=judge_config,
+        user_simulator=ScriptedAdkUser(),
+    )
+    report = await evaluator.evaluate(SCENARIO_FILE)
+    [result] = report.run.results
+    simulation = result.trial.simulation
+    assert simulation is not None
+    assert [turn.user for turn in simulation.turns] == ["Hello"]
+    assert simulation.end_reason is EndReason.MAX_TURNS
+    quality = result.scores["per_turn_user_simulator_quality_v1"]
+    assert quality.value == 0.0 and quality.passed is False
+    assert [m["move"] for m in quality.details["moves"]] == ["starting_prompt", "end"]
