@@ -202,3 +202,17 @@ def test_it_is_registered_by_adks_name() -> None:
         CRITERIA_REGISTRY["per_turn_user_simulator_quality_v1"]
         is PerTurnUserSimulatorQualityCriterion
     )
+
+
+async def test_a_trial_that_failed_in_the_written_turns_has_no_move_to_judge(
+    fake_openai: FakeOpenAI, judge: Judge
+) -> None:
+    case = EvalCase(
+        id="c",
+        conversation=[{"input": "Hi"}, {"input": "My order 8812 is broken"}],
+        user_simulation={"goal": "refund", "starting_prompt": "Refund it."},
+    )
+    failed = trial([("Hi", "written", None)], end=EndReason.TRIAL_FAILED)
+    result = await criterion(judge).evaluate(failed, case)
+    assert result.score is None and "no message of its own" in (result.reason or "")
+    assert fake_openai.requests == []

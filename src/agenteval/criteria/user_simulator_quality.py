@@ -32,6 +32,7 @@ turns), and for one whose user wrote no message of its own.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -47,6 +48,8 @@ from agenteval.user_simulation import UserSimulation
 
 __all__ = ["PerTurnUserSimulatorQualityCriterion"]
 
+_STOP_SIGNAL = re.compile(r"\{\{\s*stop_signal\s*\}\}")
+"""ADK's stop token in a persona's texts (agenteval's users stop with a structured stop)."""
 _NO_PERSONA = "No persona was given: judge the move against the plan and the conversation only."
 _STOPS = {
     EndReason.GOAL_ACHIEVED: "its goal was achieved",
@@ -109,13 +112,18 @@ class PerTurnUserSimulatorQualityCriterion(BaseCriterion):
             reason = "no simulated user in this trial: the case plays its written turns"
             return self._result(None, {"reason": reason}, reason=reason)
         turns = record.turns
-        leading = next((i for i, t in enumerate(turns) if t.source != "written"), len(turns))
-        first = leading - 1 if simulation.starting_prompt is not None and leading else leading
+        first = _case_turns(expected)  # the case's own written turns come first
         if first >= len(turns):
             reason = "the simulated user wrote no message of its own"
             return self._result(None, {"reason": reason}, reason=reason)
         moves = [
-            _Move(i + 1, "starting_prompt" if i < leading else "message", turns[i].user)
+            _Move(
+                i + 1,
+                "starting_prompt"
+                if i == first and simulation.starting_prompt is not None
+                else "message",
+                turns[i].user,
+            )
             for i in range(first, len(turns))
         ]
         if moves[0].kind == "starting_prompt":
@@ -189,6 +197,19 @@ class PerTurnUserSimulatorQualityCriterion(BaseCriterion):
         return score.usage or Usage(), score.judge
 
 
+def _case_turns(case: EvalCase) -> int:
+    """How many user messages the case writes itself, played before its simulated user (as
+    `agents.users.written_opening` counts them: the conversation's turns, a text input, or the
+    last user message of a list input)."""
+    if case.conversation:
+        return len(case.conversation)
+    if isinstance(case.input, str):
+        return 1
+    if case.input and case.input[-1].role == "user":
+        return 1
+    return 0
+
+
 def _persona(simulation: UserSimulation) -> str:
     """The persona text and, for a persona of ADK's, the faults its behaviours list."""
     if not (simulation.persona or "").strip():
@@ -204,7 +225,7 @@ def _persona(simulation: UserSimulation) -> str:
     ]
     if faults:
         lines += ["", "Faults that break this persona:", *faults]
-    return "\n".join(lines).replace("{{ stop_signal }}", "ending the conversation")
+    return _STOP_SIGNAL.sub("ending the conversation", "\n".join(lines))
 
 
 def _conversation(turns: list[UserTurn]) -> str:
