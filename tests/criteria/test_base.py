@@ -167,6 +167,7 @@ def test_registry_names_every_criterion_built_from_a_config() -> None:
         "contains_keywords",
         "rouge_match",
         "response_match_score",
+        "per_turn_user_simulator_quality_v1",
         "final_response_match_v2",
         "rubric_based_final_response_quality_v1",
         "factual_accuracy_v1",

@@ -365,7 +365,7 @@ def test_wrong_types_say_what_was_found(tmp_path: Path) -> None:
     assert "got the text 'city=Paris'" in caught.value.message
 
 
-def test_a_user_simulator_scenario_is_refused_clearly(tmp_path: Path) -> None:
+def test_a_scenario_without_its_plan_is_refused_clearly(tmp_path: Path) -> None:
     path = write(
         tmp_path,
         "sim.test.json",

@@ -23,6 +23,8 @@ adk_eval_set = pytest.importorskip("google.adk.evaluation.eval_set")
 adk_eval_case = pytest.importorskip("google.adk.evaluation.eval_case")
 adk_rubrics = pytest.importorskip("google.adk.evaluation.eval_rubrics")
 genai_types = pytest.importorskip("google.genai.types")
+adk_personas = pytest.importorskip("google.adk.evaluation.simulation.user_simulator_personas")
+adk_simulator = pytest.importorskip("google.adk.evaluation.simulation.llm_backed_user_simulator")
 
 CORPUS = Path(__file__).parent / "data" / "adk_corpus"
 EVAL_FILES = sorted(p for p in CORPUS.glob("*.json") if p.name != "test_config.json")
@@ -68,12 +70,23 @@ def adk_accepts(data: Any) -> bool:
         ("a part", "Part"),
         ("a tool use", "FunctionCall"),
         ("a tool response", "FunctionResponse"),
+        ("a conversation scenario", "ConversationScenario"),
+        ("a user persona", "UserPersona"),
+        ("a user behavior", "UserBehavior"),
+        ("user_simulator_config", "LlmBackedUserSimulatorConfig"),
     ],
 )
 def test_every_field_of_adks_model_is_taken_by_the_reader(level: str, model: str) -> None:
     cls = next(
         getattr(module, model)
-        for module in (adk_eval_set, adk_eval_case, adk_rubrics, genai_types)
+        for module in (
+            adk_eval_set,
+            adk_eval_case,
+            adk_rubrics,
+            genai_types,
+            adk_personas,
+            adk_simulator,
+        )
         if hasattr(module, model)
     )
     fields = set(cls.model_fields)
@@ -102,13 +115,11 @@ def test_every_file_adk_accepts_is_read(path: Path) -> None:
         assert caught.value.line == 25
         assert caught.value.hint and "tool_uses" in caught.value.hint
         return
-    if any("conversation_scenario" in case for case in data["eval_cases"]):
-        # ADK's user simulator: refused with its own message, not as an unknown key.
-        with pytest.raises(DatasetError, match="user simulator"):
-            EvalSet.load(path)
-        return
     eval_set = EvalSet.load(path)
     assert [case.id for case in eval_set.cases] == [c["eval_id"] for c in data["eval_cases"]]
+    for case, written in zip(eval_set.cases, data["eval_cases"], strict=True):
+        # ADK's simulated users: a scenario is the case's user_simulation
+        assert (case.user_simulation is not None) == ("conversation_scenario" in written)
 
 
 def schema_keys(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
@@ -132,11 +143,7 @@ def misspelt(data: Any, path: tuple[str | int, ...], wrong: str) -> Any:
     return copy
 
 
-READABLE = [
-    p
-    for p in EVAL_FILES
-    if p.name not in ("compliance_check.test.json", "conversation_scenario.test.json")
-]
+READABLE = [p for p in EVAL_FILES if p.name != "compliance_check.test.json"]
 MISSPELLINGS = [
     (path, key_path)
     for path in READABLE

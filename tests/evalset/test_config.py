@@ -198,12 +198,16 @@ def test_unsupported_adk_options_are_named_in_a_warning(
                     }
                 },
                 "user_simulator_config": {"model": "gemini-2.5-flash"},
+                "live_model_config": {"model": "gemini-live-2.5-flash"},
             }
         )
     assert config.criteria.hallucinations_v1 is not None
     messages = " ".join(r.getMessage() for r in caplog.records)
     assert "evaluate_intermediate_nl_responses is not supported" in messages
-    assert "user_simulator_config is not used" in messages
+    assert "live_model_config is not used" in messages
+    # the simulator's config is kept, for the cases that simulate their user
+    assert "user_simulator_config" not in messages
+    assert config.user_simulator_config == {"model": "gemini-2.5-flash"}
 
 
 def test_the_trajectory_criterion_reads_the_config_it_is_built_with() -> None:

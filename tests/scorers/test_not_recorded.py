@@ -203,6 +203,7 @@ def test_every_built_in_criterion_and_evaluator_declares_what_it_reads() -> None
         "multi_turn_trajectory_quality_v1": {"output", "tool_calls"},
         "multi_turn_tool_use_quality_v1": {"output", "tool_calls", "tool_arguments"},
         "rubric_based_multi_turn_trajectory_quality_v1": {"output", "tool_calls"},
+        "per_turn_user_simulator_quality_v1": {"output"},
         # Measurements: one the trace cannot give is None with its reason, never undecided.
         "tool_call_count_v1": set(),
         "inference_call_count_v1": set(),

@@ -1,7 +1,7 @@
 """Reading ADK's `EvalSet` (`eval_set_id`, `name`, `description`, `eval_cases`) and its
-`EvalCase`s (`eval_id`, `conversation`, `session_input`, `final_session_state`, `rubrics`, and
-what agenteval wrote under `AGENTEVAL_KEY`); a list of legacy cases or turns goes to
-`adk_legacy`."""
+`EvalCase`s (`eval_id`, `conversation` or a simulated user's `conversation_scenario`
+(`adk_scenario`), `session_input`, `final_session_state`, `rubrics`, and what agenteval wrote
+under `AGENTEVAL_KEY`); a list of legacy cases or turns goes to `adk_legacy`."""
 
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ from agenteval.casefiles.adk_keys import (
     SESSION_INPUT,
 )
 from agenteval.casefiles.adk_legacy import LegacyReader
+from agenteval.casefiles.adk_scenario import merged, read_scenario
 from agenteval.casefiles.adk_turns import TurnReader
 from agenteval.casefiles.adk_walk import AdkEvalSet, adk_metadata, describe_json
 from agenteval.casefiles.positions import Loc
+from agenteval.user_simulation import UserSimulation
 
 __all__ = ["EvalSetReader"]
 
@@ -103,39 +105,44 @@ class EvalSetReader(TurnReader):
             label = self.text(eval_id, (*loc, id_key), "eval_id", number)
         self.known(item, loc, "an eval case", label)
         conversation, conversation_key = self.get(item, "conversation")
-        if conversation is None:
-            if self.get(item, "conversation_scenario")[0] is not None:
+        scenario, scenario_key = self.get(item, "conversation_scenario")
+        simulation: UserSimulation | None = None
+        invocations: list[Invocation] = []
+        ids: list[str] = []
+        intermediate: list[list[dict[str, str]]] = []
+        if scenario is not None:
+            if conversation is not None:
                 raise self.error(
-                    "conversation_scenario (ADK's user simulator) is not supported: agenteval "
-                    "plays the turns written in the file",
-                    (*loc, self.key(item, "conversation_scenario") or "conversation_scenario"),
+                    "an eval case has a conversation or a conversation_scenario, not both",
+                    (*loc, scenario_key),
                     case=label,
-                    hint="write the turns as a conversation of invocations",
+                    hint="keep the written conversation, or the scenario a simulated user plays",
                 )
+            simulation = read_scenario(self, scenario, (*loc, scenario_key), label)
+        elif conversation is None:
             raise self.error(
                 "the eval case has no conversation",
                 loc,
                 case=label,
-                hint='add "conversation": [{"user_content": {"parts": [{"text": "..."}]}}]',
+                hint='add "conversation": [{"user_content": {"parts": [{"text": "..."}]}}] '
+                '(or a "conversation_scenario" for a simulated user)',
             )
-        turns = self.items(conversation, (*loc, conversation_key), "conversation", label)
-        if not turns:
-            raise self.error(
-                "the conversation has no invocations",
-                (*loc, conversation_key),
-                case=label,
-                hint="add at least one invocation with a user_content",
-            )
-        invocations: list[Invocation] = []
-        ids: list[str] = []
-        intermediate: list[list[dict[str, str]]] = []
-        for index, turn in enumerate(turns):
-            invocation, invocation_id, responses = self.invocation(
-                turn, (*loc, conversation_key, index), label
-            )
-            invocations.append(invocation)
-            ids.append(invocation_id)
-            intermediate.append(responses)
+        else:
+            turns = self.items(conversation, (*loc, conversation_key), "conversation", label)
+            if not turns:
+                raise self.error(
+                    "the conversation has no invocations",
+                    (*loc, conversation_key),
+                    case=label,
+                    hint="add at least one invocation with a user_content",
+                )
+            for index, turn in enumerate(turns):
+                invocation, invocation_id, responses = self.invocation(
+                    turn, (*loc, conversation_key, index), label
+                )
+                invocations.append(invocation)
+                ids.append(invocation_id)
+                intermediate.append(responses)
         metadata: dict[str, Any] = {}
         extra, extra_key = self.get(item, "metadata")
         if extra is not None:
@@ -176,6 +183,11 @@ class EvalSetReader(TurnReader):
             "metadata": metadata,
             "rubrics": case_rubrics,
         }
+        if simulation is not None:
+            rest = case_only.pop("user_simulation", None)
+            fields["user_simulation"] = (
+                merged(simulation, rest) if isinstance(rest, dict) else simulation
+            )
         if eval_id is not None:
             fields["id"] = eval_id
         if tags is not None:

@@ -108,6 +108,7 @@ CASE_ONLY = (
     "tool_mocks_only",
     "initial_state",
     "expected_state",
+    "user_simulation",
 )
 """The `EvalCase` fields ADK has no field for: written under the eval case's `agenteval` key."""
 
@@ -178,6 +179,33 @@ LEVELS: dict[str, Level] = {
         ),
         # eval_case.SessionInput: extra keys kept.
         Level("session_input", ("app_name", "user_id", "session_id", "state"), strict=False),
+        # conversation_scenarios.ConversationScenario (an EvalBaseModel: extra keys refused).
+        Level(
+            "a conversation scenario",
+            ("starting_prompt", "conversation_plan", "user_persona"),
+        ),
+        # user_simulator_personas.UserPersona and UserBehavior: plain pydantic models, extra
+        # keys ignored.
+        Level("a user persona", ("id", "description", "behaviors"), strict=False),
+        Level(
+            "a user behavior",
+            ("name", "description", "behavior_instructions", "violation_rubrics"),
+            strict=False,
+        ),
+        # simulation.llm_backed_user_simulator.LlmBackedUserSimulatorConfig, in an eval config
+        # (`test_config.json`): extra keys allowed by ADK's base config.
+        Level(
+            "user_simulator_config",
+            (
+                "type",
+                "model",
+                "model_configuration",
+                "max_allowed_invocations",
+                "custom_instructions",
+                "include_function_calls",
+            ),
+            strict=False,
+        ),
         # eval_rubrics.Rubric; `weight` as earlier agenteval versions wrote it, read back.
         Level("a rubric", ("rubric_id", "rubric_content", "description", "type", "weight")),
         Level("rubric_content", ("text_property",)),  # eval_rubrics.RubricContent

@@ -14,6 +14,7 @@ from typing import Any
 from agenteval.case import EvalCase
 from agenteval.casefiles.adk_evalset import EvalSetReader
 from agenteval.casefiles.adk_keys import LEVELS
+from agenteval.casefiles.adk_scenario import settings_beside
 from agenteval.casefiles.adk_walk import AdkEvalSet
 from agenteval.casefiles.jsontext import JsonTree, parse_json
 from agenteval.casefiles.positions import cached_tree, dotted, line_in
@@ -22,6 +23,7 @@ from agenteval.errors import DatasetError
 
 __all__ = [
     "ADK_SUFFIXES",
+    "ADK_TEST_CONFIG",
     "INITIAL_SESSION_FILE",
     "adk_cases",
     "adk_from_data",
@@ -36,6 +38,10 @@ __all__ = [
     "read_adk_json",
     "set_name",
 ]
+
+ADK_TEST_CONFIG = "test_config.json"
+"""ADK's eval config, looked for beside an eval set: its criteria (`EvalConfig.for_file`) and
+its `user_simulator_config`, which the simulated cases read from the file take."""
 
 ADK_SUFFIXES = (".evalset.json", ".test.json")
 """File names read as ADK eval sets."""
@@ -183,7 +189,10 @@ def read_adk_json(
         )
     session = _session_file(source, initial_session, data)
     reader = EvalSetReader(file, lambda loc: line_in(tree(), loc), set_name(source))
-    return reader.eval_set(data, session)
+    found = reader.eval_set(data, session)
+    # ADK's simulated users take the `user_simulator_config` of the eval config beside the file.
+    found.cases = settings_beside(source, found.cases, ADK_TEST_CONFIG)
+    return found
 
 
 def read_adk_folder(

@@ -17,6 +17,7 @@ from agenteval.casefiles.adk_keys import (
     FINAL_SESSION_STATE,
     SESSION_INPUT,
 )
+from agenteval.casefiles.adk_scenario import scenario_json, scenario_rest
 from agenteval.casefiles.source import write_text
 from agenteval.errors import DatasetError
 from agenteval.trace import ToolCall
@@ -95,6 +96,24 @@ def _turns_of(case: EvalCase, file: str) -> list[Invocation]:
     )
 
 
+def _scenario(case: EvalCase, file: str) -> dict[str, Any] | None:
+    """A case played by a simulated user alone, as ADK's `conversation_scenario` (None for a
+    case with written turns: those are its conversation, its simulated user agenteval's)."""
+    simulation = case.user_simulation
+    if simulation is None or case.conversation or case.input is not None:
+        return None
+    scenario = scenario_json(simulation)
+    if scenario is None:
+        raise DatasetError(
+            "this case cannot be written as an ADK eval case: its simulated user has no "
+            "starting_prompt or no goal, which ADK's conversation_scenario needs",
+            file=file,
+            case=case.id,
+            hint="give the user_simulation a starting_prompt and a goal",
+        )
+    return scenario
+
+
 def _invocation(turn: Invocation, invocation_id: str, said: list[dict[str, str]]) -> dict[str, Any]:
     data: dict[str, Any] = {}
     if invocation_id:
@@ -148,20 +167,22 @@ def adk_json(eval_set: NamedCases, *, file: str = "<eval set>") -> dict[str, Any
         session = metadata.pop(SESSION_INPUT, None)
         final = metadata.pop(FINAL_SESSION_STATE, None)
         adk = metadata.pop(ADK_METADATA, None) or {}
-        turns = _turns_of(case, file)
+        scenario = _scenario(case, file)
+        turns = [] if scenario is not None else _turns_of(case, file)
         ids: list[str] = list(adk.get("invocation_ids") or [])
         said: list[list[dict[str, str]]] = list(adk.get("intermediate_responses") or [])
-        data: dict[str, Any] = {
-            "eval_id": case.id,
-            "conversation": [
+        data: dict[str, Any] = {"eval_id": case.id}
+        if scenario is not None:
+            data["conversation_scenario"] = scenario
+        else:
+            data["conversation"] = [
                 _invocation(
                     turn,
                     ids[i] if i < len(ids) else "",
                     said[i] if i < len(said) else [],
                 )
                 for i, turn in enumerate(turns)
-            ],
-        }
+            ]
         if session is not None:
             data["session_input"] = _session(session)
         if final:
@@ -183,6 +204,12 @@ def adk_json(eval_set: NamedCases, *, file: str = "<eval set>") -> dict[str, Any
         own = case.model_dump(
             mode="json", include=set(CASE_ONLY), exclude_none=True, exclude_defaults=True
         )
+        if scenario is not None and case.user_simulation is not None:
+            # The scenario holds the rest; what it cannot hold stays with agenteval's data.
+            own.pop("user_simulation", None)
+            rest = scenario_rest(case.user_simulation)
+            if rest:
+                own["user_simulation"] = rest
         if own:
             extension["case"] = own
         if extension:

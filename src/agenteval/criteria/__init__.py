@@ -44,6 +44,7 @@ from agenteval.criteria.trajectory import (
     ToolNameMatchCriterion,
     TrajectoryMatchCriterion,
 )
+from agenteval.criteria.user_simulator_quality import PerTurnUserSimulatorQualityCriterion
 
 __all__ = [
     "CRITERIA_REGISTRY",
@@ -64,6 +65,7 @@ __all__ = [
     "MultiTurnToolUseQualityCriterion",
     "MultiTurnTrajectoryQualityCriterion",
     "NodeOrderMatchCriterion",
+    "PerTurnUserSimulatorQualityCriterion",
     "ResponseMatchCriterion",
     "RougeMatchCriterion",
     "Rubric",

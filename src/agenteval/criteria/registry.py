@@ -23,6 +23,7 @@ from agenteval.criteria import (
     text,
     tool_use,
     trajectory,
+    user_simulator_quality,
 )
 from agenteval.criteria.base import BaseCriterion
 from agenteval.criteria.config import CriterionConfig
@@ -54,6 +55,7 @@ _BUILTIN_CLASSES: tuple[type[BaseCriterion], ...] = (
     multi_turn.MultiTurnTrajectoryQualityCriterion,
     multi_turn.MultiTurnToolUseQualityCriterion,
     multi_turn.RubricBasedMultiTurnTrajectoryCriterion,
+    user_simulator_quality.PerTurnUserSimulatorQualityCriterion,
     *efficiency.EFFICIENCY_CRITERIA,
 )
 

@@ -35,8 +35,9 @@ How ADK's fields land on `EvalCase`:
 | legacy `initial_session` / session file | `metadata["session_input"]` |
 
 Not carried over: timestamps, `app_details`, rubric `description` and `type`, thought parts.
-A `conversation_scenario` (ADK's user simulator) cannot be played from a file and is refused
-with a message. A key ADK's models do not take is refused, naming the key meant (`adk_keys`).
+A `conversation_scenario` (ADK's simulated user) becomes the case's `user_simulation`
+(`starting_prompt`, `conversation_plan` → `goal`, `user_persona` → `persona`), with the
+`user_simulator_config` of the `test_config.json` beside the file (`casefiles.adk_scenario`). A key ADK's models do not take is refused, naming the key meant (`adk_keys`).
 
 What agenteval writes, google-adk's models accept. ADK keeps an eval case's extra keys and
 refuses them below it, so agenteval's own data goes on the case: `tags`, `metadata` (other

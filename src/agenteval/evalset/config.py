@@ -25,13 +25,18 @@ ADK's `test_config.json` (`{"criteria": {...}}`) is read by `EvalConfig.load` /
 | `multi_turn_task_success_v1` | `multi_turn_task_success_v1` (`MultiTurnTaskSuccessCriterion`): ADK asks Vertex AI, agenteval its own judge |
 | `multi_turn_trajectory_quality_v1` | `multi_turn_trajectory_quality_v1` (`MultiTurnTrajectoryQualityCriterion`): as above |
 | `multi_turn_tool_use_quality_v1` | `multi_turn_tool_use_quality_v1` (`MultiTurnToolUseQualityCriterion`): as above |
+| `per_turn_user_simulator_quality_v1` | `per_turn_user_simulator_quality_v1` (`PerTurnUserSimulatorQualityCriterion`): a simulated user's messages, judged one by one; no score for a case played from written turns |
 | `tool_call_count_v1`, `inference_call_count_v1`, `token_usage_v1`, `invocation_duration_v1` | the same names (`criteria.efficiency`): reported per turn, never pass or fail; they take no threshold (write `{}` or `true`) |
 
 ADK reports its four efficiency metrics on every eval without being asked (and refuses them in
 `criteria`); agenteval reports them when named, or on every case with
 `EvalConfig(report_efficiency=True)` / `EvalConfig.from_adk(data, report_efficiency=True)`.
-`response_evaluation_score` (Vertex AI's coherence score) and
-`per_turn_user_simulator_quality_v1` (a user simulator's turns) are refused, with the reason.
+`response_evaluation_score` (Vertex AI's coherence score) is refused, with the reason.
+
+ADK's `user_simulator_config` is kept (`EvalConfig.user_simulator_config`, snake_case) and
+applies to the cases that simulate their user (`EvalConfig.simulated_cases`, which
+`AgentEvaluator` calls): `max_allowed_invocations` → `max_turns`, `custom_instructions` and the
+`model` into the simulation's `extra` (see `agenteval.casefiles.adk_scenario`).
 
 In agenteval's own names (`EvalConfig(criteria=...)`, `CriteriaConfig(...)`),
 `response_match_score` is the criterion API's LLM-judged `ResponseMatchCriterion`.
@@ -42,7 +47,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -55,6 +60,9 @@ from pydantic import (
     field_validator,
 )
 
+from agenteval.case import EvalCase
+from agenteval.casefiles.adk_scenario import SettingProblem, simulated, simulator_settings
+from agenteval.casefiles.read_adk import ADK_TEST_CONFIG as TEST_CONFIG_NAME
 from agenteval.criteria.config import CriterionConfig
 from agenteval.errors import ConfigError
 from agenteval.evalset.criterion_settings import (
@@ -78,7 +86,7 @@ __all__ = [
 
 logger = logging.getLogger("agenteval")
 
-ADK_TEST_CONFIG = "test_config.json"
+ADK_TEST_CONFIG = TEST_CONFIG_NAME
 """ADK's criteria file, looked for beside an eval set (`EvalConfig.for_file`)."""
 
 ADK_METRICS: dict[str, str] = {
@@ -95,6 +103,7 @@ ADK_METRICS: dict[str, str] = {
     "multi_turn_task_success_v1": "multi_turn_task_success_v1",
     "multi_turn_trajectory_quality_v1": "multi_turn_trajectory_quality_v1",
     "multi_turn_tool_use_quality_v1": "multi_turn_tool_use_quality_v1",
+    "per_turn_user_simulator_quality_v1": "per_turn_user_simulator_quality_v1",
     "tool_call_count_v1": "tool_call_count_v1",
     "inference_call_count_v1": "inference_call_count_v1",
     "token_usage_v1": "token_usage_v1",
@@ -105,8 +114,6 @@ ADK_METRICS: dict[str, str] = {
 _ADK_UNSUPPORTED = {
     "response_evaluation_score": "it is Vertex AI's coherence score (1 to 5); use "
     "final_response_match_v2 or rubric_based_final_response_quality_v1",
-    "per_turn_user_simulator_quality_v1": "agenteval plays the turns written in the eval set; "
-    "there is no user simulator to judge",
 }
 
 
@@ -160,6 +167,9 @@ class CriteriaConfig(BaseModel):
     rubric_based_multi_turn_trajectory_quality_v1: CriterionConfig | None = None
     """`RubricBasedMultiTurnTrajectoryCriterion`: the conversation against the
     `TRAJECTORY_QUALITY` rubrics."""
+    per_turn_user_simulator_quality_v1: CriterionConfig | None = None
+    """`PerTurnUserSimulatorQualityCriterion`: the simulated user's messages, each judged
+    against its goal (ADK's `conversation_plan`) and persona."""
     tool_call_count_v1: CriterionConfig | None = None
     """Tool calls per turn: reported, never pass or fail (no threshold)."""
     inference_call_count_v1: CriterionConfig | None = None
@@ -236,6 +246,25 @@ class EvalConfig(BaseModel):
     `token_usage_v1`, `invocation_duration_v1`) on every case, as ADK does on every eval,
     besides the criteria (those named in `criteria` are not added twice). Reported, never a
     pass or a fail."""
+    user_simulator_config: dict[str, Any] | None = None
+    """ADK's `user_simulator_config` (keys in snake_case): what the cases that simulate their
+    user take from it (`simulated_cases`). None: the cases as read."""
+
+    @field_validator("user_simulator_config")
+    @classmethod
+    def _simulator_config(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        try:
+            return simulator_settings(value).given
+        except SettingProblem as exc:
+            raise ValueError(f"{exc.message} ({exc.hint})") from exc
+
+    def simulated_cases(self, cases: Sequence[EvalCase]) -> list[EvalCase]:
+        """`cases`, those that simulate their user with `user_simulator_config` applied."""
+        if self.user_simulator_config is None:
+            return list(cases)
+        return simulated(cases, simulator_settings(self.user_simulator_config))
 
     def __init__(self, **data: Any) -> None:
         _check_criteria(data)
@@ -283,6 +312,7 @@ class EvalConfig(BaseModel):
                 hint='write {"criteria": {"tool_trajectory_avg_score": 1.0}}',
             )
         criteria: dict[str, CriterionConfig] = {}
+        simulator: dict[str, Any] | None = None
         for key, value in data.items():
             field = snake(str(key))
             if field == "criteria":
@@ -317,7 +347,18 @@ class EvalConfig(BaseModel):
                             else "a threshold (0 to 1), or an object with threshold, "
                             "judge_model_options, match_type, rubrics",
                         ) from exc
-            elif field in ("user_simulator_config", "live_model_config"):
+            elif field == "user_simulator_config":
+                if value is not None:
+                    try:
+                        simulator = simulator_settings(value).given
+                    except SettingProblem as exc:
+                        raise ConfigError(
+                            exc.message,
+                            file=file,
+                            field=".".join((field, *exc.path)),
+                            hint=exc.hint,
+                        ) from exc
+            elif field == "live_model_config":
                 logger.warning("%s: %s is not used by agenteval", file or "eval config", key)
             elif field == "custom_metrics":
                 raise ConfigError(
@@ -340,7 +381,11 @@ class EvalConfig(BaseModel):
                     if meant
                     else "an ADK eval config holds `criteria`",
                 )
-        return cls(criteria=CriteriaConfig(**criteria), report_efficiency=report_efficiency)
+        return cls(
+            criteria=CriteriaConfig(**criteria),
+            report_efficiency=report_efficiency,
+            user_simulator_config=simulator,
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> EvalConfig:

@@ -141,7 +141,9 @@ class AgentEvaluator:
     `timeout`, `retries`, the run `store`, the `judge` of the LLM criteria (else
     `AGENTEVAL_JUDGE`, else each criterion's `judge_model`), `use_cache` (the judge cache),
     `prices` (for the run's cost), the agent's `tools` and `tool_mocks` (what tools answer in
-    every case; a case's own mock of a tool wins). They are kept as one checked value,
+    every case; a case's own mock of a tool wins), and the `user_simulator` who plays the cases
+    that simulate their user (ADK's `conversation_scenario`) without a script of their own
+    (as `agenteval.evaluate(user_simulator=...)` takes it). They are kept as one checked value,
     `evaluator.options` (and read as attributes: `evaluator.trials`); the run has no built-in
     scorer and no default judge rubric (`EVALUATOR_BUILTINS`): the criteria are its scores.
 
@@ -168,6 +170,7 @@ class AgentEvaluator:
         prices: PriceTable | None = None,
         tools: Mapping[str, ToolSpec] | None = None,
         tool_mocks: Mapping[str, Any] | None = None,
+        user_simulator: Any = None,
     ) -> None:
         if config is not None and not isinstance(config, EvalConfig):
             raise TypeError(
@@ -193,6 +196,7 @@ class AgentEvaluator:
             prices=prices,
             tools=tools,
             tool_mocks=tool_mocks,
+            user_simulator=user_simulator,
             # The criteria are the run's scorers: no built-in scorer, no default judge rubric.
             builtins=EVALUATOR_BUILTINS,
             rubrics=(),
@@ -202,7 +206,7 @@ class AgentEvaluator:
     # The run settings, read as attributes (`evaluator.trials`): `options`'s.
     trials, concurrency, timeout, retries = Setting(), Setting(), Setting(), Setting()
     store, judge, use_cache, prices, tools = Setting(), Setting(), Setting(), Setting(), Setting()
-    tool_mocks = Setting()
+    tool_mocks, user_simulator = Setting(), Setting()
 
     # --- what runs
 
@@ -356,6 +360,9 @@ class AgentEvaluator:
     ) -> EvalReport:
         config = config or self.config_for(eval_set)
         the_set = self._eval_set(eval_set)
+        if config.user_simulator_config is not None:
+            # ADK's user_simulator_config: the cases that simulate their user take it.
+            the_set = the_set.model_copy(update={"cases": config.simulated_cases(the_set.cases)})
         scorers = self.criteria_for(config, the_set.cases)
         thresholds = {getattr(s, "name", ""): getattr(s, "threshold", None) for s in scorers}
         started = utc_now()
