@@ -178,6 +178,33 @@ def check_players(cases: Iterable[EvalCase], simulator: Any) -> None:
     )
 
 
+def with_named_simulator(options: RunOptions, cases: Sequence[EvalCase]) -> RunOptions:
+    """`options` with the simulator the cases name (an ADK eval set's
+    `user_simulator_config.model`, kept as `extra["model"]`) when the run names none: the file
+    says which model plays its users, as ADK would run it. The run's own setting wins; cases
+    naming different models are refused (a run has one simulator)."""
+    if options.user_simulator is not None:
+        return options
+    named = {
+        model
+        for case in cases
+        if case.user_simulation is not None
+        and case.user_simulation.script is None
+        and isinstance(model := case.user_simulation.extra.get("model"), str)
+    }
+    if not named:
+        return options
+    if len(named) > 1:
+        raise ConfigError(
+            f"the cases name different simulator models ({', '.join(sorted(named))}) and a run "
+            "has one user simulator",
+            field="user_simulator",
+            hint="name the run's: `user_simulator:` in agenteval.yaml, --user-simulator "
+            "PROVIDER:MODEL, or evaluate(user_simulator=...)",
+        )
+    return replace(options, user_simulator=named.pop())
+
+
 def with_users(
     options: RunOptions, settings: EngineSettings, stored: Mapping[str, Any] | None = None
 ) -> tuple[EngineSettings, SimulatorChoice]:
@@ -233,6 +260,7 @@ async def plan_new(
     if agent is not None:  # scripted users play only where an agent runs: before any trial
         given = checked_scripts(given, dataset or cases, options.base_dir)
         if isinstance(given, Sequence):
+            options = with_named_simulator(options, given)
             check_players(given, options.user_simulator)
         settings, users = with_users(options, settings)
     choice = run_judge_choice(options)
