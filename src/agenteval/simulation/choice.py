@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.errors import ConfigError
-from agenteval.judge.choice import JudgeChoice, config_from_stored, judge_problem
+from agenteval.judge.choice import JudgeChoice, config_from_stored
 from agenteval.judge.judge import JudgeConfig
 from agenteval.judge.provider import ProviderUnavailable
+from agenteval.judge.providers import provider_problem
 from agenteval.pricing import PriceTable
 from agenteval.simulation.simulator import UserSimulator, UserSimulatorConfig
 
@@ -56,8 +57,8 @@ def simulator_config(
 
 def simulator_problem(config: JudgeConfig) -> str | None:
     """Why the simulator `config` names cannot run here (its SDK extra, its API key), said as
-    the judge's is (`judge.choice.judge_problem`); None when it can."""
-    return judge_problem(config)
+    the judge's is; None when it can."""
+    return provider_problem(config.provider, base_url=config.base_url, role="user simulator")
 
 
 @dataclass

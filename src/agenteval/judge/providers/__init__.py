@@ -53,15 +53,16 @@ def make_provider(
 
 
 def provider_problem(
-    name: str, *, base_url: str | None = None, api_key: str | None = None
+    name: str, *, base_url: str | None = None, api_key: str | None = None, role: str = "judge"
 ) -> str | None:
     """Why `make_provider(name, ...)` would fail here (its SDK not installed, no API key and no
     base URL), naming the fix; None when it would not. Checked before a run starts, so a judge
     the user asked for that cannot run stops the command before anything is stored; no client
-    is made. Raises `ValueError` for an unknown name, as `make_provider` does."""
+    is made. Raises `ValueError` for an unknown name, as `make_provider` does. `role` is what
+    the message calls the model (`judge`, `user simulator`)."""
     key = _known(name)
     try:
-        _require_sdk(key)
+        _require_sdk(key, role)
     except ProviderUnavailable as exc:
         return str(exc)
     if (
@@ -71,7 +72,7 @@ def provider_problem(
         or access.env_value(access.BASE_URL_VARS[key])
     ):
         return None
-    return _missing_key_message(key)
+    return _missing_key_message(key, role)
 
 
 def _known(name: str) -> str:
@@ -83,19 +84,19 @@ def _known(name: str) -> str:
     return key
 
 
-def _require_sdk(provider: str) -> None:
+def _require_sdk(provider: str, role: str = "judge") -> None:
     try:
         access.import_sdk(provider)
     except ImportError as exc:
         raise ProviderUnavailable(
-            f"the {provider} judge needs the {access.SDK_PACKAGES[provider]} package, which is not "
+            f"the {provider} {role} needs the {access.SDK_PACKAGES[provider]} package, which is not "
             f"installed: pip install 'agenteval[{provider}]'"
         ) from exc
 
 
-def _missing_key_message(provider: str) -> str:
+def _missing_key_message(provider: str, role: str = "judge") -> str:
     names = " or ".join(access.KEY_VARS[provider])
-    message = f"the {provider} judge needs an API key: set {names}"
+    message = f"the {provider} {role} needs an API key: set {names}"
     if provider == "openai":
         message += (
             " (or set OPENAI_BASE_URL to an OpenAI-compatible server, such as Ollama, vLLM or "
