@@ -52,7 +52,7 @@ def test_show_verbose_prints_each_conversation_turn_by_turn(tmp_path: Path) -> N
         "written-first #0  user openai:gpt-4o-mini  ·  2 user turns",
         "goal: Get the refund",
         "1. user [written] My order 8812 arrived broken",
-        "tools: lookup_order",
+        "tools: look_up_broken_order",
         "agent: Found it. What is your email?",
         "2. user [simulated] ana@example.com",
         "agent: Refund issued for order 8812.",

@@ -104,14 +104,20 @@ def test_scripted_and_simulated_users_play_their_cases(project: pytest.Pytester)
     assert simulated.end_reason.value == "goal_achieved"
 
 
-def test_without_a_simulator_a_goal_only_case_is_not_played(project: pytest.Pytester) -> None:
+def test_without_a_simulator_a_goal_only_case_is_refused_before_it_runs(
+    project: pytest.Pytester,
+) -> None:
+    """A case no one can play is refused before the run starts (as a script that does not
+    load is): every test of the decorated function errors with the one message, nothing runs."""
     project.makepyfile(test_users=TEST.replace("user_simulator=PlayedUser(), ", ""))
 
     result = project.runpytest("-v")
 
     outcomes = result.parseoutcomes()
-    assert outcomes.get("passed") == 1
-    assert "no user simulator" in result.stdout.str()
+    assert outcomes.get("passed") is None and outcomes.get("errors") == 2
+    said = result.stdout.str()
+    assert "case 'simulated' simulates its user" in said and "no user simulator" in said
+    assert "Traceback" not in said
 
 
 def test_a_script_that_does_not_load_is_one_message(project: pytest.Pytester) -> None:

@@ -4,6 +4,7 @@ loopback Chat Completions server whose model follows the desk's policy
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from tests.frameworks.users_desk import (
 from tests.judge.fakes import http_error
 
 import agenteval
+from agenteval.agents import tools as agenteval_tools
 from agenteval.agents.builtin import builtin_agent
 from agenteval.store import RunStore
 from agenteval.trace import Trial
@@ -55,7 +57,13 @@ def desk_model(body: dict[str, Any]) -> Any:
 
 
 @pytest.fixture
-def desk_agent(openai_fake: ToolCallingOpenAI, tmp_path: Path) -> Any:
+def desk_agent(openai_fake: ToolCallingOpenAI, tmp_path: Path) -> Iterator[Any]:
+    # The desk's tools keep the names every framework's desk uses (`find_order`, `refund`), and
+    # `@agenteval.tool` declares them in the process-wide registry, where other tests declare
+    # tools of those names: the registry's entries are put back as they were after the test.
+    registry = agenteval_tools._REGISTRY
+    names = ("find_order", "refund")
+    saved = {name: registry[name] for name in names if name in registry}
     (tmp_path / "desk_tools.py").write_text(TOOLS, encoding="utf-8")
     openai_fake.handler = desk_model
     spec = {
@@ -64,7 +72,10 @@ def desk_agent(openai_fake: ToolCallingOpenAI, tmp_path: Path) -> Any:
         "system_prompt": "Refund broken orders.",
         "tools": "desk_tools.py",
     }
-    return builtin_agent(spec, base_dir=tmp_path)
+    yield builtin_agent(spec, base_dir=tmp_path)
+    for name in names:
+        registry.pop(name, None)
+    registry.update(saved)
 
 
 def test_the_desk_is_played_whole_by_a_scripted_user(

@@ -26,7 +26,7 @@ CALL_USAGE = Usage(input_tokens=120, output_tokens=15)
 
 
 @tool
-def lookup_order(number: str) -> dict[str, str]:
+def look_up_broken_order(number: str) -> dict[str, str]:
     """The order's status."""
     return {"order": number, "status": "broken on arrival"}
 
@@ -45,7 +45,7 @@ def refund_agent(messages: Any) -> str:
     if number is None:
         return "What is your order number?"
     if "@" not in said:
-        lookup_order(number.group())
+        look_up_broken_order(number.group())
         return "Found it. What is your email?"
     return "Refund issued for order 8812."
 

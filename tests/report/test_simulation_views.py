@@ -222,7 +222,7 @@ def test_the_html_report_shows_the_section_and_each_conversation_turn_by_turn(ru
     assert sources == ["written", "simulated"]
     # The first turn's tool call sits under it, before the agent's answer to it.
     first = trace.index("My order 8812 arrived broken")
-    call = trace.index('<code class="tool">lookup_order</code>', first)
+    call = trace.index('<code class="tool">look_up_broken_order</code>', first)
     assert call < trace.index("Found it. What is your email?", first)
     assert "<code>goal_achieved</code>" in trace and "the user: refund confirmed" in trace
     assert "<code>openai:gpt-4o-mini</code>" in trace
