@@ -14,12 +14,17 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from agenteval.tool_mocks import ToolMock
 from agenteval.trace import AgentStep, ToolCall
 from agenteval.user_simulation import UserSimulation
 
-__all__ = ["EvalCase", "ExpectedCall", "Invocation", "Message", "Rubric"]
+__all__ = ["MAX_TURNS_BELOW_WRITTEN", "EvalCase", "ExpectedCall", "Invocation", "Message", "Rubric"]
+
+MAX_TURNS_BELOW_WRITTEN = "max_turns_below_written"
+"""The error type of a case whose `user_simulation.max_turns` is below the user messages it
+writes (case files name the field with it)."""
 
 
 class _Model(BaseModel):
@@ -187,9 +192,29 @@ class EvalCase(_Model):
             raise ValueError(
                 "a case needs an `input`, a `conversation`, a `user_simulation` or an `agent_trace`"
             )
+        if self.user_simulation is not None:
+            self._check_max_turns(self.user_simulation)
         if not self.id:
             self.id = self.content_id()
         return self
+
+    def _check_max_turns(self, simulation: UserSimulation) -> None:
+        """`max_turns` counts the written user messages too: fewer than the case writes is a
+        mistake (they would all be played anyway, past the limit the case states)."""
+        if self.conversation or isinstance(self.input, str):
+            written = len(self.turns)
+        else:
+            given = self.input or []
+            written = int(bool(given) and given[-1].role == "user")
+        written += simulation.starting_prompt is not None
+        if written > simulation.max_turns:
+            raise PydanticCustomError(
+                MAX_TURNS_BELOW_WRITTEN,
+                "user_simulation.max_turns is {max_turns}, fewer than the {written} user "
+                "messages the case writes (its turns and starting_prompt): max_turns counts "
+                "them too",
+                {"max_turns": simulation.max_turns, "written": written},
+            )
 
     @property
     def expected_tool_calls(self) -> list[str] | None:

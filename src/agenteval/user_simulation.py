@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from agenteval.trace import EndReason, ModelCall
 
@@ -62,6 +63,15 @@ class UserSimulation(_Model):
     extra: dict[str, Any] = Field(default_factory=dict)
     """What another format says of the user that agenteval keeps as given (ADK's persona
     behaviours, its `user_simulator_config`), for the simulator's prompt and the reports."""
+
+    @field_validator("max_turns", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        # pydantic reads true as 1: `max_turns: true` (or YAML's `yes`) would silently cut the
+        # conversation to one message.
+        if isinstance(value, bool):
+            raise PydanticCustomError("int_type", "Input should be a valid integer")
+        return value
 
     @model_validator(mode="after")
     def _has_a_user(self) -> UserSimulation:

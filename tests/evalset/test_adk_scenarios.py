@@ -159,6 +159,7 @@ def test_a_persona_id_without_google_adk_names_the_extra(
     ("scenario", "field", "words"),
     [
         ({"starting_prompt": "hi"}, "conversation_plan", "needs a conversation_plan"),
+        ({"starting_prompt": "hi", "conversation_plan": " "}, "conversation_plan", "is empty"),
         ({"conversation_plan": "x"}, "starting_prompt", "needs a starting_prompt"),
         (
             {"starting_prompt": "hi", "conversation_plan": "x", "user_persone": "EXPERT"},

@@ -46,7 +46,10 @@ def test_scripted_customers_pass_where_the_fixed_script_fails(clone: Path, tmp_p
     assert_clean(done.stderr)
     assert git("status", "--porcelain", "--untracked-files=all", cwd=clone) == ""
 
-    results: list[dict[str, Any]] = json.loads(document.read_text())["results"]
+    written = json.loads(document.read_text())
+    # As the README says: the scripted customers' trials pass, the fixed script's fail.
+    assert (written["summary"]["passed"]["count"], written["summary"]["passed"]["total"]) == (6, 8)
+    results: list[dict[str, Any]] = written["results"]
     assert len(results) == 8  # four cases, two trials each
     verdicts = {
         (r["case_id"], r["trial"]): (r["scores"]["exact_match"]["passed"], r["failure"])

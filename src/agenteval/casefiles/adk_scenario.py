@@ -84,6 +84,14 @@ def read_scenario(walker: AdkWalker, data: Any, loc: Loc, case: str | int) -> Us
                 else f"add {name!r}: what the simulated user wants, step by step",
             )
         texts[name] = walker.text(value, (*loc, key), name, case)
+        if name == "conversation_plan" and not texts[name].strip():
+            # The simulated user's goal: with none, no one can play the user.
+            raise walker.error(
+                "a conversation_scenario's conversation_plan is empty",
+                (*loc, key),
+                case=case,
+                hint="write what the simulated user wants, step by step",
+            )
     fields: dict[str, Any] = {
         "starting_prompt": texts["starting_prompt"],
         "goal": texts["conversation_plan"],

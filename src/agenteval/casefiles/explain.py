@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agenteval.case import EvalCase, ExpectedCall, Rubric
+from agenteval.case import MAX_TURNS_BELOW_WRITTEN, EvalCase, ExpectedCall, Rubric
 from agenteval.casefiles.fields import (
     INPUT_FIELDS,
     MEANINGS,
@@ -46,6 +46,9 @@ def explain(exc: ValidationError, record: Record, file: str) -> DatasetError:
     problems: list[_Problem] = []
     for order, error in enumerate(exc.errors(include_url=False)):
         path = _data_path(error["loc"], record.data, error["type"])
+        if error["type"] == MAX_TURNS_BELOW_WRITTEN:  # the case's mistake, in one field
+            limit: Loc = ("user_simulation", "max_turns")
+            path = limit if _has(record.data, limit) else limit[:1]
         problems.append(_Problem(path, error, None, order))
     # A value that fits one branch of a union (say, the list in `input: [...]`) also fails the
     # other branches' type checks; the deeper error inside the fitting branch is the real one.
@@ -201,6 +204,13 @@ def _user_simulation(path: Loc, error: Any, fmt: str) -> tuple[str, str] | None:
             f"expected a mapping, got {describe(error['input'])}",
             f"write the user's goal under `user_simulation:`, e.g. `user_simulation: {{goal: "
             f"{json.dumps(error['input'])}}}`",
+        )
+    if error["type"] == MAX_TURNS_BELOW_WRITTEN:
+        written = error["ctx"]["written"]
+        return (
+            str(error["msg"]),
+            f"write max_turns: {written} or more (the user messages the case writes, then "
+            "the simulated user's), or write fewer turns",
         )
     if path == ("user_simulation", "max_turns") and error["type"] == "greater_than_equal":
         return (

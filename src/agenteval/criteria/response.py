@@ -183,11 +183,18 @@ class FactualAccuracyCriterion(TemplatedLLMCriterion):
 
     def ask(self, actual: Trial, expected: EvalCase) -> JudgeAsk | CriterionResult:
         """The question, the reference (when there is one) and the response."""
-        if not actual.actual_response.strip():
+        answer = actual.actual_response
+        reference = expected_final_response(expected)
+        turns = turns_to_score(actual, expected) if reference is not None else None
+        if isinstance(turns, list) and turns:
+            # The turn whose expected response is the reference, with its own answer (a
+            # simulated user may have gone on after it: the last answer replies to that).
+            reference, answer = turns[-1].want, turns[-1].got
+        reference = reference or _reference_facts(expected)
+        if not answer.strip():
             reason = f"no response, so no fact to check ({no_answer_reason(actual)})"
             return self._result(None, {"reason": reason}, reason=reason)
-        reference = expected_final_response(expected) or _reference_facts(expected)
-        blocks = {"question": case_question(expected, actual), "answer": actual.actual_response}
+        blocks = {"question": case_question(expected, actual), "answer": answer}
         if reference is not None:
             blocks["reference"] = reference
         return JudgeAsk(blocks, {"reference": reference})

@@ -149,6 +149,21 @@ def _verdict(
     return alignment_score(alignment, match_type), details, reason
 
 
+def written_turns_calls(actual: Trial, expected: EvalCase, field: str) -> list[ToolCall]:
+    """The calls to compare with what the case's turns expect (`field` stated on a turn): a
+    simulated user that went on after the written turns led to calls they say nothing of, so
+    only the written turns' own are compared (a step per turn, as played); else every call."""
+    turns = expected.conversation or []
+    simulation = actual.simulation
+    if (
+        simulation is not None
+        and any(field in turn.model_fields_set for turn in turns)
+        and len(actual.steps) == len(simulation.turns) > len(turns)
+    ):
+        return [call for step in actual.steps[: len(turns)] for call in step.tool_calls]
+    return list(actual.tool_calls)
+
+
 class TrajectoryMatchCriterion(SyncCriterion):
     """The tools the agent called against every turn's `expected_tool_trajectory`.
 
@@ -169,7 +184,7 @@ class TrajectoryMatchCriterion(SyncCriterion):
         """Align the calls made with the calls expected."""
         match_type, check_args = self.config.match_type, self.config.check_args
         want = expected_trajectory_calls(expected) or []
-        got = actual.tool_calls
+        got = written_turns_calls(actual, expected, "expected_tool_trajectory")
         alignment = align(want, got, call_fits(check_args), match_type)
         missing = [_call_text(want[i], check_args) for i in alignment.missing]
         extra = [_call_text(got[j], check_args) for j in alignment.extra]
@@ -216,7 +231,8 @@ class ToolNameMatchCriterion(SyncCriterion):
     def evaluate_sync(self, actual: Trial, expected: EvalCase) -> CriterionResult:
         """Compare the multisets of names."""
         want = Counter(expected_tool_names(expected) or [])
-        got = Counter(call.name for call in actual.tool_calls)
+        calls = written_turns_calls(actual, expected, "expected_tool_trajectory")
+        got = Counter(call.name for call in calls)
         if not want:
             score = 1.0 if not got else 0.5
             return self._result(

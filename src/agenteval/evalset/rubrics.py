@@ -34,17 +34,25 @@ def _turn_views(actual: Trial, expected: EvalCase) -> list[tuple[int, Trial, Eva
     when the trial cannot be split into the case's turns."""
     turns = expected.conversation or []
     outputs = actual.metadata.get("turn_outputs")
+    # A simulated user spoke after the written turns: each written turn is still graded on its
+    # own answer (the first ones), and the rubrics of no turn on the conversation's end.
+    continued = (
+        actual.simulation is not None
+        and isinstance(outputs, list)
+        and len(outputs) > len(turns)
+        and len(actual.steps) == len(outputs)
+    )
     if (
-        len(turns) < 2
+        len(turns) < (1 if continued else 2)
         or not isinstance(outputs, list)
-        or len(outputs) != len(turns)
-        or len(actual.steps) != len(turns)
+        or (len(outputs) != len(turns) and not continued)
+        or (len(actual.steps) != len(turns) and not continued)
     ):
         return None
     last = len(turns) - 1
     views: list[tuple[int, Trial, EvalCase]] = []
     for index, turn in enumerate(turns):
-        if not turn.rubrics and index != last:
+        if not turn.rubrics and (index != last or continued):
             continue
         step = actual.steps[index]
         trial = actual.model_copy(
@@ -52,7 +60,7 @@ def _turn_views(actual: Trial, expected: EvalCase) -> list[tuple[int, Trial, Eva
                 "output": outputs[index],
                 "steps": [step],
                 "tool_calls": list(step.tool_calls),
-                "failure": actual.failure if index == last else None,
+                "failure": actual.failure if index == last and not continued else None,
                 # Read as the written turns up to this one (a simulated user said no more).
                 "simulation": None,
             }
@@ -60,6 +68,12 @@ def _turn_views(actual: Trial, expected: EvalCase) -> list[tuple[int, Trial, Eva
         earlier: list[Invocation] = [t.model_copy(update={"rubrics": []}) for t in turns[:index]]
         case = expected.model_copy(update={"conversation": [*earlier, turn]})
         views.append((index, trial, case))
+    if continued:
+        # The case's and the run's rubrics: the whole conversation, as played, to its end.
+        bare = [t.model_copy(update={"rubrics": []}) for t in turns]
+        views.append(
+            (len(actual.steps) - 1, actual, expected.model_copy(update={"conversation": bare}))
+        )
     return views
 
 

@@ -137,6 +137,12 @@ def turns_of(case: EvalCase, trial: Trial) -> list[Turn]:
     outputs = trial.metadata.get("turn_outputs")
     if by_turn and trial.steps and len(trial.steps) <= len(users):
         steps: list[AgentStep] = list(trial.steps)
+    elif words.simulated and played and len(played) == len(users):
+        # No step per turn (an agent that failed mid-conversation records none), but the
+        # simulated conversation kept each answer: a turn per user message, as played, the
+        # trial's tool calls with its last turn (which turn made them is not known).
+        steps = [AgentStep() for _ in played[:-1]]
+        steps.append(AgentStep(tool_calls=list(trial.tool_calls), output=trial.output))
     else:
         steps = [AgentStep(tool_calls=list(trial.tool_calls), output=trial.output)]
         users = ["\n".join(users)] if len(users) > 1 else users
