@@ -37,7 +37,7 @@ from agenteval.judge.templates import fence
 from agenteval.pricing import PriceTable
 from agenteval.retry import RetryPolicy
 from agenteval.simulation.reply import REPLY_SCHEMA, SimulatorPrompt, SimulatorReply, load_prompt
-from agenteval.trace import EndReason, ModelCall
+from agenteval.trace import EndReason, FailureCause, ModelCall
 from agenteval.user_simulation import UserReply, UserRequest
 
 __all__ = ["UserSimulator", "UserSimulatorConfig", "plan_text"]
@@ -201,9 +201,15 @@ class UserSimulator:
         if asked.value is None:
             where = f"the user simulator {self.label} (case {request.case_id!r})"
             if asked.cause is not None:
+                # A cause that is not infrastructure (the provider refused the request itself:
+                # a 400, 401, 404) is still the simulator's failure, never the agent's.
                 raise UserSimulatorError(
                     f"{where}: {asked.error}",
-                    cause=asked.cause,
+                    cause=(
+                        asked.cause
+                        if asked.cause.is_infrastructure
+                        else FailureCause.USER_SIMULATOR_ERROR
+                    ),
                     retry_after_s=asked.retry_after_s,
                 )
             raise UserSimulatorError(f"{where} gave no usable reply, twice: {asked.error}")
