@@ -23,7 +23,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agenteval.errors import UserSimulatorError
+from agenteval.errors import InfrastructureError, UserSimulatorError
 from agenteval.loading import load_object
 from agenteval.trace import EndReason, SimulatedConversation, Trial, UserTurn
 from agenteval.user_simulation import UserReply, UserRequest, UserSimulation
@@ -219,11 +219,22 @@ class UserSession:
         try:
             with self.clock_held():
                 reply = await self.user.reply(request)
+        except InfrastructureError:
+            raise
+        except Exception as exc:  # a user object's own bug: the user's failure, not the agent's
+            raise UserSimulatorError(
+                f"the user {self.user.label} raised {type(exc).__name__}: {exc}"
+            ) from exc
         finally:
             self.waited_s += time.monotonic() - started
         if reply is None:
             self._end(EndReason.USER_STOPPED)
             return None
+        if not isinstance(reply, UserReply):
+            raise UserSimulatorError(
+                f"the user {self.user.label} returned {type(reply).__name__}: a user's reply is "
+                "a UserReply, or None to stop"
+            )
         self.record.model_calls.extend(reply.model_calls)
         self.record.cached_calls += reply.cached
         if reply.cost_usd is not None:
