@@ -228,6 +228,7 @@ class UserSession:
         finally:
             self.waited_s += time.monotonic() - started
         if reply is None:
+            self._stopped_before_speaking("stopped")
             self._end(EndReason.USER_STOPPED)
             return None
         if not isinstance(reply, UserReply):
@@ -240,10 +241,20 @@ class UserSession:
         if reply.cost_usd is not None:
             self.record.cost_usd = (self.record.cost_usd or 0.0) + reply.cost_usd
         if reply.stop is not None:
+            self._stopped_before_speaking(f"stopped ({reply.stop.value})")
             self._end(reply.stop, reply.detail)
             return None
         source = "scripted" if isinstance(self.user, ScriptedUser) else "simulated"
         return self._add(reply.message or "", source)
+
+    def _stopped_before_speaking(self, how: str) -> None:
+        """A user who stops before its first message left the agent nothing to answer: the
+        user's failure, never the agent's `no_response`."""
+        if not self.record.turns:
+            raise UserSimulatorError(
+                f"the user {self.user.label} {how} before its first message: the agent was "
+                "given nothing to answer"
+            )
 
     def _add(self, message: str, source: str) -> str:
         self.record.turns.append(UserTurn.model_validate({"user": message, "source": source}))
