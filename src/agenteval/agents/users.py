@@ -16,6 +16,7 @@ infrastructure failure of the trial (retried, then left out of scoring), never t
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from collections.abc import Callable, Iterable
@@ -64,6 +65,7 @@ class ScriptedUser:
         self.function = function
         self.reference = reference
         self._with_request = _takes_two(function)
+        self._is_async = _is_async(function)
 
     @property
     def label(self) -> str:
@@ -73,10 +75,14 @@ class ScriptedUser:
     async def reply(self, request: UserRequest) -> UserReply | None:
         """Call the function on a copy of the conversation (it may keep or change its list)."""
         messages = [dict(message) for message in request.messages]
+        arguments = (messages, request) if self._with_request else (messages,)
         try:
-            value = (
-                self.function(messages, request) if self._with_request else self.function(messages)
-            )
+            if self._is_async:
+                value = self.function(*arguments)
+            else:
+                # A sync script may block (a model, a file, a service): in a thread, so the
+                # trials running meanwhile keep the event loop, and their agents' time.
+                value = await asyncio.to_thread(self.function, *arguments)
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
@@ -91,6 +97,12 @@ class ScriptedUser:
             f"the scripted user {self.reference} returned {type(value).__name__}: return the "
             "next message as a str, a UserReply, or None to stop"
         )
+
+
+def _is_async(function: Callable[..., Any]) -> bool:
+    """Whether `function` is an async function (or an object whose `__call__` is one)."""
+    call = type(function).__call__ if not inspect.isroutine(function) else None
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
 
 
 def _takes_two(function: Callable[..., Any]) -> bool:
