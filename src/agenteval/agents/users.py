@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from agenteval.errors import InfrastructureError, UserSimulatorError
 from agenteval.loading import load_object
-from agenteval.trace import EndReason, SimulatedConversation, Trial, UserTurn
+from agenteval.trace import EndReason, ModelCall, SimulatedConversation, Trial, UserTurn
 from agenteval.user_simulation import UserReply, UserRequest, UserSimulation
 
 __all__ = [
@@ -231,6 +231,9 @@ class UserSession:
         try:
             with self.clock_held():
                 reply = await self.user.reply(request)
+        except UserSimulatorError as exc:  # what its model spent before it gave up counts
+            self._spent(exc.model_calls, 0, exc.cost_usd)
+            raise
         except InfrastructureError:
             raise
         except Exception as exc:  # a user object's own bug: the user's failure, not the agent's
@@ -248,16 +251,27 @@ class UserSession:
                 f"the user {self.user.label} returned {type(reply).__name__}: a user's reply is "
                 "a UserReply, or None to stop"
             )
-        self.record.model_calls.extend(reply.model_calls)
-        self.record.cached_calls += reply.cached
-        if reply.cost_usd is not None:
-            self.record.cost_usd = (self.record.cost_usd or 0.0) + reply.cost_usd
+        self._spent(reply.model_calls, reply.cached, reply.cost_usd)
         if reply.stop is not None:
             self._stopped_before_speaking(f"stopped ({reply.stop.value})")
             self._end(reply.stop, reply.detail)
             return None
         source = "scripted" if isinstance(self.user, ScriptedUser) else "simulated"
         return self._add(reply.message or "", source)
+
+    def _spent(self, calls: list[ModelCall], cached: int, cost_usd: float | None) -> None:
+        self.record.model_calls.extend(calls)
+        self.record.cached_calls += cached
+        if cost_usd is not None:
+            self.record.cost_usd = (self.record.cost_usd or 0.0) + cost_usd
+
+    def spend_before(self, earlier: SimulatedConversation | None) -> None:
+        """Count what the user's model spent in the trial's earlier attempts (retried), as
+        the agent's calls of every attempt are counted in the trial's usage."""
+        if earlier is None:
+            return
+        self.record.model_calls[:0] = earlier.model_calls
+        self._spent([], earlier.cached_calls, earlier.cost_usd)
 
     def _stopped_before_speaking(self, how: str) -> None:
         """A user who stops before its first message left the agent nothing to answer: the

@@ -37,7 +37,7 @@ from agenteval.judge.templates import fence
 from agenteval.pricing import PriceTable
 from agenteval.retry import RetryPolicy
 from agenteval.simulation.reply import REPLY_SCHEMA, SimulatorPrompt, SimulatorReply, load_prompt
-from agenteval.trace import EndReason, FailureCause, ModelCall
+from agenteval.trace import EndReason, FailureCause, ModelCall, Usage
 from agenteval.user_simulation import UserReply, UserRequest
 
 __all__ = ["UserSimulator", "UserSimulatorConfig", "plan_text"]
@@ -198,6 +198,21 @@ class UserSimulator:
             missing="no structured reply (finish_reason {finish_reason}; the model said: {raw})",
         )
         asked = await self.sampler.ask(key, lambda: self._request(inputs), reading)
+        # What the provider answered is spent, read or not (an unreadable reply asked twice
+        # gave usage too); a provider that answered nothing (429s, 5xx) spent nothing.
+        spent = not asked.cached and (
+            asked.value is not None or asked.cause is None or asked.usage != Usage()
+        )
+        calls = (
+            [
+                ModelCall(
+                    model=asked.model or config.model, provider=config.provider, usage=asked.usage
+                )
+            ]
+            if spent
+            else []
+        )
+        cost = self.sampler.prices.cost(config.model, asked.usage) if spent else None
         if asked.value is None:
             where = f"the user simulator {self.label} (case {request.case_id!r})"
             if asked.cause is not None:
@@ -211,19 +226,15 @@ class UserSimulator:
                         else FailureCause.USER_SIMULATOR_ERROR
                     ),
                     retry_after_s=asked.retry_after_s,
+                    model_calls=calls,
+                    cost_usd=cost,
                 )
-            raise UserSimulatorError(f"{where} gave no usable reply, twice: {asked.error}")
+            raise UserSimulatorError(
+                f"{where} gave no usable reply, twice: {asked.error}",
+                model_calls=calls,
+                cost_usd=cost,
+            )
         value = asked.value
-        calls = (
-            []
-            if asked.cached
-            else [
-                ModelCall(
-                    model=asked.model or config.model, provider=config.provider, usage=asked.usage
-                )
-            ]
-        )
-        cost = None if asked.cached else self.sampler.prices.cost(config.model, asked.usage)
         detail = self.sampler.redact(value.reasoning) or None
         if value.action == "message":
             return UserReply(
