@@ -17,12 +17,13 @@ def slow_sync_user(messages: list[dict[str, str]]) -> str | None:
     """A user who thinks (blocking) before its second message, then stops."""
     if len(messages) >= 4:
         return None
-    time.sleep(1.5)
+    time.sleep(1.6)  # within its limit (the trial's, 2 s), past the other trials' deadline
     return "and the second thing?"
 
 
 async def patient_agent(messages: Any) -> str:
-    await asyncio.sleep(0.2)
+    # Each plain trial is awaiting its answer when the script's user starts to think (0.5 s).
+    await asyncio.sleep(1.0 if messages == "hello" else 0.5)
     return "ok"
 
 
@@ -44,7 +45,7 @@ def evaluate_with(tmp_path: Path, cases: list[EvalCase]) -> Any:
         scorers=["exact_match"],
         builtins=False,
         store=tmp_path / "runs.db",
-        timeout=1.0,
+        timeout=2.0,
         retries=0,
         concurrency=4,
     )

@@ -197,6 +197,11 @@ class UserSession:
         self.clock_held: Callable[[], AbstractContextManager[None]] = nullcontext
         """Stops the attempt's time limit while the user writes (the engine sets it to its
         deadline's `held`): the limit is the agent's, the user's time is not."""
+        self.reply_limit_s: float | None = None
+        """How long the user may take for one message (the engine sets it to the trial's time
+        limit): the clock is held for the user, so a user who never answers would hold the
+        trial forever. None: no limit; a user that limits itself (`limits_itself`, the
+        simulator's model, whose every call has its timeout and retries) has none."""
 
     @property
     def messages(self) -> list[dict[str, str]]:
@@ -228,9 +233,18 @@ class UserSession:
             trial=self.trial,
         )
         started = time.monotonic()
+        limit = None if getattr(self.user, "limits_itself", False) else self.reply_limit_s
         try:
             with self.clock_held():
-                reply = await self.user.reply(request)
+                async with asyncio.timeout(limit) as limited:
+                    reply = await self.user.reply(request)
+        except TimeoutError as exc:
+            raise UserSimulatorError(
+                f"the user {self.user.label} gave no message within {limit:g} s (the trial's "
+                "time limit)"
+                if limit is not None and limited.expired()
+                else f"the user {self.user.label} raised TimeoutError: {exc}"
+            ) from exc
         except UserSimulatorError as exc:  # what its model spent before it gave up counts
             self._spent(exc.model_calls, 0, exc.cost_usd)
             raise

@@ -174,6 +174,7 @@ class TrialRunner:
         )
         if recorder.user_session is not None:  # the user's time is not the agent's
             recorder.user_session.clock_held = deadline.held
+            recorder.user_session.reply_limit_s = self.timeout_s
         return await deadline
 
     async def run(self, case: EvalCase, index: int) -> Trial:

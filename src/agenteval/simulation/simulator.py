@@ -95,6 +95,10 @@ def plan_text(extra: Mapping[str, Any]) -> tuple[str | None, str | None]:
 class UserSimulator:
     """The run's simulated user: a model asked for one structured reply a turn."""
 
+    limits_itself = True
+    """Each call has its timeout and its retries (`UserSession.reply_limit_s`): a wait the
+    provider asks for (a 429's Retry-After) may outlast the agent's time limit."""
+
     def __init__(self, sampler: Sampler, prompt: SimulatorPrompt | None = None) -> None:
         self.sampler = sampler
         self.prompt = prompt or load_prompt()
