@@ -187,9 +187,30 @@ class EvalCase(_Model):
             raise ValueError(
                 "a case needs an `input`, a `conversation`, a `user_simulation` or an `agent_trace`"
             )
+        if self.user_simulation is not None:
+            self._written_within_max_turns(self.user_simulation)
         if not self.id:
             self.id = self.content_id()
         return self
+
+    def _written_within_max_turns(self, simulation: UserSimulation) -> None:
+        """`max_turns` counts every user message, the written ones included: a case writing
+        more than it allows would be played past its limit (every written turn is played)."""
+        if self.conversation:
+            written = len(self.conversation)
+        elif isinstance(self.input, str):
+            written = 1
+        else:
+            written = int(
+                bool(self.input) and self.input is not None and self.input[-1].role == "user"
+            )
+        written += simulation.starting_prompt is not None
+        if written > simulation.max_turns:
+            raise ValueError(
+                f"user_simulation.max_turns is {simulation.max_turns} and the case writes "
+                f"{written} user messages (its input or conversation, and starting_prompt); "
+                f"max_turns counts them all: raise it to at least {written}, or write fewer"
+            )
 
     @property
     def expected_tool_calls(self) -> list[str] | None:
