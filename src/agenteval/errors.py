@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agenteval.trace import FailureCause
+from agenteval.trace import FailureCause, ModelCall
 
 __all__ = [
     "AgentEvalError",
@@ -65,8 +65,14 @@ class UserSimulatorError(InfrastructureError):
         *,
         cause: FailureCause | str = FailureCause.USER_SIMULATOR_ERROR,
         retry_after_s: float | None = None,
+        model_calls: list[ModelCall] | None = None,
+        cost_usd: float | None = None,
     ) -> None:
         super().__init__(message, cause=cause, retry_after_s=retry_after_s)
+        self.model_calls = list(model_calls or ())
+        """The calls the simulator's model answered before it gave up (an unreadable reply
+        asked twice): spent all the same, so counted on the trial's `simulation`."""
+        self.cost_usd = cost_usd
 
 
 class AgentEvalError(Exception):

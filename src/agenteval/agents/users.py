@@ -16,6 +16,7 @@ infrastructure failure of the trial (retried, then left out of scoring), never t
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 from collections.abc import Callable, Iterable
@@ -23,9 +24,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agenteval.errors import UserSimulatorError
+from agenteval.errors import InfrastructureError, UserSimulatorError
 from agenteval.loading import load_object
-from agenteval.trace import EndReason, SimulatedConversation, Trial, UserTurn
+from agenteval.trace import EndReason, ModelCall, SimulatedConversation, Trial, UserTurn
 from agenteval.user_simulation import UserReply, UserRequest, UserSimulation
 
 __all__ = [
@@ -64,6 +65,7 @@ class ScriptedUser:
         self.function = function
         self.reference = reference
         self._with_request = _takes_two(function)
+        self._is_async = _is_async(function)
 
     @property
     def label(self) -> str:
@@ -73,10 +75,14 @@ class ScriptedUser:
     async def reply(self, request: UserRequest) -> UserReply | None:
         """Call the function on a copy of the conversation (it may keep or change its list)."""
         messages = [dict(message) for message in request.messages]
+        arguments = (messages, request) if self._with_request else (messages,)
         try:
-            value = (
-                self.function(messages, request) if self._with_request else self.function(messages)
-            )
+            if self._is_async:
+                value = self.function(*arguments)
+            else:
+                # A sync script may block (a model, a file, a service): in a thread, so the
+                # trials running meanwhile keep the event loop, and their agents' time.
+                value = await asyncio.to_thread(self.function, *arguments)
             if inspect.isawaitable(value):
                 value = await value
         except Exception as exc:
@@ -91,6 +97,12 @@ class ScriptedUser:
             f"the scripted user {self.reference} returned {type(value).__name__}: return the "
             "next message as a str, a UserReply, or None to stop"
         )
+
+
+def _is_async(function: Callable[..., Any]) -> bool:
+    """Whether `function` is an async function (or an object whose `__call__` is one)."""
+    call = type(function).__call__ if not inspect.isroutine(function) else None
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
 
 
 def _takes_two(function: Callable[..., Any]) -> bool:
@@ -185,6 +197,11 @@ class UserSession:
         self.clock_held: Callable[[], AbstractContextManager[None]] = nullcontext
         """Stops the attempt's time limit while the user writes (the engine sets it to its
         deadline's `held`): the limit is the agent's, the user's time is not."""
+        self.reply_limit_s: float | None = None
+        """How long the user may take for one message (the engine sets it to the trial's time
+        limit): the clock is held for the user, so a user who never answers would hold the
+        trial forever. None: no limit; a user that limits itself (`limits_itself`, the
+        simulator's model, whose every call has its timeout and retries) has none."""
 
     @property
     def messages(self) -> list[dict[str, str]]:
@@ -216,23 +233,68 @@ class UserSession:
             trial=self.trial,
         )
         started = time.monotonic()
+        limit = None if getattr(self.user, "limits_itself", False) else self.reply_limit_s
         try:
             with self.clock_held():
-                reply = await self.user.reply(request)
+                async with asyncio.timeout(limit) as limited:
+                    reply = await self.user.reply(request)
+        except TimeoutError as exc:
+            raise UserSimulatorError(
+                f"the user {self.user.label} gave no message within {limit:g} s (the trial's "
+                "time limit)"
+                if limit is not None and limited.expired()
+                else f"the user {self.user.label} raised TimeoutError: {exc}"
+            ) from exc
+        except UserSimulatorError as exc:  # what its model spent before it gave up counts
+            self._spent(exc.model_calls, 0, exc.cost_usd)
+            raise
+        except InfrastructureError:
+            raise
+        except Exception as exc:  # a user object's own bug: the user's failure, not the agent's
+            raise UserSimulatorError(
+                f"the user {self.user.label} raised {type(exc).__name__}: {exc}"
+            ) from exc
         finally:
             self.waited_s += time.monotonic() - started
         if reply is None:
+            self._stopped_before_speaking("stopped")
             self._end(EndReason.USER_STOPPED)
             return None
-        self.record.model_calls.extend(reply.model_calls)
-        self.record.cached_calls += reply.cached
-        if reply.cost_usd is not None:
-            self.record.cost_usd = (self.record.cost_usd or 0.0) + reply.cost_usd
+        if not isinstance(reply, UserReply):
+            raise UserSimulatorError(
+                f"the user {self.user.label} returned {type(reply).__name__}: a user's reply is "
+                "a UserReply, or None to stop"
+            )
+        self._spent(reply.model_calls, reply.cached, reply.cost_usd)
         if reply.stop is not None:
+            self._stopped_before_speaking(f"stopped ({reply.stop.value})")
             self._end(reply.stop, reply.detail)
             return None
         source = "scripted" if isinstance(self.user, ScriptedUser) else "simulated"
         return self._add(reply.message or "", source)
+
+    def _spent(self, calls: list[ModelCall], cached: int, cost_usd: float | None) -> None:
+        self.record.model_calls.extend(calls)
+        self.record.cached_calls += cached
+        if cost_usd is not None:
+            self.record.cost_usd = (self.record.cost_usd or 0.0) + cost_usd
+
+    def spend_before(self, earlier: SimulatedConversation | None) -> None:
+        """Count what the user's model spent in the trial's earlier attempts (retried), as
+        the agent's calls of every attempt are counted in the trial's usage."""
+        if earlier is None:
+            return
+        self.record.model_calls[:0] = earlier.model_calls
+        self._spent([], earlier.cached_calls, earlier.cost_usd)
+
+    def _stopped_before_speaking(self, how: str) -> None:
+        """A user who stops before its first message left the agent nothing to answer: the
+        user's failure, never the agent's `no_response`."""
+        if not self.record.turns:
+            raise UserSimulatorError(
+                f"the user {self.user.label} {how} before its first message: the agent was "
+                "given nothing to answer"
+            )
 
     def _add(self, message: str, source: str) -> str:
         self.record.turns.append(UserTurn.model_validate({"user": message, "source": source}))

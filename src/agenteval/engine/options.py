@@ -181,6 +181,13 @@ class RunOptions:
             from agenteval.simulation.simulator import UserSimulatorConfig
 
             UserSimulatorConfig(spec=self.user_simulator)
+        elif not _simulator_setting(self.user_simulator):
+            raise ConfigError(
+                f"user_simulator={self.user_simulator!r} is no user simulator",
+                field="user_simulator",
+                hint="give `provider:model` (e.g. openai:gpt-4o-mini), a UserSimulatorConfig, "
+                "or a user object with a `label` and an async `reply(request)`",
+            )
 
     @property
     def judge_cache(self) -> Path:
@@ -284,3 +291,13 @@ class Setting:
 
     def __get__(self, face: Any, owner: type | None = None) -> Any:
         return self if face is None else getattr(face.options, self.name)
+
+
+def _simulator_setting(value: Any) -> bool:
+    """Whether `value` can name a run's user simulator: none, a config, a user object, or the
+    mapping a run stored (its `spec`); a spec string is checked apart."""
+    from agenteval.judge.settings import JudgeConfig
+
+    if value is None or isinstance(value, JudgeConfig) or is_user(value):
+        return True
+    return isinstance(value, Mapping) and isinstance(value.get("spec"), str)

@@ -185,15 +185,30 @@ def with_named_simulator(options: RunOptions, cases: Sequence[EvalCase]) -> RunO
     naming different models are refused (a run has one simulator)."""
     if options.user_simulator is not None:
         return options
-    named = {
-        model
-        for case in cases
-        if case.user_simulation is not None
-        and case.user_simulation.script is None
-        and isinstance(model := case.user_simulation.extra.get("model"), str)
-    }
+    named: dict[str, str] = {}  # each model named, and the first case naming it
+    for case in cases:
+        if (
+            case.user_simulation is not None
+            and case.user_simulation.script is None
+            and isinstance(model := case.user_simulation.extra.get("model"), str)
+        ):
+            named.setdefault(model, case.id)
     if not named:
         return options
+    from agenteval.simulation.simulator import UserSimulatorConfig
+
+    for model, case_id in named.items():
+        try:
+            UserSimulatorConfig(spec=model)
+        except ConfigError as exc:  # said where the user wrote it, not as a run setting
+            raise ConfigError(
+                f"case {case_id!r} names its user simulator model {model!r}, which is not "
+                "PROVIDER:MODEL",
+                case=case_id,
+                field="user_simulation.extra.model",
+                hint=f"{exc.hint or 'write PROVIDER:MODEL'}; or name the run's: "
+                "`user_simulator:` in agenteval.yaml, --user-simulator PROVIDER:MODEL",
+            ) from None
     if len(named) > 1:
         raise ConfigError(
             f"the cases name different simulator models ({', '.join(sorted(named))}) and a run "
@@ -202,7 +217,7 @@ def with_named_simulator(options: RunOptions, cases: Sequence[EvalCase]) -> RunO
             hint="name the run's: `user_simulator:` in agenteval.yaml, --user-simulator "
             "PROVIDER:MODEL, or evaluate(user_simulator=...)",
         )
-    return replace(options, user_simulator=named.pop())
+    return replace(options, user_simulator=next(iter(named)))
 
 
 def with_users(

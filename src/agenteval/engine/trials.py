@@ -29,7 +29,7 @@ from agenteval.failures import Classified, classify
 from agenteval.interrupts import Interruption, interruption, settle_own_cancellations
 from agenteval.otel.live import SpanCapture, span_capture
 from agenteval.retry import RetryPolicy
-from agenteval.trace import Failure, FailureCause, Trial, Usage, utc_now
+from agenteval.trace import Failure, FailureCause, SimulatedConversation, Trial, Usage, utc_now
 
 __all__ = ["RetryPolicy", "TrialRunner", "run_trial", "trace_trial"]
 
@@ -174,6 +174,7 @@ class TrialRunner:
         )
         if recorder.user_session is not None:  # the user's time is not the agent's
             recorder.user_session.clock_held = deadline.held
+            recorder.user_session.reply_limit_s = self.timeout_s
         return await deadline
 
     async def run(self, case: EvalCase, index: int) -> Trial:
@@ -188,6 +189,7 @@ class TrialRunner:
         """
         tally = _Tally()
         retry = self.retry
+        earlier: SimulatedConversation | None = None  # the user's record of a retried attempt
         while True:
             tally.attempts += 1
             recorder = TrialRecorder()
@@ -197,6 +199,7 @@ class TrialRunner:
                 )
             if case.user_simulation is not None:
                 recorder.user_session = self._user_session(case, index)
+                recorder.user_session.spend_before(earlier)
             attempt_start = monotonic()
             try:
                 returned, missing = await self._attempt(case, index, recorder, tally)
@@ -217,6 +220,9 @@ class TrialRunner:
                 failure = Failure(cause=kind.cause, message=message, error_type=type(exc).__name__)
                 trial = _recorded(recorder, failure)
                 if kind.retryable and tally.attempts <= retry.max_retries:
+                    if recorder.user_session is not None:  # spent, and not the agent's time
+                        earlier = recorder.user_session.finish(trial)
+                        recorder.add_wait(recorder.user_session.waited_s)
                     tally.close_attempt(attempt_start, recorder, trial)
                     tally.retry(kind.cause.value)
                     task = asyncio.current_task()

@@ -37,7 +37,7 @@ from agenteval.judge.templates import fence
 from agenteval.pricing import PriceTable
 from agenteval.retry import RetryPolicy
 from agenteval.simulation.reply import REPLY_SCHEMA, SimulatorPrompt, SimulatorReply, load_prompt
-from agenteval.trace import EndReason, ModelCall
+from agenteval.trace import EndReason, FailureCause, ModelCall, Usage
 from agenteval.user_simulation import UserReply, UserRequest
 
 __all__ = ["UserSimulator", "UserSimulatorConfig", "plan_text"]
@@ -94,6 +94,10 @@ def plan_text(extra: Mapping[str, Any]) -> tuple[str | None, str | None]:
 
 class UserSimulator:
     """The run's simulated user: a model asked for one structured reply a turn."""
+
+    limits_itself = True
+    """Each call has its timeout and its retries (`UserSession.reply_limit_s`): a wait the
+    provider asks for (a 429's Retry-After) may outlast the agent's time limit."""
 
     def __init__(self, sampler: Sampler, prompt: SimulatorPrompt | None = None) -> None:
         self.sampler = sampler
@@ -198,26 +202,43 @@ class UserSimulator:
             missing="no structured reply (finish_reason {finish_reason}; the model said: {raw})",
         )
         asked = await self.sampler.ask(key, lambda: self._request(inputs), reading)
-        if asked.value is None:
-            where = f"the user simulator {self.label} (case {request.case_id!r})"
-            if asked.cause is not None:
-                raise UserSimulatorError(
-                    f"{where}: {asked.error}",
-                    cause=asked.cause,
-                    retry_after_s=asked.retry_after_s,
-                )
-            raise UserSimulatorError(f"{where} gave no usable reply, twice: {asked.error}")
-        value = asked.value
+        # What the provider answered is spent, read or not (an unreadable reply asked twice
+        # gave usage too); a provider that answered nothing (429s, 5xx) spent nothing.
+        spent = not asked.cached and (
+            asked.value is not None or asked.cause is None or asked.usage != Usage()
+        )
         calls = (
-            []
-            if asked.cached
-            else [
+            [
                 ModelCall(
                     model=asked.model or config.model, provider=config.provider, usage=asked.usage
                 )
             ]
+            if spent
+            else []
         )
-        cost = None if asked.cached else self.sampler.prices.cost(config.model, asked.usage)
+        cost = self.sampler.prices.cost(config.model, asked.usage) if spent else None
+        if asked.value is None:
+            where = f"the user simulator {self.label} (case {request.case_id!r})"
+            if asked.cause is not None:
+                # A cause that is not infrastructure (the provider refused the request itself:
+                # a 400, 401, 404) is still the simulator's failure, never the agent's.
+                raise UserSimulatorError(
+                    f"{where}: {asked.error}",
+                    cause=(
+                        asked.cause
+                        if asked.cause.is_infrastructure
+                        else FailureCause.USER_SIMULATOR_ERROR
+                    ),
+                    retry_after_s=asked.retry_after_s,
+                    model_calls=calls,
+                    cost_usd=cost,
+                )
+            raise UserSimulatorError(
+                f"{where} gave no usable reply, twice: {asked.error}",
+                model_calls=calls,
+                cost_usd=cost,
+            )
+        value = asked.value
         detail = self.sampler.redact(value.reasoning) or None
         if value.action == "message":
             return UserReply(
