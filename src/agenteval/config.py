@@ -71,6 +71,8 @@ class JudgeSection(BaseModel):
 _SECTION_FIELDS: dict[tuple[str, ...], Any] = {
     ("agent", "http"): HttpAgentConfig.model_fields,
     ("agent", "builtin"): BuiltinAgentConfig.model_fields,
+    ("judge",): JudgeSection.model_fields,
+    ("user_simulator",): JudgeSection.model_fields,
 }
 
 
@@ -164,8 +166,7 @@ def _read_config(path: Path) -> ProjectConfig:
     try:
         return ProjectConfig.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = tuple(str(part) for part in error["loc"])
+        error, loc = _first_error(exc, data)
         # `agent.http.timeout` is written `agent: {timeout: ...}`: name it as written.
         agent_kind = len(loc) > 1 and loc[0] == "agent" and loc[1] in AGENT_KINDS
         shown = loc[:1] + loc[2:] if agent_kind else loc
@@ -176,9 +177,31 @@ def _read_config(path: Path) -> ProjectConfig:
             message, hint = _unknown_setting(loc, data)
         else:
             message = f"{error['msg'].removeprefix('Value error, ')} (got {error.get('input')!r})"
+        inner = loc[1:] if top in _MODEL_SECTIONS else ()
         raise ConfigError(
-            message, file=path, line=key_line(text, top), field=field, hint=hint
+            message, file=path, line=key_line(text, top, *inner), field=field, hint=hint
         ) from exc
+
+
+_MODEL_SECTIONS = ("judge", "user_simulator")
+"""Settings written as `provider:model` or as a `JudgeSection` mapping."""
+
+
+def _first_error(exc: ValidationError, data: dict[str, Any]) -> tuple[Any, tuple[str, ...]]:
+    """The error to say and its location. A model section given as a mapping is said as a
+    `JudgeSection`'s mistake (`judge.concurency`), not as pydantic's first branch of the
+    union (`judge.str`: not a string)."""
+    errors = exc.errors()
+    for error in errors:
+        loc = tuple(str(part) for part in error["loc"])
+        if (
+            len(loc) > 1
+            and loc[0] in _MODEL_SECTIONS
+            and loc[1] == JudgeSection.__name__
+            and isinstance(data.get(loc[0]), dict)
+        ):
+            return error, (loc[0], *loc[2:])
+    return errors[0], tuple(str(part) for part in errors[0]["loc"])
 
 
 # What other tools (and people) call agenteval.yaml's settings: suggested before a spelling
