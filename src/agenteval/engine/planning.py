@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from agenteval.agents.calling import Agent
 from agenteval.agents.frameworks import FrameworkAgent
 from agenteval.agents.tools import known_tools, registered_tools
-from agenteval.agents.users import UserPlan
 from agenteval.case import EvalCase
 from agenteval.casefiles.script_check import check_scripts, checked_scripts
 from agenteval.catalog import SCORER_REFS, scorer_reference
@@ -48,12 +47,16 @@ from agenteval.engine.plans import (
     announce_scoring,
     logger,
     open_store,
-    planned,
     resolve_scorers,
     run_judge_choice,
 )
 from agenteval.engine.replay import replay_options, with_replay
-from agenteval.engine.scheduler import EngineSettings
+from agenteval.engine.simulated_users import (
+    check_players,
+    planned_with,
+    with_named_simulator,
+    with_users,
+)
 from agenteval.errors import ConfigError
 from agenteval.exception_refs import exception_classes
 from agenteval.judge.rubrics import RUBRICS
@@ -61,7 +64,7 @@ from agenteval.records import RunInfo
 from agenteval.report.statistics import check_passing
 from agenteval.report.summary import SummaryBuilder
 from agenteval.scorers.base import scorer_name
-from agenteval.simulation.choice import SimulatorChoice, choose_user_simulator
+from agenteval.simulation.choice import SimulatorChoice
 from agenteval.store import RunStore
 from agenteval.tool_mocks import ToolMock
 from agenteval.trace import ToolSpec, Trial
@@ -150,100 +153,6 @@ def _dumped(mocks: Mapping[str, ToolMock]) -> dict[str, Any]:
 
 def _class_ref(cls: type[BaseException]) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
-
-
-def check_players(cases: Iterable[EvalCase], simulator: Any) -> None:
-    """Before the run starts: a case whose user is simulated by the run's model (a
-    `user_simulation` without a `script`) needs the run to have a simulator. One
-    `ConfigError`, naming the first such case and the fix. (A stream of cases is checked as
-    each case is met, by the trial that plays it.)"""
-    if simulator is not None:
-        return
-    unplayed = [
-        case.id
-        for case in cases
-        if case.user_simulation is not None and case.user_simulation.script is None
-    ]
-    if not unplayed:
-        return
-    more = f" (and {len(unplayed) - 1} more)" if len(unplayed) > 1 else ""
-    raise ConfigError(
-        f"case {unplayed[0]!r}{more} simulates its user (a user_simulation with a goal and no "
-        "script) and the run has no user simulator",
-        case=unplayed[0],
-        field="user_simulation",
-        hint="give the run one: `user_simulator: openai:gpt-4o-mini` in agenteval.yaml, "
-        "--user-simulator PROVIDER:MODEL, or evaluate(user_simulator=...); or give the case a "
-        "scripted user (`script: module:function`)",
-    )
-
-
-def with_named_simulator(options: RunOptions, cases: Sequence[EvalCase]) -> RunOptions:
-    """`options` with the simulator the cases name (an ADK eval set's
-    `user_simulator_config.model`, kept as `extra["model"]`) when the run names none: the file
-    says which model plays its users, as ADK would run it. The run's own setting wins; cases
-    naming different models are refused (a run has one simulator)."""
-    if options.user_simulator is not None:
-        return options
-    named: dict[str, str] = {}  # each model named, and the first case naming it
-    for case in cases:
-        if (
-            case.user_simulation is not None
-            and case.user_simulation.script is None
-            and isinstance(model := case.user_simulation.extra.get("model"), str)
-        ):
-            named.setdefault(model, case.id)
-    if not named:
-        return options
-    from agenteval.simulation.simulator import UserSimulatorConfig
-
-    for model, case_id in named.items():
-        try:
-            UserSimulatorConfig(spec=model)
-        except ConfigError as exc:  # said where the user wrote it, not as a run setting
-            raise ConfigError(
-                f"case {case_id!r} names its user simulator model {model!r}, which is not "
-                "PROVIDER:MODEL",
-                case=case_id,
-                field="user_simulation.extra.model",
-                hint=f"{exc.hint or 'write PROVIDER:MODEL'}; or name the run's: "
-                "`user_simulator:` in agenteval.yaml, --user-simulator PROVIDER:MODEL",
-            ) from None
-    if len(named) > 1:
-        raise ConfigError(
-            f"the cases name different simulator models ({', '.join(sorted(named))}) and a run "
-            "has one user simulator",
-            field="user_simulator",
-            hint="name the run's: `user_simulator:` in agenteval.yaml, --user-simulator "
-            "PROVIDER:MODEL, or evaluate(user_simulator=...)",
-        )
-    return replace(options, user_simulator=next(iter(named)))
-
-
-def with_users(
-    options: RunOptions, settings: EngineSettings, stored: Mapping[str, Any] | None = None
-) -> tuple[EngineSettings, SimulatorChoice]:
-    """The run's engine settings with its user simulator opened (the one `options` names,
-    else the one the run `stored`), and the choice that closes it; raises `ConfigError` when
-    it cannot run (no key, no SDK extra), before anything is stored."""
-    choice = choose_user_simulator(
-        options.user_simulator,
-        stored=stored,
-        use_cache=options.use_cache,
-        prices=options.prices,
-        cache_path=options.judge_cache,
-    )
-    users = UserPlan(simulator=choice.user, base_dir=options.base_dir, owned=choice.owned)
-    return replace(settings, users=users), choice
-
-
-async def planned_with(users: SimulatorChoice, choice: JudgeChoice, make: Callable[[], T]) -> T:
-    """`planned(choice, make)`, closing the user simulator too when the plan cannot be made."""
-    try:
-        return await planned(choice, make)
-    except BaseException:
-        await users.aclose()
-        raise
 
 
 async def plan_new(
