@@ -279,3 +279,10 @@ def test_concurrent_trials_each_show_their_own_conversation(tmp_path: Path) -> N
     assert stats.trials == 12 and stats.end_reasons["goal_achieved"] == 12
     assert stats.model_calls == 12 * 3
     assert run.summary.cost.simulator_usd == pytest.approx(12 * 3 * CALL_USD)
+
+
+def test_a_run_of_scripted_users_only_says_no_model_played(tmp_path: Path) -> None:
+    scripted = [case for case in CASES if case.id.startswith("scripted-")]
+    terminal = _terminal(simulated_run(tmp_path / "runs.db", scripted))
+    assert "simulator: no model calls (scripted users)" in terminal
+    assert "0 model calls" not in terminal

@@ -79,6 +79,9 @@ def _reasons_line(stats: SimulationStats) -> Text:
 
 def _simulator_line(stats: SimulationStats, summary: Summary) -> Text:
     tokens = stats.usage
+    if not stats.model_calls and not stats.cached_calls and stats.cost_usd is None:
+        # Scripted users (or user objects) only: no model played a user, nothing was spent.
+        return Text("  simulator: no model calls (scripted users)", style="dim")
     cached = f", {stats.cached_calls} from its cache" if stats.cached_calls else ""
     return Text.assemble(
         f"  simulator: {stats.model_calls} model calls{cached}, {tokens.input_tokens:,} tokens "
