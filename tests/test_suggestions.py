@@ -125,6 +125,16 @@ def test_yaml_a_quote_with_an_apostrophe_inside() -> None:
     assert "never closed" in message
 
 
+@pytest.mark.parametrize("text", ["\x85'", "\u2028'", '\u2029"x', "a: 1\u2028b: 'x"])
+def test_yaml_a_line_break_only_yaml_counts_is_explained_not_a_traceback(text: str) -> None:
+    """YAML also breaks lines at NEL, LS and PS, which `str.split("\n")` does not: a mark on a
+    line past the text's `\n` lines is explained without an edit, never an IndexError (found
+    by the hypothesis test of case files: `"\x85'"`)."""
+    message, _, hint = _explained(text)
+    assert message.startswith("invalid YAML")
+    assert hint
+
+
 def test_yaml_a_nested_block_indented_too_far_moves_as_one() -> None:
     text = "- id: a\n  input: Hi\n    metadata:\n      k: v\n"
     _, line, hint = _explained(text)

@@ -89,8 +89,12 @@ def _edits(exc: yaml.MarkedYAMLError, lines: list[str]) -> Iterator[_Edit]:
     hint that says it, and a plainer message (or None to keep PyYAML's)."""
     problem = str(exc.problem)
     at = exc.problem_mark.line if exc.problem_mark is not None else None
-    if exc.context == "while scanning a quoted scalar" and exc.context_mark is not None:
-        yield from _close_quote(lines, exc.context_mark.line, exc.context_mark.column)
+    opened = exc.context_mark
+    # YAML also breaks lines at NEL, LS and PS, which `lines` (split at "\n") does not: a mark
+    # past them names no line of `lines`, and no edit is tried there.
+    quoted = exc.context == "while scanning a quoted scalar"
+    if quoted and opened is not None and opened.line < len(lines):
+        yield from _close_quote(lines, opened.line, opened.column)
     if at is None or at >= len(lines):
         return
     if "'\\t'" in problem:
