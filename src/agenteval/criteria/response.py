@@ -67,7 +67,7 @@ class LLMJudgeCriterion(TemplatedLLMCriterion):
             return self._result(0.0, {"note": note, "reason": note}, reason=note)
         return JudgeAsk(
             {
-                "question": case_question(expected, actual),
+                "question": case_question(expected, actual, upto=turns[-1].upto),
                 "expected_output": reference,
                 "answer": answer,
             }
@@ -186,15 +186,17 @@ class FactualAccuracyCriterion(TemplatedLLMCriterion):
         answer = actual.actual_response
         reference = expected_final_response(expected)
         turns = turns_to_score(actual, expected) if reference is not None else None
+        upto = None
         if isinstance(turns, list) and turns:
             # The turn whose expected response is the reference, with its own answer (a
             # simulated user may have gone on after it: the last answer replies to that).
             reference, answer = turns[-1].want, turns[-1].got
+            upto = turns[-1].upto
         reference = reference or _reference_facts(expected)
         if not answer.strip():
             reason = f"no response, so no fact to check ({no_answer_reason(actual)})"
             return self._result(None, {"reason": reason}, reason=reason)
-        blocks = {"question": case_question(expected, actual), "answer": answer}
+        blocks = {"question": case_question(expected, actual, upto=upto), "answer": answer}
         if reference is not None:
             blocks["reference"] = reference
         return JudgeAsk(blocks, {"reference": reference})

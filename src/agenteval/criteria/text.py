@@ -56,6 +56,15 @@ class TurnToScore:
     index: int
     want: str
     got: str
+    own: bool = True
+    """`got` is the answer of turn `index` itself; False when the trial could not be split into
+    the case's turns and `got` is its last answer (a case-level expected response, a trace
+    recorded elsewhere)."""
+
+    @property
+    def upto(self) -> int | None:
+        """The user messages up to the judged answer (None: the whole conversation)."""
+        return self.index + 1 if self.own else None
 
 
 def turns_to_score(actual: Trial, expected: EvalCase) -> list[TurnToScore] | str:
@@ -82,7 +91,7 @@ def turns_to_score(actual: Trial, expected: EvalCase) -> list[TurnToScore] | str
             for index, want in references
         ]
     index, want = references[-1]
-    return [TurnToScore(index, want, actual.actual_response)]
+    return [TurnToScore(index, want, actual.actual_response, own=False)]
 
 
 def _quote(text: str, limit: int = 80) -> str:

@@ -90,10 +90,18 @@ def user_words(case: EvalCase, trial: Trial | None = None) -> UserWords:
     return UserWords(before, last)
 
 
-def case_question(case: EvalCase, trial: Trial | None = None) -> str:
+def case_question(case: EvalCase, trial: Trial | None = None, *, upto: int | None = None) -> str:
     """What the user asked, as one text (`UserWords.text`): the question, or the conversation's
-    user messages, as played in `trial` when it holds a simulated conversation."""
-    return user_words(case, trial).text
+    user messages, as played in `trial` when it holds a simulated conversation.
+
+    `upto`: the judged turn's number of user messages (its index + 1). A simulated
+    conversation is cut there: the user's later messages answer questions the agent had not
+    asked yet when it gave the judged answer. (A written conversation keeps every turn, as its
+    judge prompts always have.)"""
+    words = user_words(case, trial)
+    if upto is not None and words.simulated and upto < len(words.turns):
+        words = UserWords(words.before, words.turns[:upto], simulated=True)
+    return words.text
 
 
 @dataclass(frozen=True)
