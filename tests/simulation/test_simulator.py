@@ -111,6 +111,22 @@ def test_a_plan_and_instructions_kept_in_extra_reach_the_prompt_fenced(
     assert "<<<BEGIN instructions " in user and "Write in lowercase." in user
 
 
+def test_instructions_kept_twice_in_extra_reach_the_prompt_once(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    # An ADK eval set keeps its user_simulator_config whole and its custom_instructions as
+    # `instructions` beside it: the simulator is told them once, not twice.
+    case = refund_case(
+        extra={
+            "user_simulator_config": {"custom_instructions": "Write in lowercase."},
+            "instructions": "Write in lowercase.",
+        }
+    )
+    run(fake, tmp_path, [case])
+    user = fake.requests[0]["messages"][1]["content"]
+    assert user.count("Write in lowercase.") == 1
+
+
 def test_a_malformed_reply_is_asked_again_once(fake: FakeOpenAI, tmp_path: Path) -> None:
     fake.push(raw_text("I think I'd say: hello"))
     result = run(fake, tmp_path, [refund_case()])

@@ -72,7 +72,8 @@ class UserSimulatorConfig(JudgeConfig):
 def plan_text(extra: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """The plan and the further instructions another format gave for the user (`extra`, as
     `UserSimulation.extra` keeps it): a `conversation_plan` / `plan` text, and every
-    `instructions` / `custom_instructions` text, wherever in `extra` it sits, joined."""
+    `instructions` / `custom_instructions` text, wherever in `extra` it sits, joined (each
+    text once)."""
     plans: list[str] = []
     instructions: list[str] = []
 
@@ -81,10 +82,11 @@ def plan_text(extra: Mapping[str, Any]) -> tuple[str | None, str | None]:
             return
         for key, item in value.items():
             if isinstance(item, str) and item.strip():
-                if key in _PLAN_KEYS:
-                    plans.append(item.strip())
-                elif key in _INSTRUCTION_KEYS:
-                    instructions.append(item.strip())
+                # A text kept in two places (ADK's custom_instructions, also kept whole in
+                # its user_simulator_config) is said once.
+                found = plans if key in _PLAN_KEYS else instructions
+                if key in _PLAN_KEYS + _INSTRUCTION_KEYS and item.strip() not in found:
+                    found.append(item.strip())
             else:
                 visit(item, depth + 1)
 
