@@ -286,3 +286,9 @@ def test_a_run_of_scripted_users_only_says_no_model_played(tmp_path: Path) -> No
     terminal = _terminal(simulated_run(tmp_path / "runs.db", scripted))
     assert "simulator: no model calls (scripted users)" in terminal
     assert "0 model calls" not in terminal
+
+
+def test_one_conversation_is_said_in_the_singular(tmp_path: Path) -> None:
+    (one,) = [case for case in CASES if case.id == "scripted-quiet"]
+    terminal = _terminal(simulated_run(tmp_path / "runs.db", [one]))
+    assert "1 conversation ·" in terminal and "1 conversations" not in terminal

@@ -50,7 +50,7 @@ def simulation_lines(summary: Summary) -> list[Text]:
     lines = [
         Text("Simulated conversations", style="bold"),
         Text(
-            f"  {stats.trials} conversations · user turns: mean {_number(stats.user_turns_mean)}, "
+            f"  {_plural(stats.trials, 'conversation')} · user turns: mean {_number(stats.user_turns_mean)}, "
             f"max {stats.user_turns_max} · users: " + ", ".join(_plain(u, 80) for u in stats.users)
         ),
         _reasons_line(stats),
@@ -106,7 +106,7 @@ def conversation_lines(result: TrialResult) -> list[Text]:
             (f" #{trial.trial}", "dim"),
             ("  user ", "dim"),
             _plain(conversation.user, 120),
-            (f"  ·  {len(conversation.turns)} user turns", "dim"),
+            (f"  ·  {_plural(len(conversation.turns), 'user turn')}", "dim"),
         )
     ]
     simulation = result.case.user_simulation
@@ -170,3 +170,7 @@ def print_conversations(results: Iterable[TrialResult], console: Console | None 
         console.print(
             Text(f"… {more} more conversations: the HTML report (--html) shows them all", "dim")
         )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
