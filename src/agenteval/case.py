@@ -201,12 +201,7 @@ class EvalCase(_Model):
     def _check_max_turns(self, simulation: UserSimulation) -> None:
         """`max_turns` counts the written user messages too: fewer than the case writes is a
         mistake (they would all be played anyway, past the limit the case states)."""
-        if self.conversation or isinstance(self.input, str):
-            written = len(self.turns)
-        else:
-            given = self.input or []
-            written = int(bool(given) and given[-1].role == "user")
-        written += simulation.starting_prompt is not None
+        written = len(self.written_opening()[1]) + (simulation.starting_prompt is not None)
         if written > simulation.max_turns:
             raise PydanticCustomError(
                 MAX_TURNS_BELOW_WRITTEN,
@@ -226,6 +221,20 @@ class EvalCase(_Model):
         content = self.model_dump(mode="json", exclude={"id"}, exclude_defaults=True)
         canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return "case-" + hashlib.sha256(canonical.encode()).hexdigest()[:10]
+
+    def written_opening(self) -> tuple[list[Message], list[str]]:
+        """The messages before the case's first user turn and the user turns it writes, as
+        every player plays them: its `conversation`'s turns; its text `input`; or, for a list
+        `input`, the messages before its last user message and that message (none when the
+        list does not end with one)."""
+        if self.conversation:
+            return [], self.turns
+        if isinstance(self.input, str):
+            return [], [self.input]
+        messages = list(self.input or ())
+        if messages and messages[-1].role == "user":
+            return messages[:-1], [messages[-1].content]
+        return messages, []
 
     @property
     def turns(self) -> list[str]:

@@ -109,10 +109,11 @@ async def call_agent(
     call_once = agent if prepared else invoker(agent)
     if isinstance(call_once, FrameworkAgent):
         return await call_once.run_case(case)
-    recorder = current_recorder()
-    session = recorder.user_session if recorder is not None else None
-    if session is not None:
-        return await _conversation(call_once, session.history, session.play, recorder)
+    if case.user_simulation is not None:  # checked first: no context read for other cases
+        recorder = current_recorder()
+        session = recorder.user_session if recorder is not None else None
+        if session is not None:
+            return await _conversation(call_once, session.history, session.play, recorder)
     if not case.conversation:
         prompt: Any = (
             case.input
@@ -120,7 +121,8 @@ async def call_agent(
             else [m.model_dump() for m in case.input]
         )
         return read_agent_output(await call_once(prompt))
-    return await _conversation(call_once, [], lambda _: WrittenTurns(case.turns), recorder)
+    written = case.turns
+    return await _conversation(call_once, [], lambda _: WrittenTurns(written), current_recorder())
 
 
 async def _conversation(

@@ -36,7 +36,6 @@ __all__ = [
     "UserSession",
     "UserSimulatorError",
     "WrittenTurns",
-    "written_opening",
 ]
 
 
@@ -160,19 +159,6 @@ class UserPlan:
         return user
 
 
-def written_opening(case: Any) -> tuple[list[dict[str, str]], list[str]]:
-    """The messages before a case's first turn and its written user turns (an `EvalCase`'s
-    `conversation`, its text `input`, or the last user message of its list `input`)."""
-    if case.conversation:
-        return [], list(case.turns)
-    if isinstance(case.input, str):
-        return [], [case.input]
-    messages = [{"role": m.role, "content": m.content} for m in case.input or ()]
-    if messages and messages[-1]["role"] == "user":
-        return messages[:-1], [messages[-1]["content"]]
-    return messages, []
-
-
 class UserSession:
     """One attempt's conversation with its user: an async iterator of the user's messages.
 
@@ -187,7 +173,8 @@ class UserSession:
         self.case_id: str = case.id
         self.trial = trial
         self.user = user
-        self.history, written = written_opening(case)
+        before, written = case.written_opening()
+        self.history = [{"role": m.role, "content": m.content} for m in before]
         if simulation.starting_prompt is not None:
             written.append(simulation.starting_prompt)
         self._written = written

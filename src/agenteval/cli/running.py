@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,6 +21,7 @@ from agenteval.cli.options import Flags, names, with_options
 from agenteval.cli.output import check_writable, finish, junit_target
 from agenteval.cli.settings import (
     absolute_ref,
+    asked_where,
     config_beside,
     judged_settings,
     require_judge,
@@ -30,7 +30,6 @@ from agenteval.cli.settings import (
     target_config,
 )
 from agenteval.config import (
-    CONFIG_NAMES,
     Target,
     check_scorer_flags,
     check_scorers,
@@ -71,16 +70,10 @@ def require_user_simulator(
         return
     file: Path | None = None
     if stored:
-        field, origin = "user_simulator", "the run's stored user simulator"
+        field = "user_simulator"
         fix = "pass --user-simulator PROVIDER:MODEL to resume with another"
     else:
-        if flag:
-            field = origin = "--user-simulator"
-        elif os.environ.get("AGENTEVAL_USER_SIMULATOR"):
-            field = origin = "AGENTEVAL_USER_SIMULATOR"
-        else:
-            file, field = config_file, "user_simulator"
-            origin = f"`user_simulator:` from {config_file or CONFIG_NAMES[0]}"
+        file, field, origin = asked_where("user_simulator", flag, config_file)
         fix = f"or remove {origin} and give the cases scripted users (`script:`)"
     raise ConfigError(
         f"the user simulator {config.spec} cannot run: {problem}",

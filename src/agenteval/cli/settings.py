@@ -29,6 +29,7 @@ from agenteval.records import RunInfo
 
 __all__ = [
     "absolute_ref",
+    "asked_where",
     "config_beside",
     "cwd_config",
     "global_settings",
@@ -160,20 +161,28 @@ def require_judge(judge: JudgeConfig | None, flag: str | None, config_file: Path
     problem = judge_problem(judge)
     if problem is None:
         return
-    file: Path | None = None
-    if flag:
-        field = origin = "--judge"
-    elif os.environ.get("AGENTEVAL_JUDGE"):
-        field = origin = "AGENTEVAL_JUDGE"
-    else:
-        file, field = config_file, "judge"
-        origin = f"`judge:` from {config_file or CONFIG_NAMES[0]}"
+    file, field, origin = asked_where("judge", flag, config_file)
     raise ConfigError(
         f"the judge {judge.spec} cannot run: {problem}",
         file=file,
         field=field,
         hint=f"nothing was run or stored; or remove {origin} to run without the judge",
     )
+
+
+def asked_where(
+    setting: str, flag: str | None, config_file: Path | None
+) -> tuple[Path | None, str, str]:
+    """Where a model setting (`judge`, `user_simulator`) was asked for, by precedence: its flag
+    (`--user-simulator`), its variable (`AGENTEVAL_USER_SIMULATOR`), else agenteval.yaml. The
+    file to name (only for agenteval.yaml), the field, and how a message says where it is."""
+    option = "--" + setting.replace("_", "-")
+    variable = "AGENTEVAL_" + setting.upper()
+    if flag:
+        return None, option, option
+    if os.environ.get(variable):
+        return None, variable, variable
+    return config_file, setting, f"`{setting}:` from {config_file or CONFIG_NAMES[0]}"
 
 
 def require_stored_judge(info: RunInfo) -> None:

@@ -112,7 +112,7 @@ class PerTurnUserSimulatorQualityCriterion(BaseCriterion):
             reason = "no simulated user in this trial: the case plays its written turns"
             return self._result(None, {"reason": reason}, reason=reason)
         turns = record.turns
-        first = _case_turns(expected)  # the case's own written turns come first
+        first = len(expected.written_opening()[1])  # the case's own written turns come first
         if first >= len(turns):
             reason = "the simulated user wrote no message of its own"
             return self._result(None, {"reason": reason}, reason=reason)
@@ -195,19 +195,6 @@ class PerTurnUserSimulatorQualityCriterion(BaseCriterion):
             move.valid = yes > len(good) - yes
             move.reasons = tuple(str(s.get("reasoning", "")) for s in good)
         return score.usage or Usage(), score.judge
-
-
-def _case_turns(case: EvalCase) -> int:
-    """How many user messages the case writes itself, played before its simulated user (as
-    `agents.users.written_opening` counts them: the conversation's turns, a text input, or the
-    last user message of a list input)."""
-    if case.conversation:
-        return len(case.conversation)
-    if isinstance(case.input, str):
-        return 1
-    if case.input and case.input[-1].role == "user":
-        return 1
-    return 0
 
 
 def _persona(simulation: UserSimulation) -> str:

@@ -220,9 +220,8 @@ class TrialRunner:
                 failure = Failure(cause=kind.cause, message=message, error_type=type(exc).__name__)
                 trial = _recorded(recorder, failure)
                 if kind.retryable and tally.attempts <= retry.max_retries:
-                    if recorder.user_session is not None:  # spent, and not the agent's time
-                        earlier = recorder.user_session.finish(trial)
-                        recorder.add_wait(recorder.user_session.waited_s)
+                    if recorder.user_session is not None:  # what it spent counts in the next
+                        earlier = _settle_user(trial, recorder, recorder.user_session)
                     tally.close_attempt(attempt_start, recorder, trial)
                     tally.retry(kind.cause.value)
                     task = asyncio.current_task()
@@ -239,10 +238,7 @@ class TrialRunner:
             if recorder.environment is not None:
                 _settle_environment(trial, recorder.environment)
             if recorder.user_session is not None:
-                trial.simulation = recorder.user_session.finish(trial)
-                recorder.add_wait(
-                    recorder.user_session.waited_s
-                )  # the user's time, not the agent's
+                trial.simulation = _settle_user(trial, recorder, recorder.user_session)
             if recorder.trace_id is not None and trial.trace_id is None:  # its OTel trace
                 trial.trace_id, trial.span_id = recorder.trace_id, recorder.span_id
             tally.close_attempt(attempt_start, recorder, trial)
@@ -310,6 +306,15 @@ def _settle_environment(trial: Trial, environment: ToolEnvironment) -> None:
         trial.state = state
     if environment.violation is not None:
         trial.failure = environment.violation
+
+
+def _settle_user(
+    trial: Trial, recorder: TrialRecorder, session: UserSession
+) -> SimulatedConversation:
+    """The attempt's conversation with its simulated user, for `trial`; the time spent
+    waiting for the user is left out of the agent's working latency."""
+    recorder.add_wait(session.waited_s)
+    return session.finish(trial)
 
 
 def _recorded(recorder: TrialRecorder, failure: Failure) -> Trial:

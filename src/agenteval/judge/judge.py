@@ -19,14 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agenteval.judge.cache import JudgeCache, NullCache, cache_key
+from agenteval.judge.cache import cache_key
 from agenteval.judge.provider import JudgeRequest
 from agenteval.judge.sampling import Reading, Sampler
 from agenteval.judge.settings import DEFAULT_CACHE_PATH, PROVIDERS, JudgeConfig, parse_spec
 from agenteval.judge.templates import Template, fence
 from agenteval.judge.verdict import Verdict
-from agenteval.pricing import PriceTable
-from agenteval.retry import RetryPolicy
 from agenteval.score import JudgeRecord, Score
 from agenteval.trace import Usage
 
@@ -54,22 +52,6 @@ class Judge(Sampler):
     """A judge model behind one provider, shared by every judge scorer of a run. Its sampling
     (cache, in-flight sharing, limits, retries, the re-ask of a malformed verdict) is
     `Sampler.ask`, which the user simulator uses too."""
-
-    @classmethod
-    def open(
-        cls,
-        config: JudgeConfig,
-        *,
-        prices: PriceTable | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> Judge:
-        """The judge `config` describes. Raises `ProviderUnavailable` (naming the fix) when the
-        provider's SDK or API key is missing."""
-        from agenteval.judge.providers import make_provider
-
-        provider = make_provider(config.provider, base_url=config.base_url)
-        cache = JudgeCache(config.cache_path) if config.use_cache else NullCache()
-        return cls(config, provider, cache=cache, prices=prices, retry=retry)
 
     @property
     def label(self) -> str:

@@ -64,30 +64,18 @@ class UserWords:
         return "\n".join(lines)
 
 
-def _before(case: EvalCase) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
-    """A list `input`'s messages before its last user message, and that message (as the agents
-    play it: `agents.users.written_opening`, `frameworks.base.conversation`)."""
-    given = [] if isinstance(case.input, str) else case.input or []
-    messages = [(m.role, m.content) for m in given]
-    if messages and messages[-1][0] == "user":
-        return tuple(messages[:-1]), (messages[-1][1],)
-    return tuple(messages), ()
-
-
 def user_words(case: EvalCase, trial: Trial | None = None) -> UserWords:
     """What the user said in `trial` of `case`: the trial's simulated conversation when it holds
     one (every user message as played, written and simulated), else the case's written words
-    (its `conversation`'s turns, or its `input`)."""
+    (`EvalCase.written_opening`: its `conversation`'s turns, or its `input`)."""
+    opening, written = case.written_opening()
+    before = tuple((message.role, message.content) for message in opening)
     if trial is not None and trial.simulation is not None:
-        before = () if case.conversation or isinstance(case.input, str) else _before(case)[0]
         said = tuple(turn.user for turn in trial.simulation.turns)
         return UserWords(before, said, simulated=True)
-    if case.conversation:
-        return UserWords((), tuple(case.turns))
-    if isinstance(case.input, str):
+    if isinstance(case.input, str) and not case.conversation:
         return UserWords((), (case.input,), single=True)
-    before, last = _before(case)
-    return UserWords(before, last)
+    return UserWords(before, tuple(written))
 
 
 def case_question(case: EvalCase, trial: Trial | None = None, *, upto: int | None = None) -> str:

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from aiolimiter import AsyncLimiter
 from pydantic import ValidationError
@@ -91,6 +91,23 @@ class Sampler:
     the sampler's own (its `concurrency` and per-minute budgets) and the endpoint's, which every
     sampler and built-in agent of the process calling the same endpoint share.
     """
+
+    @classmethod
+    def open(
+        cls,
+        config: JudgeConfig,
+        *,
+        prices: PriceTable | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> Self:
+        """The sampler (a `Judge`, say) `config` describes, its cache opened as the config
+        says. Raises `ProviderUnavailable` (naming the fix) when the provider's SDK or API key
+        is missing."""
+        from agenteval.judge.providers import make_provider
+
+        provider = make_provider(config.provider, base_url=config.base_url)
+        cache = JudgeCache(config.cache_path) if config.use_cache else NullCache()
+        return cls(config, provider, cache=cache, prices=prices, retry=retry)
 
     def __init__(
         self,

@@ -20,7 +20,7 @@ from agenteval.judge.templates import load_template
 from agenteval.score import Score
 from agenteval.scorers.answer import not_judged
 from agenteval.scorers.reported import REPORTED
-from agenteval.trace import Trial
+from agenteval.trace import SimulatedConversation, Trial
 
 __all__ = ["CONVERSATION_SCORERS", "GoalCompletion", "TurnsToGoal", "simulation_declined"]
 
@@ -69,15 +69,10 @@ class GoalCompletion(JudgeRubric):
         return simulation_declined(case, goal=True)
 
     async def __call__(self, case: EvalCase, trial: Trial) -> Score:
-        declined = self.declines(case)
-        if declined is not None or case.user_simulation is None:
-            return Score(name=self.name, reason=declined)
-        skipped = not_judged(self.name, trial)
-        if skipped is not None:
-            return skipped
-        simulation = trial.simulation
-        if simulation is None:
-            return Score(name=self.name, reason=NO_SIMULATION)
+        simulation = _played(self.name, self.declines(case), trial)
+        if isinstance(simulation, Score):
+            return simulation
+        assert case.user_simulation is not None  # `declines` says so
         if not simulation.turns:
             return Score(name=self.name, reason="the simulated user said nothing: no conversation")
         if self.judge is None:
@@ -123,15 +118,9 @@ class TurnsToGoal:
         return simulation_declined(case, goal=False)
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
-        declined = self.declines(case)
-        if declined is not None:
-            return Score(name=self.name, reason=declined)
-        skipped = not_judged(self.name, trial)
-        if skipped is not None:
-            return skipped
-        simulation = trial.simulation
-        if simulation is None:
-            return Score(name=self.name, reason=NO_SIMULATION)
+        simulation = _played(self.name, self.declines(case), trial)
+        if isinstance(simulation, Score):
+            return simulation
         turns = simulation.turns_to_goal
         if turns is None:
             ended = simulation.end_reason.value if simulation.end_reason else "unknown"
@@ -145,6 +134,20 @@ class TurnsToGoal:
             reason=reason,
             details={REPORTED: {"value": turns, "unit": "user messages"}},
         )
+
+
+def _played(name: str, declined: str | None, trial: Trial) -> SimulatedConversation | Score:
+    """The trial's simulated conversation, or the no-score that says why there is none to
+    score: the case declined (`declined`), an infrastructure failure (not judged), or a trial
+    that held no simulated conversation."""
+    if declined is not None:
+        return Score(name=name, reason=declined)
+    skipped = not_judged(name, trial)
+    if skipped is not None:
+        return skipped
+    if trial.simulation is None:
+        return Score(name=name, reason=NO_SIMULATION)
+    return trial.simulation
 
 
 CONVERSATION_SCORERS: dict[str, type[GoalCompletion] | type[TurnsToGoal]] = {

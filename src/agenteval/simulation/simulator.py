@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agenteval.errors import ConfigError, UserSimulatorError
-from agenteval.judge.cache import JudgeCache, NullCache, cache_key
+from agenteval.judge.cache import cache_key
 from agenteval.judge.judge import JudgeConfig, parse_spec
 from agenteval.judge.provider import JudgeRequest
 from agenteval.judge.sampling import Reading, Sampler
@@ -115,11 +115,7 @@ class UserSimulator:
     ) -> UserSimulator:
         """The simulator `config` describes. Raises `ProviderUnavailable` (naming the fix) when
         the provider's SDK or API key is missing."""
-        from agenteval.judge.providers import make_provider
-
-        provider = make_provider(config.provider, base_url=config.base_url)
-        cache = JudgeCache(config.cache_path) if config.use_cache else NullCache()
-        return cls(Sampler(config, provider, cache=cache, prices=prices, retry=retry))
+        return cls(Sampler.open(config, prices=prices, retry=retry))
 
     @property
     def config(self) -> JudgeConfig:

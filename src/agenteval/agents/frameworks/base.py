@@ -133,17 +133,13 @@ def conversation(case: EvalCase) -> Conversation:
     if session is not None and case.user_simulation is not None:
         history = tuple(Message.model_validate(message) for message in session.history)
         return Conversation(history, (), True, session)
-    if case.conversation:
-        return Conversation((), tuple(case.turns), True)
-    if isinstance(case.input, str):
-        return Conversation((), (case.input,), False)
-    messages = list(case.input or ())
-    if not messages or messages[-1].role != "user":
+    before, turns = case.written_opening()
+    if not turns:
         raise ValueError(
             f"case {case.id!r} has no user message to send the agent: give it an input, "
             "or end its list of messages with a user message"
         )
-    return Conversation(tuple(messages[:-1]), (messages[-1].content,), False)
+    return Conversation(tuple(before), tuple(turns), bool(case.conversation))
 
 
 def tool_arguments(value: Any) -> dict[str, Any]:
