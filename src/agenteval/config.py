@@ -110,6 +110,11 @@ class ProjectConfig(BaseModel):
     otlp_wait: float | None = Field(default=None, ge=0)
     """Seconds a trial waits for its agent service's spans after the answer."""
     tool_mocks: Any = None  # what tools answer in every case: `RunOptions.tool_mocks` checks it
+    executor: str | None = None
+    """Where trials run: `local`, `process` or `ray` (`RunOptions.executor` checks it)."""
+    workers: int | None = None
+    ray_address: str | None = None
+    worker_memory_mb: int | None = None
 
 
 @dataclass(frozen=True)
@@ -214,7 +219,8 @@ _MEANINGS: dict[str, str | tuple[str, ...]] = {
     **dict.fromkeys(("agents", "agent_ref", "function", "entrypoint", "entry_point"), "agent"),
     **dict.fromkeys(("scorer", "metrics", "metric", "evaluators", "scoring"), "scorers"),
     **dict.fromkeys(("trial", "repeats", "repeat", "runs", "samples", "epochs"), "trials"),
-    **dict.fromkeys(("workers", "parallel", "parallelism", "jobs"), "concurrency"),
+    **dict.fromkeys(("parallel", "parallelism", "jobs"), "concurrency"),
+    **dict.fromkeys(("executors", "backend", "runner"), "executor"),
     **dict.fromkeys(("retry", "max_retries"), "retries"),
     **dict.fromkeys(("timeout_s", "time_limit"), "timeout"),
     **dict.fromkeys(("rubric", "criteria"), "rubrics"),
@@ -439,6 +445,9 @@ def resolve_settings(
     otlp_receiver: int | None = None,
     otlp_wait: float | None = None,
     user_simulator: str | None = None,
+    executor: str | None = None,
+    workers: int | None = None,
+    ray_address: str | None = None,
 ) -> RunSettings:
     """A run's options, each setting resolved: flag, then `AGENTEVAL_*` environment variable,
     then config, then default. `builtins=False` (`--no-builtins`) turns off the built-ins the
@@ -505,10 +514,19 @@ def resolve_settings(
                 otlp_wait, "AGENTEVAL_OTLP_WAIT", float, config.otlp_wait, DEFAULT_REMOTE_WAIT_S
             ),
             tool_mocks=config.tool_mocks,
+            executor=executor or env.get("AGENTEVAL_EXECUTOR") or config.executor or "local",
+            workers=pick(workers, "AGENTEVAL_WORKERS", int, config.workers, None),
+            ray_address=ray_address or config.ray_address,
+            worker_memory_mb=config.worker_memory_mb,
         )
     except OptionError as exc:
         variable, steps = from_environment.get(exc.field or ""), (exc.field or "").split(".")
-        if variable is None and steps[0] in ("otlp_endpoint", "tool_mocks"):
+        if executor is None and exc.field == "executor" and env.get("AGENTEVAL_EXECUTOR"):
+            variable = "AGENTEVAL_EXECUTOR"
+        flag = _flag_given(exc.field, executor=executor, workers=workers, ray_address=ray_address)
+        if flag is not None:
+            raise OptionError(exc.message, field=flag, hint=exc.hint) from None
+        if variable is None and steps[0] in _CONFIG_CHECKED:
             if otlp_endpoint and exc.field == "otlp_endpoint":  # the flag's, or the config's
                 raise OptionError(exc.message, field="--otlp-endpoint", hint=exc.hint) from None
             line = file_key_line(config_file, *steps) if config_file else None
@@ -523,6 +541,26 @@ def resolve_settings(
             field=variable,
             hint=f"unset {variable}, or set it to a value in range",
         ) from None
+
+
+# Settings `RunOptions` checks whose mistakes, when the config wrote them, are named with the
+# config's file and line.
+_CONFIG_CHECKED = (
+    "otlp_endpoint",
+    "tool_mocks",
+    "executor",
+    "workers",
+    "ray_address",
+    "worker_memory_mb",
+    "otlp_receiver",
+)
+
+
+def _flag_given(field: str | None, **flags: Any) -> str | None:
+    """The command-line flag that set `field` (`--ray-address`), if one did."""
+    if field in flags and flags[field] is not None:
+        return "--" + field.replace("_", "-")
+    return None
 
 
 def _simulator_config(

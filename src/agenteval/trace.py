@@ -131,6 +131,15 @@ class FailureCause(StrEnum):
     """The simulated user could not give its next message (its model refused, answered out of
     shape twice, or stayed unreachable; a scripted user raised): not the agent's failure, so
     the trial is retried and, when retries run out, left out of scoring."""
+    WORKER_CRASHED = "worker_crashed"
+    """The worker process running the trial (executor `process` or `ray`) died under it: the
+    agent exited the process (`os._exit`), crashed in native code, or passed the worker's
+    memory limit; `Failure.exit_code` says how. Only the agent's code ran there, so it is the
+    agent's failure: scored, not retried."""
+    WORKER_LOST = "worker_lost"
+    """The machine or Ray worker running the trial went away for a reason outside it (a
+    cluster node lost): infrastructure, retried on another worker and, when retries run
+    out, left out of scoring."""
 
     @property
     def is_infrastructure(self) -> bool:
@@ -145,6 +154,7 @@ _INFRASTRUCTURE = frozenset(
         FailureCause.PROVIDER_ERROR,
         FailureCause.CONNECTION_ERROR,
         FailureCause.USER_SIMULATOR_ERROR,
+        FailureCause.WORKER_LOST,
     }
 )
 
@@ -155,6 +165,10 @@ class Failure(_Model):
     cause: FailureCause
     message: str = ""
     error_type: str | None = None
+    exit_code: int | None = None
+    """For `worker_crashed`: the worker's exit code, negative for the signal that ended it
+    (-11: SIGSEGV, -9: SIGKILL, as Python's `Popen.returncode` gives it); None when the
+    executor cannot tell (a Ray worker)."""
 
 
 class EndReason(StrEnum):

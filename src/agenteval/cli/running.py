@@ -186,6 +186,31 @@ def run(
             "(provider openai, anthropic or google); env AGENTEVAL_USER_SIMULATOR.",
         ),
     ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            metavar="KIND",
+            help="Where trials run: local (default), process (worker processes) or ray (a Ray "
+            "cluster); env AGENTEVAL_EXECUTOR.",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Worker processes (--executor process; default: the concurrency) or Ray "
+            "actors (--executor ray; default: the cluster's CPUs).",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            metavar="ADDRESS",
+            help="The Ray cluster (--executor ray; default: RAY_ADDRESS, else a local Ray).",
+        ),
+    ] = None,
     *,
     flags: Flags,
 ) -> None:
@@ -211,6 +236,9 @@ def run(
         otlp_receiver=otlp_receiver,
         otlp_wait=otlp_wait,
         user_simulator=user_simulator,
+        executor=executor,
+        workers=workers,
+        ray_address=ray_address,
     )
     require_judge(settings.judge, flags.judge, config_file)
     require_user_simulator(settings.user_simulator, user_simulator, config_file)

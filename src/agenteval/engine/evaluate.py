@@ -258,6 +258,10 @@ async def evaluate_async(
     replay_match: str = "in-order",
     replay_fallthrough: bool = False,
     user_simulator: JudgeConfig | str | Any = None,
+    executor: str = "local",
+    workers: int | None = None,
+    ray_address: str | None = None,
+    worker_memory_mb: int | None = None,
 ) -> Run:
     """Run `agent` over `cases`, `trials` times each, score every trial, and store the run.
 
@@ -328,6 +332,13 @@ async def evaluate_async(
     (`agenteval.agents.users.User`). A case that needs one when the run has none, or a model
     that cannot run here (no API key, no SDK extra), is a `ConfigError` before the run starts.
 
+    `executor` says where trials run: `"local"` (the default: tasks of this event loop),
+    `"process"` (a pool of `workers` processes, default `concurrency`; one whose agent exits,
+    crashes or passes `worker_memory_mb` is replaced and its trial recorded `worker_crashed`)
+    or `"ray"` (Ray tasks on the cluster at `ray_address`, else `RAY_ADDRESS`, else a local
+    Ray instance). Scoring, the judge and the store stay in this process whatever runs the
+    trials; the run records its executor.
+
     `evaluate_async` is the same, to await; `evaluate` refuses to run inside an event loop.
     """
     if recorded is not None and agent is not None:
@@ -356,6 +367,10 @@ async def evaluate_async(
         replay_match=replay_match,
         replay_fallthrough=replay_fallthrough,
         user_simulator=user_simulator,
+        executor=executor,
+        workers=workers,
+        ray_address=ray_address,
+        worker_memory_mb=worker_memory_mb,
     )
     run_agent = load_agent(agent, options)
     planner: Planner = (

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from agenteval.agents.environment import EnvironmentPlan
 from agenteval.agents.users import UserPlan
+from agenteval.engine.executors import EXECUTORS, ExecutorSettings
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings
 from agenteval.errors import ConfigError
 from agenteval.mock_errors import explain_mock, written_path
@@ -132,6 +133,17 @@ class RunOptions:
     `"provider:model"` or a `JudgeConfig` (`simulation.UserSimulatorConfig`), opened when the
     run is planned; or an object with a `label` and an async `reply(request)`
     (`agents.users.User`); None: scripted users only (a resumed run: the one it stored)."""
+    executor: str = "local"
+    """Where trials run: `local` (the driver's event loop), `process` (worker processes on
+    this machine) or `ray` (a Ray cluster); scoring and the store stay with the driver."""
+    workers: int | None = None
+    """Worker processes (`process`; default: `concurrency`) or Ray actors (`ray`; default:
+    the cluster's CPUs)."""
+    ray_address: str | None = None
+    """The Ray cluster to run on (`ray`; default `RAY_ADDRESS`, else a local Ray instance)."""
+    worker_memory_mb: int | None = None
+    """A `process` worker whose resident memory passes this many MB is killed, and its trial
+    recorded `worker_crashed`; None: no limit."""
 
     def __post_init__(self) -> None:
         _check_at_least(self.trials, 1, "trials")
@@ -163,6 +175,7 @@ class RunOptions:
             raise OptionError(
                 f"otlp_wait must be 0 or more, got {self.otlp_wait}", field="otlp_wait"
             )
+        _check_executor(self)
         # Taken as given (a str, a list) and kept in one shape: a path, tuples.
         set_ = object.__setattr__
         set_(self, "store", Path(self.store))
@@ -211,6 +224,42 @@ class RunOptions:
                 simulator=self.user_simulator if is_user(self.user_simulator) else None,
                 base_dir=self.base_dir,
             ),
+            executor=ExecutorSettings(
+                self.executor, self.workers, self.ray_address, self.worker_memory_mb
+            ),
+            base_dir=self.base_dir,
+        )
+
+
+def _check_executor(options: RunOptions) -> None:
+    """The executor settings: a known executor, and only the settings it reads."""
+    kind = options.executor
+    if kind not in EXECUTORS:
+        raise OptionError(
+            f"executor (--executor) is local, process or ray, got {kind!r}", field="executor"
+        )
+    _check_at_least(options.workers, 1, "workers")
+    _check_at_least(options.worker_memory_mb, 1, "worker_memory_mb")
+    given = {
+        "workers": options.workers is not None and kind == "local",
+        "ray_address": options.ray_address is not None and kind != "ray",
+        "worker_memory_mb": options.worker_memory_mb is not None and kind != "process",
+    }
+    for name, stray in given.items():
+        if stray:
+            reads = {"workers": "process and ray", "ray_address": "ray"}.get(name, "process")
+            raise OptionError(
+                f"{name} applies to the {reads} executor{'s' * (' and ' in reads)}, "
+                f"and this run's is {kind}",
+                field=name,
+                hint=f"name the executor (--executor, executor:), or leave {name} out",
+            )
+    if kind != "local" and options.otlp_receiver is not None:
+        raise OptionError(
+            f"the OTLP receiver (otlp_receiver, --otlp-receiver) works with the local executor "
+            f"only, and this run's is {kind}: its workers' spans would not reach their trials",
+            field="otlp_receiver",
+            hint="run with --executor local, or leave the receiver out",
         )
 
 
@@ -274,8 +323,8 @@ def _shown_url(url: str) -> str:
         return "the URL given"
 
 
-def _check_at_least(value: int, least: int, name: str) -> None:
-    if value < least:
+def _check_at_least(value: int | None, least: int, name: str) -> None:
+    if value is not None and value < least:
         raise OptionError(f"{name} must be at least {least}, got {value}", field=name)
 
 

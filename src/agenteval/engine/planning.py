@@ -177,7 +177,10 @@ async def plan_new(
     lists; `run_id` (else a new one), `dataset` (else the case file, if `cases` names one)
     and `settings_extra` are recorded with the run."""
     settings, replayed = with_replay(
-        store, options, options.engine_settings(_declared(options)), target=target
+        store,
+        options,
+        replace(options.engine_settings(_declared(options)), agent_ref=agent_ref),
+        target=target,
     )
     given = checked_mocks(given_cases(cases), agent, options, dataset or cases)
     users = SimulatorChoice()  # recorded trials play no user: no simulator opened
@@ -221,6 +224,7 @@ async def plan_new(
             tools=known_tools() if _live_tools(agent) else dict(tools),
             settings={
                 "owner": current_owner(),
+                "executor": settings.executor.stored(),
                 SCORER_REFS: resolution.references,
                 **({"expected_trials": len(recorded)} if recorded is not None else {}),
                 **({"passing": list(options.passing)} if options.passing is not None else {}),
@@ -359,7 +363,14 @@ async def plan_resume(
         **replay_options(info.settings),  # the run's own replay, or none
     )
     settings, _ = with_replay(
-        store, options, options.engine_settings(infrastructure), target=info.target
+        store,
+        options,
+        replace(options.engine_settings(infrastructure), agent_ref=info.agent),
+        target=info.target,
+    )
+    # The executor is the resume's own (where trials run does not change their results).
+    info = info.model_copy(
+        update={"settings": {**info.settings, "executor": settings.executor.stored()}}
     )
     check_resumable(store.iter_cases(info.run_id), options.tool_mocks)
     stored_users = info.settings.get("user_simulator")

@@ -4,15 +4,27 @@ and streaming results to the store in batches (a trial counts as done once it is
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+    Sized,
+)
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agenteval.agents.calling import Agent
 from agenteval.agents.environment import EnvironmentPlan
 from agenteval.agents.users import UserPlan
 from agenteval.case import EvalCase
-from agenteval.engine.trials import TrialRunner, trace_trial
+from agenteval.engine.executors import ExecutorSettings, TrialRecipe, TrialSource, open_trials
+from agenteval.engine.trials import trace_trial
 from agenteval.interrupts import (
     RunStop,
     running,
@@ -50,6 +62,13 @@ class EngineSettings:
     users: UserPlan | None = None
     """The run's user simulator and where scripted users load from (None: scripted users
     only, relative to the current directory)."""
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)
+    """Where the trials run (`local`, `process`, `ray`); scoring and the store stay here."""
+    agent_ref: str | None = None
+    """The agent's reference (`my_agent.py:run`), when it was loaded from one: an executor
+    may load it again in its workers."""
+    base_dir: Path | None = None
+    """The folder the agent's reference is relative to."""
 
 
 class WorkerLostError(RuntimeError):
@@ -119,20 +138,9 @@ async def execute(
         return
     jobs = _jobs(cases, settings.trials, done)
     prepared = prepare_scorers(scorers)
-    runner = (
-        None
-        if agent is None
-        else TrialRunner.of(
-            agent,
-            timeout_s=settings.timeout_s,
-            retry=settings.retry,
-            declared=settings.infrastructure,
-            remote_wait_s=settings.remote_wait_s,
-            environment=settings.environment,
-            users=settings.users,
-        )
-    )
     finished: asyncio.Queue[TrialResult | None] = asyncio.Queue(maxsize=4 * settings.concurrency)
+
+    runner: TrialSource | None = None
 
     async def work() -> None:
         task = asyncio.current_task()
@@ -202,7 +210,7 @@ async def execute(
     # One group: if the writer fails, the workers stop too, and the other way round.
     try:
         with watching_sigint(), running() as stop:
-            async with asyncio.TaskGroup() as group:
+            async with _trials(agent, settings) as runner, asyncio.TaskGroup() as group:
                 group.create_task(_never_lost(produce(stop), "the workers' supervisor", stop))
                 group.create_task(_never_lost(write(), "the store writer", stop))
         if next(jobs, None) is not None:  # every worker ended, and jobs are left: never "done"
@@ -216,6 +224,30 @@ async def execute(
         if error is failed:
             raise
         raise error from None
+
+
+@asynccontextmanager
+async def _trials(
+    agent: Agent | None, settings: EngineSettings
+) -> AsyncIterator[TrialSource | None]:
+    """Where the run's trials come from: its executor, opened for the run (None: no agent
+    runs, the trials are recorded ones)."""
+    if agent is None:
+        yield None
+        return
+    recipe = TrialRecipe(
+        agent,
+        timeout_s=settings.timeout_s,
+        retry=settings.retry,
+        declared=settings.infrastructure,
+        environment=settings.environment,
+        users=settings.users,
+        agent_ref=settings.agent_ref,
+        base_dir=settings.base_dir,
+        remote_wait_s=settings.remote_wait_s,
+    )
+    async with open_trials(recipe, settings.executor, settings.concurrency) as source:
+        yield source
 
 
 async def _never_lost(work: Coroutine[Any, Any, None], who: str, stop: RunStop) -> None:

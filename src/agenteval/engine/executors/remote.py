@@ -1,0 +1,162 @@
+"""What the `process` and `ray` executors share: the recipe a worker builds its runner from,
+the job it runs, and the driver's side of a trial (`RemoteTrials`).
+
+The split is at the trial: a worker runs one trial as the local engine does (`TrialRunner`:
+its tool environment, its simulated user, its time limit, its retries of what the agent's
+calls met), and sends back the `Trial`. The driver keeps what must stay single: the scorers
+and the judge (one cache, one set of rate limits), the summary and the store, which only it
+writes. What a worker cannot report, its own death, the driver records (`WorkerDeath`), and
+retries by the run's rules when the cause is infrastructure (a Ray node lost), counting the
+retry in the trial it finally stores."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+from agenteval.agents.calling import Agent
+from agenteval.agents.environment import EnvironmentPlan
+from agenteval.agents.recorder import monotonic
+from agenteval.agents.users import UserPlan
+from agenteval.case import EvalCase
+from agenteval.engine.trials import TrialRunner
+from agenteval.retry import RetryPolicy
+from agenteval.trace import Failure, FailureCause, Trial, utc_now
+
+__all__ = ["Attempts", "RemoteTrials", "TrialJob", "TrialRecipe", "TrialWorker", "WorkerDeath"]
+
+
+@dataclass(frozen=True)
+class TrialRecipe:
+    """What a worker builds its runner from, once (`TrialRunner.of`'s arguments), shipped to
+    every worker. `agent_ref` and `base_dir` say where the agent was loaded from, when it was
+    (`my_agent.py:run`), for an executor that loads it again there rather than pickle it."""
+
+    agent: Agent
+    timeout_s: float | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    declared: tuple[type[BaseException], ...] = ()
+    environment: EnvironmentPlan | None = None
+    users: UserPlan | None = None
+    remote_wait_s: float | None = None
+    agent_ref: str | None = None
+    base_dir: Path | None = None
+
+    def runner(self) -> TrialRunner:
+        """The runner of this recipe's trials, in the process that runs them."""
+        return TrialRunner.of(
+            self.agent,
+            timeout_s=self.timeout_s,
+            retry=self.retry,
+            declared=self.declared,
+            environment=self.environment,
+            remote_wait_s=self.remote_wait_s,
+            users=self.users,
+        )
+
+
+@dataclass(frozen=True)
+class TrialJob:
+    """One trial as a worker gets it: the case, the trial's index, and how many retries of
+    an infrastructure failure the worker may still make (the run's, less those the driver
+    made after a worker was lost)."""
+
+    case: EvalCase
+    index: int
+    retries_left: int
+
+
+@dataclass(frozen=True)
+class WorkerDeath:
+    """How a trial's attempt ended when its worker sent no trial back: the worker died
+    (`worker_crashed`, with its exit code or signal), was killed past the time limit and its
+    grace (`timeout`), or was lost with its node (`worker_lost`)."""
+
+    cause: FailureCause
+    message: str
+    exit_code: int | None = None
+
+
+class TrialWorker:
+    """A worker's side: the runner built once from the recipe, running the jobs it is given."""
+
+    def __init__(self, recipe: TrialRecipe) -> None:
+        self._runner = recipe.runner()
+
+    async def run(self, job: TrialJob) -> Trial:
+        """Run one trial, retrying infrastructure failures at most `job.retries_left` times."""
+        runner = self._runner
+        if job.retries_left != runner.retry.max_retries:
+            runner = replace(runner, retry=replace(runner.retry, max_retries=job.retries_left))
+        return await runner.run(job.case, job.index)
+
+
+class Attempts(Protocol):
+    """An executor's pool seen from the driver: one job sent to a worker, and what came back.
+    Never raises for what happened to the worker (that is a `WorkerDeath`); only the run
+    being stopped (a cancellation) propagates."""
+
+    async def attempt(self, job: TrialJob) -> Trial | WorkerDeath: ...
+
+
+class RemoteTrials:
+    """The driver's side of trials run elsewhere (`Attempts`): the same `run(case, index)` as
+    `TrialRunner`, so the scheduler does not know where trials run."""
+
+    def __init__(self, attempts: Attempts, retry: RetryPolicy) -> None:
+        self._attempts = attempts
+        self._retry = retry
+
+    async def run(self, case: EvalCase, index: int) -> Trial:
+        """The trial's record: the worker's, with the attempts a lost worker cost counted in;
+        or, when the worker died and that is not retried (or retries ran out), a trial
+        failed with the death's cause."""
+        started_at = utc_now()
+        start = monotonic()
+        lost = 0
+        retries: dict[str, int] = {}
+        while True:
+            used = sum(retries.values())
+            outcome = await self._attempts.attempt(
+                TrialJob(case, index, max(0, self._retry.max_retries - used))
+            )
+            if isinstance(outcome, Trial):
+                return _with_lost(outcome, lost, retries, started_at, start) if lost else outcome
+            lost += 1
+            if outcome.cause.is_infrastructure and used < self._retry.max_retries:
+                retries[outcome.cause.value] = retries.get(outcome.cause.value, 0) + 1
+                await asyncio.sleep(self._retry.wait_s(lost, RuntimeError(outcome.message)))
+                continue
+            failure = Failure(
+                cause=outcome.cause, message=outcome.message, exit_code=outcome.exit_code
+            )
+            return Trial(
+                case_id=case.id,
+                trial=index,
+                failure=failure,
+                started_at=started_at,
+                latency_s=monotonic() - start,
+                attempts=lost,
+                retries=retries,
+            )
+
+
+def _with_lost(
+    trial: Trial, lost: int, retries: dict[str, int], started_at: datetime, start: float
+) -> Trial:
+    """A worker's trial after `lost` attempts died elsewhere: they count in its attempts,
+    retries and latency (from the first attempt's start), as a retried local attempt does."""
+    merged = dict(retries)
+    for reason, count in trial.retries.items():
+        merged[reason] = merged.get(reason, 0) + count
+    return trial.model_copy(
+        update={
+            "attempts": trial.attempts + lost,
+            "retries": merged,
+            "started_at": started_at,
+            "latency_s": monotonic() - start,
+        }
+    )
