@@ -17,8 +17,8 @@ What a process contains that the driver's loop cannot:
 - with `worker_memory_mb`, a worker whose resident memory passes it is stopped and replaced;
   its trial is `worker_crashed`, naming the limit.
 
-Workers die with the driver (even SIGKILLed: `PR_SET_PDEATHSIG`), and the pool is stopped
-however the run ends.
+Workers die with the driver (even SIGKILLed: each watches a pipe only the driver holds), and
+the pool is stopped however the run ends.
 
 How the recipe reaches the workers: cloudpickle. Functions and objects of the user's modules
 (`my_agent.py:run`, loaded as `agenteval_user_<digest>_my_agent`) are pickled by reference,
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import os
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -206,7 +205,7 @@ def ship(recipe: TrialRecipe, memory_limit_mb: int | None) -> ShippedRecipe:
         for name, module in list(sys.modules.items())
         if name.startswith(_USER_MODULES) and getattr(module, "__file__", None)
     }
-    return ShippedRecipe(payload, modules, simulator, memory_limit_mb, os.getpid())
+    return ShippedRecipe(payload, modules, simulator, memory_limit_mb)
 
 
 def _simulator_settings(simulator: Any) -> SimulatorSettings | None:

@@ -6,9 +6,9 @@ shipped recipe (`start`, pebble's initializer), keeps one event loop, and runs t
 pool gives it one at a time (`run_job`), sending each `Trial` back pickled.
 
 What a worker does for the driver's sake:
-- it dies with the driver: `PR_SET_PDEATHSIG` (Linux) sends it SIGKILL when its parent, the
-  forkserver, exits, which the forkserver does as soon as the driver is gone, however it
-  ended (even SIGKILL); a worker whose driver is already gone when it starts exits at once;
+- it dies with the driver, however the driver ended (even SIGKILLed): a thread waits on the
+  pipe the driver holds (`_die_with_driver`), so a worker stuck in a trial that never ends
+  exits too;
 - with a memory limit, a watchdog thread reads the worker's resident memory every
   `_WATCH_EVERY_S` and ends the process with `MEMORY_EXIT` past the limit, which the driver
   reads as "the worker passed its memory limit" (`worker_crashed`, naming the limit);
@@ -22,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import sys
@@ -57,6 +59,8 @@ _WATCH_EVERY_S: Final = 0.05
 limit by at most a tenth of that before the worker is stopped; a read costs ~20 µs."""
 
 _PR_SET_PDEATHSIG: Final = 1
+_ORPHANED_EXIT: Final = 70
+"""The exit code of a worker whose driver is gone (no one reads it)."""
 
 
 class RecipeUnavailable(Exception):
@@ -97,7 +101,6 @@ class ShippedRecipe:
     modules: dict[str, str]
     simulator: SimulatorSettings | None = None
     memory_limit_mb: int | None = None
-    driver_pid: int = 0
 
 
 _worker: TrialWorker | None = None
@@ -114,7 +117,7 @@ def start(shipped: ShippedRecipe) -> None:
     """pebble's initializer: tie the worker's life to the driver's, watch its memory, and build
     its runner and event loop once. Never raises (see the module)."""
     global _worker, _loop, _broken
-    _die_with_parent(shipped.driver_pid)
+    _die_with_driver()
     if shipped.memory_limit_mb is not None:
         _watch_memory(shipped.memory_limit_mb)
     try:
@@ -166,25 +169,27 @@ def _loads(payload: bytes, modules: dict[str, str]) -> Any:
             import_file(Path(modules[root]), AgentLoadError, modules[root])
 
 
-def _die_with_parent(driver_pid: int) -> None:
-    """Ask Linux to SIGKILL this worker when its parent (the forkserver, which exits with the
-    driver) dies; and exit now if the driver is already gone (it died while we started)."""
+def _die_with_driver() -> None:
+    """End this worker as soon as the driver is gone, however it ended (even SIGKILLed), and
+    at once if it is already. A thread waits on the pipe from the driver that multiprocessing
+    leaves every child (`parent_process().sentinel`: its write end is the driver's alone, so it
+    reads EOF when the driver dies). Not the parent's death signal alone: a worker's parent is
+    the forkserver, which lives on while any worker does. `PR_SET_PDEATHSIG` is asked too, so
+    a worker dies with a killed forkserver even while its agent holds the GIL."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if driver_pid and not _alive(driver_pid):
-        os._exit(1)
+    parent = multiprocessing.parent_process()
+    if parent is None:  # not a child of multiprocessing's: nothing to watch
+        return
+    sentinel = parent.sentinel
 
+    def watch() -> None:
+        multiprocessing.connection.wait([sentinel])
+        os._exit(_ORPHANED_EXIT)
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    threading.Thread(target=watch, name="agenteval-driver-watch", daemon=True).start()
 
 
 def _watch_memory(limit_mb: int) -> threading.Thread:
