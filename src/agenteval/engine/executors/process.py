@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -116,7 +117,17 @@ class ProcessAttempts:
         stopped, which kills its worker, and a recipe the workers cannot load, which stops
         the run)."""
         limit = kill_limit_s(self._recipe, job)
-        future = self._pool.schedule(run_job, args=(job,), timeout=limit)
+        try:
+            payload = cloudpickle.dumps(job)
+        except Exception as exc:
+            raise ConfigError(
+                f"the process executor cannot send the case to its worker processes: "
+                f"{type(exc).__name__}: {exc}",
+                case=job.case.id,
+                hint="give its tool mocks as data or module-level functions, or run with "
+                "--executor local",
+            ) from None
+        future = self._pool.schedule(run_job, args=(payload,), timeout=limit)
         try:
             trial: Trial = await asyncio.wrap_future(future)
         except pebble.ProcessExpired as died:
@@ -205,7 +216,7 @@ def ship(recipe: TrialRecipe, memory_limit_mb: int | None) -> ShippedRecipe:
         for name, module in list(sys.modules.items())
         if name.startswith(_USER_MODULES) and getattr(module, "__file__", None)
     }
-    return ShippedRecipe(payload, modules, simulator, memory_limit_mb)
+    return ShippedRecipe(payload, modules, simulator, memory_limit_mb, dict(os.environ))
 
 
 def _simulator_settings(simulator: Any) -> SimulatorSettings | None:

@@ -29,7 +29,7 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -101,11 +101,16 @@ class ShippedRecipe:
     modules: dict[str, str]
     simulator: SimulatorSettings | None = None
     memory_limit_mb: int | None = None
+    environ: dict[str, str] = field(default_factory=dict)
+    """The driver's environment when the pool opened: a worker is forked from the forkserver,
+    which has the environment of when it started (the driver's first pool); an API key set
+    since must reach the agent as it does with `local`."""
 
 
 _worker: TrialWorker | None = None
 _loop: asyncio.AbstractEventLoop | None = None
 _broken: str | None = None
+_modules: dict[str, str] = {}
 _job_running = False
 _job_guard = threading.Lock()
 """Held by the watchdog while it stops the worker, and by `run_job` while it ends a job: the
@@ -116,8 +121,12 @@ died holding the pool's channel lock would stall every other worker)."""
 def start(shipped: ShippedRecipe) -> None:
     """pebble's initializer: tie the worker's life to the driver's, watch its memory, and build
     its runner and event loop once. Never raises (see the module)."""
-    global _worker, _loop, _broken
+    global _worker, _loop, _broken, _modules
+    _modules = shipped.modules
     _die_with_driver()
+    if shipped.environ:
+        os.environ.clear()
+        os.environ.update(shipped.environ)
     if shipped.memory_limit_mb is not None:
         _watch_memory(shipped.memory_limit_mb)
     try:
@@ -129,11 +138,13 @@ def start(shipped: ShippedRecipe) -> None:
         _broken = f"{type(exc).__name__}: {exc}"
 
 
-def run_job(job: TrialJob) -> Trial:
-    """Run one job in the worker's event loop, to its `Trial` (pebble's task function)."""
+def run_job(payload: bytes) -> Trial:
+    """Run one job (cloudpickled: a case's tool mocks may be lambdas) in the worker's event
+    loop, to its `Trial` (pebble's task function)."""
     global _job_running
     if _broken is not None or _worker is None or _loop is None:
         raise RecipeUnavailable(_broken or "the worker was not started")
+    job: TrialJob = _loads(payload, _modules)
     _job_running = True
     try:
         return _loop.run_until_complete(_worker.run(job))
