@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from tests.cli_process import agenteval_cli, cli_env
+import psutil
+from tests.cli_process import agenteval_cli, assert_clean, cli_env, interruptible
 
 from agenteval import RunStore
 from agenteval.trace import FailureCause
@@ -112,3 +115,49 @@ def test_the_quickstart_gives_the_same_results_on_a_pool_as_locally(tmp_path: Pa
     assert len(stored["local"]) == 20
     assert stored["process"] == stored["local"]
     assert _summary(outputs["process"][0]) == _summary(outputs["local"][0])
+
+
+def test_ctrl_c_stops_the_pool_and_its_stuck_worker(tmp_path: Path) -> None:
+    shutil.copy(HOSTILE, tmp_path / "my_agent.py")
+    (tmp_path / "agenteval.yaml").write_text("dataset: cases.yaml\nagent: my_agent.py:run\n")
+    cases = ["- {id: stuck, input: block}"] + [f"- {{id: ok{i}, input: ok}}" for i in range(6)]
+    (tmp_path / "cases.yaml").write_text("\n".join(cases) + "\n")
+    store = tmp_path / "runs.db"
+    command = [sys.executable, "-m", "agenteval", "run", ".", "--store", str(store)]
+    driver = interruptible(
+        [*command, "--executor", "process", "--workers", "2"], tmp_path, cli_env()
+    )
+    try:
+        stored = 0
+        for _ in range(1200):  # every trial but the stuck one (no time limit: it never ends)
+            if store.exists():
+                with RunStore(store) as runs:
+                    rows = runs.list_runs()
+                    stored = rows[0].trials_done if rows else 0
+            if stored == 6:
+                break
+            time.sleep(0.05)
+        assert stored == 6
+        helpers = psutil.Process(driver.pid).children(recursive=True)
+        driver.send_signal(signal.SIGINT)
+        _, err = driver.communicate(timeout=60)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+    assert driver.returncode not in (0, None), err
+    assert_clean(err)
+    assert "--resume" in err  # the run says how to finish it
+    assert len(helpers) >= 3  # the forkserver and two workers, one stuck in its trial
+    for _ in range(200):
+        if not any(_alive(helper) for helper in helpers):
+            break
+        time.sleep(0.05)
+    assert not [helper.pid for helper in helpers if _alive(helper)], "workers left behind"
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
