@@ -42,6 +42,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator
+from concurrent.futures import BrokenExecutor
 from concurrent.futures import CancelledError as FutureCancelled
 from contextlib import asynccontextmanager
 from dataclasses import fields, replace
@@ -61,6 +62,7 @@ from agenteval.engine.executors.process_worker import (
 )
 from agenteval.engine.executors.remote import Attempts, TrialJob, TrialRecipe, WorkerDeath
 from agenteval.engine.executors.settings import ExecutorSettings
+from agenteval.engine.scheduler import WorkerLostError
 from agenteval.errors import ConfigError
 from agenteval.trace import FailureCause, Trial
 
@@ -127,7 +129,10 @@ class ProcessAttempts:
                 hint="give its tool mocks as data or module-level functions, or run with "
                 "--executor local",
             ) from None
-        future = self._pool.schedule(run_job, args=(payload,), timeout=limit)
+        try:
+            future = self._pool.schedule(run_job, args=(payload,), timeout=limit)
+        except RuntimeError as exc:  # the pool broke (below) and is not active any more
+            raise WorkerLostError(f"the worker pool stopped: {exc}") from None
         try:
             trial: Trial = await asyncio.wrap_future(future)
         except pebble.ProcessExpired as died:
@@ -147,7 +152,12 @@ class ProcessAttempts:
             ) from None
         except FutureCancelled:
             raise asyncio.CancelledError from None  # the pool was stopped under the run
-        except Exception as exc:  # the pool broke, or the trial could not be sent back
+        except BrokenExecutor as exc:
+            # pebble gives up on the whole pool when a worker dies with no job running (one
+            # killed from outside while idle): the run stops, resumable, rather than store
+            # every trial left as lost.
+            raise WorkerLostError(f"the worker pool broke: {exc}") from None
+        except Exception as exc:  # the trial could not be sent back
             return WorkerDeath(
                 FailureCause.WORKER_LOST,
                 f"the worker pool lost the trial: {type(exc).__name__}: {exc}",
