@@ -63,7 +63,7 @@ from agenteval.engine.executors.process_worker import (
 from agenteval.engine.executors.remote import Attempts, TrialJob, TrialRecipe, WorkerDeath
 from agenteval.engine.executors.settings import ExecutorSettings
 from agenteval.engine.scheduler import WorkerLostError
-from agenteval.errors import ConfigError
+from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.trace import FailureCause, Trial
 
 __all__ = ["kill_limit_s", "open_pool"]
@@ -157,6 +157,8 @@ class ProcessAttempts:
             # killed from outside while idle): the run stops, resumable, rather than store
             # every trial left as lost.
             raise WorkerLostError(f"the worker pool broke: {exc}") from None
+        except AgentEvalError as exc:  # one that stops a local run (a case no user can play)
+            raise exc from None
         except Exception as exc:  # the trial could not be sent back
             return WorkerDeath(
                 FailureCause.WORKER_LOST,
