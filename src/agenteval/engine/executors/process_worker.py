@@ -84,7 +84,9 @@ class RecipeUnavailable(Exception):
 class SimulatorSettings:
     """The run's model user simulator as shipped to a worker: its settings, not its opened
     provider clients (which hold sockets and locks and do not pickle). Each worker opens its
-    own simulator from them (`open`); the judge cache's SQLite file is the same for all."""
+    own simulator from them (`open`); the judge cache's SQLite file is the same for all. Its
+    limits (concurrency, requests and tokens a minute) are then each worker's: a run that
+    must keep a provider's quota divides them by its workers."""
 
     config: Any
     prices: Any
@@ -140,11 +142,10 @@ def start(shipped: ShippedRecipe) -> None:
         os.environ.update(shipped.environ)
     if shipped.memory_limit_mb is not None:
         _watch_memory(shipped.memory_limit_mb)
+    _loop = asyncio.new_event_loop()  # first: the simulator opened below may want it
+    asyncio.set_event_loop(_loop)
     try:
-        recipe = _rebuild(shipped)
-        _loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(_loop)
-        _worker = TrialWorker(recipe)
+        _worker = TrialWorker(_rebuild(shipped))
     except Exception as exc:  # a ConfigError, an AgentLoadError, an unpickling error
         _broken = f"{type(exc).__name__}: {exc}"
 
