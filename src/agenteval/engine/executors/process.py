@@ -25,8 +25,9 @@ How the recipe reaches the workers: cloudpickle. Functions and objects of the us
 and each worker imports the same files under the same names when it reads the recipe; lambdas
 and `__main__`'s functions (a tool mock given as a lambda) are pickled by value. A model user
 simulator is shipped as its settings and opened once per worker (its provider clients do not
-pickle; its judge-cache SQLite file is the one all workers share). A recipe part that cannot be
-pickled stops the run before it starts with a `ConfigError` naming the part.
+pickle; its judge-cache SQLite file is the one all workers share; its rate limits become each
+worker's). A recipe part that cannot be pickled stops the run before it starts with a
+`ConfigError` naming the part.
 
 Known limits: with no trial timeout there is no kill limit, so an agent that blocks its event
 loop forever hangs its trial (as it does with `local`); and a script that calls
