@@ -24,6 +24,7 @@ from agenteval.agents.environment import EnvironmentPlan
 from agenteval.agents.users import UserPlan
 from agenteval.case import EvalCase
 from agenteval.engine.executors import ExecutorSettings, TrialRecipe, TrialSource, open_trials
+from agenteval.engine.failures import WorkerLostError
 from agenteval.engine.trials import trace_trial
 from agenteval.interrupts import (
     RunStop,
@@ -69,12 +70,6 @@ class EngineSettings:
     may load it again in its workers."""
     base_dir: Path | None = None
     """The folder the agent's reference is relative to."""
-
-
-class WorkerLostError(RuntimeError):
-    """A worker or the writer ended with jobs left and no error of its own (a `CancelledError`
-    nobody asked for, which a task group takes for a cancellation): the run cannot be finished,
-    and says so rather than finish with trials missing."""
 
 
 async def score_trial(scorers: Sequence[Any], case: EvalCase, trial: Trial) -> dict[str, Score]:

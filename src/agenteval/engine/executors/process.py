@@ -71,7 +71,7 @@ from agenteval.engine.executors.process_worker import (
 )
 from agenteval.engine.executors.remote import Attempts, TrialJob, TrialRecipe, WorkerDeath
 from agenteval.engine.executors.settings import ExecutorSettings
-from agenteval.engine.scheduler import WorkerLostError
+from agenteval.engine.failures import WorkerLostError
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.trace import FailureCause, Trial
 
