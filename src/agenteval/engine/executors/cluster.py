@@ -19,6 +19,7 @@ import asyncio
 import logging
 import math
 import os
+import re
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -48,7 +49,6 @@ _EXCLUDED = [
     "venv",
     ".tox",
     ".nox",
-    "__pycache__",
     "node_modules",
     ".mypy_cache",
     ".ruff_cache",
@@ -56,7 +56,8 @@ _EXCLUDED = [
     "*.pyc",
 ]
 """What of the agent's folder never ships to the workers: the run store (the driver alone
-writes it), version control, virtual environments and caches."""
+writes it), version control, virtual environments and caches (Ray leaves `__pycache__` out
+itself)."""
 
 _SETTLE_S = 60.0
 """Seconds the driver asks Ray what became of an actor that went silent before it counts it
@@ -396,8 +397,12 @@ class _Pool:
                     FailureCause.WORKER_LOST, f"the Ray node was lost: {_first_lines(exc)}"
                 )
             if isinstance(exc, ray.exceptions.ActorDiedError) and "process has died" in text:
+                pid = re.search(r"pid: (\d+)", text)
                 return WorkerDeath(
-                    FailureCause.WORKER_CRASHED, f"the Ray worker died: {_first_lines(exc)}"
+                    FailureCause.WORKER_CRASHED,
+                    f"the Ray worker process running the trial died"
+                    f"{f' (pid {pid[1]})' if pid else ''}: the agent exited it, crashed in "
+                    f"native code, or was killed for its memory",
                 )
             if loop.time() > give_up:
                 return WorkerDeath(
