@@ -121,7 +121,9 @@ def _connect(ray: ModuleType, address: str | None, runtime_env: dict[str, Any]) 
     }
     try:
         if address is None:
-            ray.init(include_dashboard=False, **common)
+            # "local", not None: `ray.init()` alone joins the last cluster started on this
+            # machine (`ray start`, another user's or session's), not one of the run's own.
+            ray.init(address="local", include_dashboard=False, **common)
         else:
             ray.init(address=address, **common)
     except (ConnectionError, ValueError, RuntimeError) as exc:

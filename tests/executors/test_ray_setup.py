@@ -1,0 +1,58 @@
+"""Getting the `ray` executor: Ray is never imported until a run names it, a missing Ray says
+how to install it, and with no cluster named a local Ray instance is started for the run and
+stopped after it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.executors.ray_cluster import LOOPBACK
+
+import agenteval
+from agenteval import EvalCase
+from agenteval.errors import ConfigError
+
+
+def answer(question: str) -> str:
+    return question[::-1]
+
+
+def test_ray_is_imported_only_when_a_run_names_it() -> None:
+    code = (
+        "import sys, agenteval, agenteval.engine.executors.cluster\n"
+        "assert 'ray' not in sys.modules, 'ray imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_without_ray_the_run_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    with pytest.raises(ConfigError) as raised:
+        agenteval.evaluate(
+            answer, [EvalCase(id="c", input="ab")], store=tmp_path / "r.db", executor="ray"
+        )
+    assert "pip install 'agenteval[ray]'" in str(raised.value.hint)
+
+
+def test_with_no_cluster_named_a_local_ray_runs_the_trials_and_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ray
+
+    for name, value in LOOPBACK.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    cases = [EvalCase(id=f"c{i}", input=f"q{i}") for i in range(4)]
+    run = agenteval.evaluate(
+        answer, cases, store=tmp_path / "r.db", executor="ray", workers=1, concurrency=2
+    )
+    assert sorted((r.case.id, r.trial.output) for r in run.results) == [
+        (f"c{i}", f"{i}q") for i in range(4)
+    ]
+    assert not ray.is_initialized()  # the instance the run started is stopped
