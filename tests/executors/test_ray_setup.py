@@ -20,6 +20,16 @@ def answer(question: str) -> str:
     return question[::-1]
 
 
+@agenteval.tool
+def ray_setup_weather(city: str) -> dict[str, int]:
+    """Never runs in these tests: mocked."""
+    raise AssertionError("the mock should answer")
+
+
+def asks_the_weather(city: str) -> str:
+    return str(ray_setup_weather(city)["celsius"])
+
+
 def test_ray_is_imported_only_when_a_run_names_it() -> None:
     code = (
         "import sys, agenteval, agenteval.engine.executors.cluster\n"
@@ -56,3 +66,17 @@ def test_with_no_cluster_named_a_local_ray_runs_the_trials_and_stops(
         (f"c{i}", f"{i}q") for i in range(4)
     ]
     assert not ray.is_initialized()  # the instance the run started is stopped
+
+    # A tool mock written as a lambda reaches the workers (by value).
+    mocked = agenteval.evaluate(
+        asks_the_weather,
+        [EvalCase(id="w", input="Lisbon")],
+        store=tmp_path / "w.db",
+        executor="ray",
+        workers=1,
+        tool_mocks={"ray_setup_weather": {"result": lambda city: {"celsius": len(city)}}},
+    )
+    (result,) = mocked.results
+    assert result.trial.failure is None, result.trial.failure
+    assert result.trial.output == "6"
+    assert not ray.is_initialized()
