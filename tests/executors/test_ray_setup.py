@@ -4,8 +4,11 @@ stopped after it."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -13,11 +16,24 @@ from tests.executors.ray_cluster import LOOPBACK
 
 import agenteval
 from agenteval import EvalCase
+from agenteval.agents.environment import EnvironmentPlan
+from agenteval.agents.users import UserPlan
+from agenteval.engine.executors.cluster import _shipped
+from agenteval.engine.executors.remote import TrialRecipe
 from agenteval.errors import ConfigError
 
 
 def answer(question: str) -> str:
     return question[::-1]
+
+
+def _locked(lock: threading.Lock, question: str) -> str:
+    with lock:
+        return question
+
+
+async def _no_replay(case_id: str, trial: int) -> None:
+    return None
 
 
 @agenteval.tool
@@ -48,6 +64,36 @@ def test_without_ray_the_run_says_how_to_install_it(
             answer, [EvalCase(id="c", input="ab")], store=tmp_path / "r.db", executor="ray"
         )
     assert "pip install 'agenteval[ray]'" in str(raised.value.hint)
+
+
+def test_a_cluster_address_where_nothing_listens_is_refused_at_once(tmp_path: Path) -> None:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    with pytest.raises(ConfigError, match=f"no Ray cluster answers at 127.0.0.1:{port}"):
+        agenteval.evaluate(
+            answer,
+            [EvalCase(id="c", input="ab")],
+            store=tmp_path / "r.db",
+            executor="ray",
+            ray_address=f"127.0.0.1:{port}",
+        )
+
+
+@pytest.mark.parametrize(
+    ("recipe", "refused"),
+    [
+        (TrialRecipe(answer, users=UserPlan(simulator=object(), owned=True)), "user simulator"),
+        (TrialRecipe(answer, environment=EnvironmentPlan(replay=_no_replay)), "replaying"),
+        (TrialRecipe(partial(_locked, threading.Lock())), "cannot be sent to Ray workers"),
+    ],
+    ids=["model-user-simulator", "replay", "unpicklable"],
+)
+def test_what_cannot_run_in_ray_workers_is_refused_before_ray_starts(
+    recipe: TrialRecipe, refused: str
+) -> None:
+    with pytest.raises(ConfigError, match=refused):
+        _shipped(recipe)
 
 
 def test_with_no_cluster_named_a_local_ray_runs_the_trials_and_stops(

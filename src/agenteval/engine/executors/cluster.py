@@ -20,6 +20,7 @@ import logging
 import math
 import os
 import re
+import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -113,6 +114,8 @@ def _connect(ray: ModuleType, address: str | None, runtime_env: dict[str, Any]) 
     if ray.is_initialized():
         return False
     address = address or os.environ.get("RAY_ADDRESS") or None
+    if address is not None:
+        _check_reachable(address)
     # The workers' output is theirs: it would interleave with the driver's report.
     common: dict[str, Any] = {
         "log_to_driver": False,
@@ -133,6 +136,22 @@ def _connect(ray: ModuleType, address: str | None, runtime_env: dict[str, Any]) 
             hint="check --ray-address / RAY_ADDRESS (host:port of the head node's GCS)",
         ) from exc
     return True
+
+
+def _check_reachable(address: str) -> None:
+    """A `ConfigError` at once when nothing listens at `address` (`host:port`): `ray.init`
+    itself would retry it for minutes. Other forms (`ray://`, `auto`) are Ray's to check."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"no Ray cluster answers at {address}: {exc}",
+            hint="give the head node's address as host:port (`ray start --head` prints it) "
+            "with --ray-address or RAY_ADDRESS, or leave both out for a local Ray",
+        ) from exc
 
 
 def _runtime_env(recipe: TrialRecipe) -> dict[str, Any]:
