@@ -145,7 +145,7 @@ def test_config_setting_by_meaning_and_only_when_valid(tmp_path: Path) -> None:
     config = tmp_path / "agenteval.yaml"
     for text, hint in (
         ("cases: cases.yaml\n", "rename 'cases' to 'dataset'"),
-        ("workers: 4\n", "rename 'workers' to 'concurrency'"),
+        ("parallel: 4\n", "rename 'parallel' to 'concurrency'"),
         ("scorer: exact_match\n", "make it a list: `scorers: [exact_match]`"),
         ("trial: many\n", "known settings:"),  # `trials: many` would be rejected
     ):

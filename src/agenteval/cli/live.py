@@ -57,10 +57,11 @@ class LiveProgress:
     def start(self, info: RunInfo, total: int, done: int) -> None:
         self.progress.start()
         label = "resuming" if done else "running"
+        where = _executor_words(info.settings.get("executor"))
         console.print(
-            f"[dim]{label} run[/] [bold cyan]{info.run_id}[/] [dim]({done} of {total} trials already stored)[/]"
+            f"[dim]{label} run[/] [bold cyan]{info.run_id}[/] [dim]({done} of {total} trials already stored){where}[/]"
             if done
-            else f"[dim]run[/] [bold cyan]{info.run_id}[/]"
+            else f"[dim]run[/] [bold cyan]{info.run_id}[/][dim]{where}[/]"
         )
         self.task = self.progress.add_task("trials", total=total, completed=done, failed=0)
 
@@ -72,6 +73,16 @@ class LiveProgress:
 
     def stop(self) -> None:
         self.progress.stop()
+
+
+def _executor_words(stored: Any) -> str:
+    """Where the run's trials run, when not in this process: ` · in 8 worker processes`."""
+    if not isinstance(stored, dict) or stored.get("kind") in (None, "local"):
+        return ""
+    workers = stored.get("workers")
+    if stored["kind"] == "process":
+        return f" · in {workers} worker processes" if workers else " · in worker processes"
+    return f" · on Ray, {workers} workers" if workers else " · on Ray"
 
 
 def run_async(make: Callable[[], Any]) -> Any:

@@ -191,16 +191,16 @@ def run(
         typer.Option(
             "--executor",
             metavar="KIND",
-            help="Where trials run: local (default), process (worker processes) or ray (a Ray "
-            "cluster); env AGENTEVAL_EXECUTOR.",
+            help="Where trials run: local, process (worker processes) or ray (a Ray cluster); "
+            "env AGENTEVAL_EXECUTOR (default: local).",
         ),
     ] = None,
     workers: Annotated[
         int | None,
         typer.Option(
             metavar="N",
-            help="Worker processes (--executor process; default: the concurrency) or Ray "
-            "actors (--executor ray; default: the cluster's CPUs).",
+            help="Worker processes (--executor process) or Ray actors (--executor ray) "
+            "(default: the concurrency for processes, the cluster's CPUs for Ray).",
         ),
     ] = None,
     ray_address: Annotated[
@@ -208,7 +208,7 @@ def run(
         typer.Option(
             "--ray-address",
             metavar="ADDRESS",
-            help="The Ray cluster (--executor ray; default: RAY_ADDRESS, else a local Ray).",
+            help="The Ray cluster of --executor ray (default: RAY_ADDRESS, else a local Ray).",
         ),
     ] = None,
     *,

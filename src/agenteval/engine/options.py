@@ -252,7 +252,8 @@ def _check_executor(options: RunOptions) -> None:
                 f"{name} applies to the {reads} executor{'s' * (' and ' in reads)}, "
                 f"and this run's is {kind}",
                 field=name,
-                hint=f"name the executor (--executor, executor:), or leave {name} out",
+                hint=f"name the executor (--executor, executor:), or leave {name} out"
+                + ("; trials in flight at once are `concurrency`" if name == "workers" else ""),
             )
     if kind != "local" and options.otlp_receiver is not None:
         raise OptionError(
