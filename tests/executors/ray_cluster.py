@@ -3,8 +3,11 @@ nodes (one CPU each), started once per test module and stopped node by node.
 
 Never `Cluster.shutdown()`: it runs `ray stop --force`, which kills every Ray process on the
 machine, another session's too. Ray would also rewrite 127.0.0.1 to the machine's address,
-which this sandbox does not route: `RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0` keeps it loopback
-(set before Ray is imported, and passed to every child `agenteval`)."""
+which this sandbox does not route: `RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0` keeps it loopback.
+And Ray 2.60 starting a local instance writes `~/.ray/auth_token`, which turns token
+authentication on for every cluster started on the machine after it (another session's too),
+and child processes without `HOME` cannot connect: `RAY_AUTH_MODE=disabled`. Both are set
+before Ray is imported, and passed to every child `agenteval`."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from typing import Any
 
 import pytest
 
-LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled"}
 os.environ.update(LOOPBACK)
 
 _NODE: dict[str, Any] = {
