@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -70,6 +70,7 @@ class Backstop:
         return cls(recipe.timeout_s, recipe.retry.max_wait_s)
 
     def limit_s(self, job: TrialJob) -> float | None:
+        """Seconds the driver gives `job`'s attempt (None: no limit)."""
         if self.timeout_s is None:
             return None
         tries = job.retries_left + 1
@@ -89,7 +90,6 @@ class _Actor:
     """Killed by the driver (its backstop), not by what ran in it."""
     load_at_death: int = 0
     """How many attempts it was running when it died: more than one, and none can be blamed."""
-    refs: set[Any] = field(default_factory=set)
 
 
 class Pool:
@@ -177,7 +177,6 @@ class Pool:
     async def _on(self, actor: _Actor, job: TrialJob) -> Trial | WorkerDeath:
         ray = self._ray
         ref = actor.handle.run.remote(job)
-        actor.refs.add(ref)
         limit = self._backstop.limit_s(job)
         try:
             trial: Trial = await asyncio.wait_for(_awaited(ref), limit)
@@ -204,8 +203,6 @@ class Pool:
                 actor.dead = True
                 actor.load_at_death = actor.load
             return await self._death(actor, exc)
-        finally:
-            actor.refs.discard(ref)
 
     async def _death(self, actor: _Actor, exc: BaseException) -> WorkerDeath:
         """What an actor's death means for the trial it ran: lost with its node (or killed
