@@ -228,6 +228,14 @@ class Pool:
                 return WorkerDeath(
                     FailureCause.WORKER_LOST, f"the Ray node was lost: {_first_lines(exc)}"
                 )
+            if isinstance(exc, ray.exceptions.ActorUnavailableError) and not (
+                await self._raylet_answers(actor.node_id)
+            ):
+                # Its node's raylet is gone: the node is, whatever Ray says in ~15 s.
+                return WorkerDeath(
+                    FailureCause.WORKER_LOST,
+                    f"the Ray node stopped answering: {_first_lines(exc)}",
+                )
             if isinstance(exc, ray.exceptions.ActorDiedError) and "process has died" in text:
                 pid = re.search(r"pid: (\d+)", text)
                 return WorkerDeath(
@@ -251,6 +259,21 @@ class Pool:
                 return WorkerDeath(
                     FailureCause.WORKER_LOST, f"the Ray worker was unreachable: {_first_lines(exc)}"
                 )
+
+    async def _raylet_answers(self, node_id: str) -> bool:
+        """Whether the node's raylet accepts a connection (within 2 s)."""
+        for node in self._ray.nodes():
+            if node.get("NodeID") == node_id:
+                address, port = node.get("NodeManagerAddress"), node.get("NodeManagerPort")
+                break
+        else:
+            return False
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(address, port), 2)
+        except (OSError, TimeoutError):
+            return False
+        writer.close()
+        return True
 
     def _node_alive(self, node_id: str) -> bool:
         for node in self._ray.nodes():
