@@ -1,0 +1,128 @@
+"""Getting the `ray` executor: Ray is never imported until a run names it, a missing Ray says
+how to install it, and with no cluster named a local Ray instance is started for the run and
+stopped after it."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+from functools import partial
+from pathlib import Path
+
+import pytest
+from tests.executors.ray_cluster import LOOPBACK
+
+import agenteval
+from agenteval import EvalCase
+from agenteval.agents.environment import EnvironmentPlan
+from agenteval.agents.users import UserPlan
+from agenteval.engine.executors.cluster import _shipped
+from agenteval.engine.executors.remote import TrialRecipe
+from agenteval.errors import ConfigError
+
+
+def answer(question: str) -> str:
+    return question[::-1]
+
+
+def _locked(lock: threading.Lock, question: str) -> str:
+    with lock:
+        return question
+
+
+async def _no_replay(case_id: str, trial: int) -> None:
+    return None
+
+
+@agenteval.tool
+def ray_setup_weather(city: str) -> dict[str, int]:
+    """Never runs in these tests: mocked."""
+    raise AssertionError("the mock should answer")
+
+
+def asks_the_weather(city: str) -> str:
+    return str(ray_setup_weather(city)["celsius"])
+
+
+def test_ray_is_imported_only_when_a_run_names_it() -> None:
+    code = (
+        "import sys, agenteval, agenteval.engine.executors.cluster\n"
+        "assert 'ray' not in sys.modules, 'ray imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_without_ray_the_run_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    with pytest.raises(ConfigError) as raised:
+        agenteval.evaluate(
+            answer, [EvalCase(id="c", input="ab")], store=tmp_path / "r.db", executor="ray"
+        )
+    assert "pip install 'agenteval[ray]'" in str(raised.value.hint)
+
+
+def test_a_cluster_address_where_nothing_listens_is_refused_at_once(tmp_path: Path) -> None:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    with pytest.raises(ConfigError, match=f"no Ray cluster answers at 127.0.0.1:{port}"):
+        agenteval.evaluate(
+            answer,
+            [EvalCase(id="c", input="ab")],
+            store=tmp_path / "r.db",
+            executor="ray",
+            ray_address=f"127.0.0.1:{port}",
+        )
+
+
+@pytest.mark.parametrize(
+    ("recipe", "refused"),
+    [
+        (TrialRecipe(answer, users=UserPlan(simulator=object(), owned=True)), "user simulator"),
+        (TrialRecipe(answer, environment=EnvironmentPlan(replay=_no_replay)), "replaying"),
+        (TrialRecipe(partial(_locked, threading.Lock())), "cannot be sent to Ray workers"),
+    ],
+    ids=["model-user-simulator", "replay", "unpicklable"],
+)
+def test_what_cannot_run_in_ray_workers_is_refused_before_ray_starts(
+    recipe: TrialRecipe, refused: str
+) -> None:
+    with pytest.raises(ConfigError, match=refused):
+        _shipped(recipe)
+
+
+def test_with_no_cluster_named_a_local_ray_runs_the_trials_and_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ray
+
+    for name, value in LOOPBACK.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    cases = [EvalCase(id=f"c{i}", input=f"q{i}") for i in range(4)]
+    run = agenteval.evaluate(
+        answer, cases, store=tmp_path / "r.db", executor="ray", workers=1, concurrency=2
+    )
+    assert sorted((r.case.id, r.trial.output) for r in run.results) == [
+        (f"c{i}", f"{i}q") for i in range(4)
+    ]
+    assert not ray.is_initialized()  # the instance the run started is stopped
+
+    # A tool mock written as a lambda reaches the workers (by value).
+    mocked = agenteval.evaluate(
+        asks_the_weather,
+        [EvalCase(id="w", input="Lisbon")],
+        store=tmp_path / "w.db",
+        executor="ray",
+        workers=1,
+        tool_mocks={"ray_setup_weather": {"result": lambda city: {"celsius": len(city)}}},
+    )
+    (result,) = mocked.results
+    assert result.trial.failure is None, result.trial.failure
+    assert result.trial.output == "6"
+    assert not ray.is_initialized()
