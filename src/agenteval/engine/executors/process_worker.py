@@ -1,0 +1,211 @@
+"""The worker side of the `process` executor: what runs in each worker process of the pool.
+
+A worker is forked from the run's forkserver (which has this module, and so the engine,
+already imported: a worker starts in milliseconds), builds its `TrialWorker` once from the
+shipped recipe (`start`, pebble's initializer), keeps one event loop, and runs the jobs the
+pool gives it one at a time (`run_job`), sending each `Trial` back pickled.
+
+What a worker does for the driver's sake:
+- it dies with the driver: `PR_SET_PDEATHSIG` (Linux) sends it SIGKILL when its parent, the
+  forkserver, exits, which the forkserver does as soon as the driver is gone, however it
+  ended (even SIGKILL); a worker whose driver is already gone when it starts exits at once;
+- with a memory limit, a watchdog thread reads the worker's resident memory every
+  `_WATCH_EVERY_S` and ends the process with `MEMORY_EXIT` past the limit, which the driver
+  reads as "the worker passed its memory limit" (`worker_crashed`, naming the limit);
+- a recipe that cannot be rebuilt here (a module that fails to import) is not pebble's
+  initializer error (pebble would start a new worker forever): it is kept and raised to the
+  driver by the first job, as `RecipeUnavailable`, which stops the run with a `ConfigError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Final
+
+import cloudpickle  # type: ignore[import-untyped]
+
+from agenteval.agents.users import UserPlan
+from agenteval.engine.executors.remote import TrialJob, TrialRecipe, TrialWorker
+from agenteval.errors import AgentLoadError
+from agenteval.loading import import_file
+from agenteval.trace import Trial
+
+__all__ = [
+    "MEMORY_EXIT",
+    "RecipeUnavailable",
+    "ShippedRecipe",
+    "SimulatorSettings",
+    "run_job",
+    "start",
+]
+
+MEMORY_EXIT: Final = 86
+"""The exit code of a worker its watchdog stopped past its memory limit (an agent that calls
+`os._exit(86)` itself is taken for one: a code no common program uses)."""
+
+_WATCH_EVERY_S: Final = 0.05
+"""How often the watchdog reads the worker's memory: a leak of a few GB a second passes the
+limit by at most a tenth of that before the worker is stopped; a read costs ~20 µs."""
+
+_PR_SET_PDEATHSIG: Final = 1
+
+
+class RecipeUnavailable(Exception):
+    """The worker could not rebuild the run's recipe (its message says why); raised to the
+    driver by the worker's first job, so the run stops with it instead of a pool that keeps
+    starting workers that fail."""
+
+
+@dataclass(frozen=True)
+class SimulatorSettings:
+    """The run's model user simulator as shipped to a worker: its settings, not its opened
+    provider clients (which hold sockets and locks and do not pickle). Each worker opens its
+    own simulator from them (`open`); the judge cache's SQLite file is the same for all."""
+
+    config: Any
+    prices: Any
+    retry: Any
+    prompt: Any
+
+    def open(self) -> Any:
+        """The simulator these settings describe, opened in this worker."""
+        from agenteval.judge.sampling import Sampler
+        from agenteval.simulation.simulator import UserSimulator
+
+        sampler = Sampler.open(self.config, prices=self.prices, retry=self.retry)
+        return UserSimulator(sampler, self.prompt)
+
+
+@dataclass(frozen=True)
+class ShippedRecipe:
+    """What crosses to a worker at its start: the recipe cloudpickled (`recipe`, with its model
+    user simulator taken out and shipped as `simulator`), and the files of the user modules
+    (`agenteval_user_*`, loaded from `my_agent.py:run` and the like) the recipe's functions
+    may be pickled by reference into, so the worker imports the same files under the same
+    names before it reads the recipe."""
+
+    recipe: bytes
+    modules: dict[str, str]
+    simulator: SimulatorSettings | None = None
+    memory_limit_mb: int | None = None
+    driver_pid: int = 0
+
+
+_worker: TrialWorker | None = None
+_loop: asyncio.AbstractEventLoop | None = None
+_broken: str | None = None
+_job_running = False
+_job_guard = threading.Lock()
+"""Held by the watchdog while it stops the worker, and by `run_job` while it ends a job: the
+worker is stopped only while a job runs, never while pebble sends a result (a worker that
+died holding the pool's channel lock would stall every other worker)."""
+
+
+def start(shipped: ShippedRecipe) -> None:
+    """pebble's initializer: tie the worker's life to the driver's, watch its memory, and build
+    its runner and event loop once. Never raises (see the module)."""
+    global _worker, _loop, _broken
+    _die_with_parent(shipped.driver_pid)
+    if shipped.memory_limit_mb is not None:
+        _watch_memory(shipped.memory_limit_mb)
+    try:
+        recipe = _rebuild(shipped)
+        _loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(_loop)
+        _worker = TrialWorker(recipe)
+    except Exception as exc:  # a ConfigError, an AgentLoadError, an unpickling error
+        _broken = f"{type(exc).__name__}: {exc}"
+
+
+def run_job(job: TrialJob) -> Trial:
+    """Run one job in the worker's event loop, to its `Trial` (pebble's task function)."""
+    global _job_running
+    if _broken is not None or _worker is None or _loop is None:
+        raise RecipeUnavailable(_broken or "the worker was not started")
+    _job_running = True
+    try:
+        return _loop.run_until_complete(_worker.run(job))
+    finally:
+        with _job_guard:
+            _job_running = False
+
+
+def _rebuild(shipped: ShippedRecipe) -> TrialRecipe:
+    """The recipe, its user modules imported first (on demand: only those it names)."""
+    recipe: TrialRecipe = _loads(shipped.recipe, shipped.modules)
+    if shipped.simulator is not None:
+        users = recipe.users if recipe.users is not None else UserPlan()
+        # Opened here, for this worker: owned, as the run's own simulator is.
+        opened = replace(users, simulator=shipped.simulator.open(), owned=True)
+        recipe = replace(recipe, users=opened)
+    return recipe
+
+
+def _loads(payload: bytes, modules: dict[str, str]) -> Any:
+    """Unpickle `payload`, importing each user module it names from its file, as the driver
+    did (same file, same module name), when the unpickler asks for it."""
+    imported: set[str] = set()
+    while True:
+        try:
+            return cloudpickle.loads(payload)
+        except ModuleNotFoundError as exc:
+            name = exc.name or ""
+            root = name.split(".")[0]
+            if root not in modules or root in imported:
+                raise
+            imported.add(root)
+            import_file(Path(modules[root]), AgentLoadError, modules[root])
+
+
+def _die_with_parent(driver_pid: int) -> None:
+    """Ask Linux to SIGKILL this worker when its parent (the forkserver, which exits with the
+    driver) dies; and exit now if the driver is already gone (it died while we started)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if driver_pid and not _alive(driver_pid):
+        os._exit(1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _watch_memory(limit_mb: int) -> threading.Thread:
+    """Start the watchdog: a daemon thread that ends the worker with `MEMORY_EXIT` once its
+    resident memory passes `limit_mb` while a job runs. (A thread of the worker's own, so the
+    driver needs no list of the pool's pids; it runs whenever the agent releases the GIL,
+    which allocating Python objects does every few milliseconds.) A worker left above the
+    limit by a job that ended in time is stopped in its next job, which is charged with it."""
+    import psutil  # type: ignore[import-untyped]
+
+    me = psutil.Process()
+    limit = limit_mb * 1024 * 1024
+
+    def watch() -> None:
+        while True:
+            time.sleep(_WATCH_EVERY_S)
+            if _job_running and me.memory_info().rss > limit:
+                with _job_guard:
+                    if _job_running:
+                        os._exit(MEMORY_EXIT)
+
+    thread = threading.Thread(target=watch, name="agenteval-memory-watchdog", daemon=True)
+    thread.start()
+    return thread
