@@ -21,9 +21,10 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 EXECUTOR_KINDS = ("local", "process", "ray")
@@ -62,7 +63,7 @@ def ray_cluster(slots: int = 2, nodes: int = 2) -> Iterator[RayCluster]:
     # Short: Ray's Unix socket paths live under it, and a socket path is at most 107 bytes.
     temp_dir = tempfile.mkdtemp(prefix="rayb", dir="/tmp")
     per_node = [slots // nodes + (1 if i < slots % nodes else 0) for i in range(nodes)]
-    common = {
+    common: dict[str, Any] = {
         "temp_dir": temp_dir,
         "node_ip_address": "127.0.0.1",
         "object_store_memory": 100 * 1024 * 1024,
@@ -91,7 +92,7 @@ def ray_cluster(slots: int = 2, nodes: int = 2) -> Iterator[RayCluster]:
 @contextlib.contextmanager
 def _address_file_kept() -> Iterator[None]:
     """Leave Ray's "current cluster" file (another session's, maybe) as it was before."""
-    from ray._private.utils import get_ray_address_file
+    from ray._private.utils import get_ray_address_file  # type: ignore[attr-defined]
 
     path = Path(get_ray_address_file(None))
     before = path.read_bytes() if path.exists() else None
@@ -111,3 +112,99 @@ def _disconnect() -> None:
 
     if ray.is_initialized():
         ray.shutdown()
+
+
+EXECUTOR_ARGS: dict[tuple[str, str], tuple[str, ...]] = {
+    # W1's agent never waits: a worker per core is all the parallelism there is to use, and
+    # more processes would only take turns on the two cores.
+    ("process", "W1"): ("--workers", "2"),
+    # W2, as issue 19 asks: one worker process per concurrent trial.
+    ("process", "W2"): ("--workers", "50"),
+    ("ray", "W1"): ("--ray-slots", "2"),
+    ("ray", "W2"): ("--ray-slots", "2"),
+}
+"""What `bench/run.py --executors` gives each executor's column, by workload."""
+
+TARGETS = {"agenteval[process]": 1.05, "agenteval[ray]": 1.25}
+"""Issue 19: each executor's W2 wall time, at most this many times `local`'s."""
+
+Median = Callable[[str, str, str], "float | None"]
+
+
+def executor_report(median: Median, columns: Sequence[str]) -> str:
+    """Issue 19's table (W1 and W2 on `local`, each executor column and the asyncio floor,
+    medians) and its targets, met or missed, from `median(workload, framework, key)`."""
+    local, floor = "agenteval", "floor"
+    shown = [local, *columns, floor]
+    header = ["measure", "agenteval (local)", *columns, "asyncio alone"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+
+    def row(label: str, of: Callable[[str], float | None], unit: str) -> None:
+        cells = [_shown(of(f), unit) for f in shown]
+        lines.append("| " + " | ".join([label, *cells]) + " |")
+
+    def seconds(workload: str) -> Callable[[str], float | None]:
+        return lambda f: median(workload, f, "seconds")
+
+    def per_trial(
+        workload: str, trials: int, less: str | None = None
+    ) -> Callable[[str], float | None]:
+        def of(f: str) -> float | None:
+            mine, base = median(workload, f, "seconds"), median(workload, local, "seconds")
+            if mine is None or base is None or f in (local, floor):
+                return None
+            opened = median(workload, f, less) if less else 0.0
+            return None if opened is None else (mine - opened - base) / trials * 1000
+
+        return of
+
+    w1 = seconds("W1")
+    w2 = seconds("W2")
+    row("W1: time per trial (2,000 trials, 0 ms)", lambda f: _scaled(w1(f), 1000 / 2000), "ms")
+    row("W1: overhead per trial over local", per_trial("W1", 2000), "ms")
+    row("W2: wall time (1,000 × 100 ms, concurrency 50)", w2, "s")
+    row("W2: wall / ideal (2 s)", lambda f: _scaled(w2(f), 1 / 2), "x")
+    base = w2(local)
+    row("W2: wall / local's wall", lambda f: None if not base else _scaled(w2(f), 1 / base), "x")
+    row("W2: overhead per trial over local, (wall − local) / 1,000", per_trial("W2", 1000), "ms")
+    row(
+        "W2: the same, less the executor's opening",
+        per_trial("W2", 1000, "open_seconds"),
+        "ms",
+    )
+    row(
+        "executor opening (a run of one trial per worker)",
+        lambda f: median("W2", f, "open_seconds"),
+        "s",
+    )
+    row(
+        "Ray cluster startup (head + 1 worker node)",
+        lambda f: median("W2", f, "startup_seconds"),
+        "s",
+    )
+    lines.append("")
+    lines.append("Targets (issue 19):")
+    ideal_floor = _scaled(w2(floor), 1 / 2)
+    ideal_local = _scaled(base, 1 / 2)
+    for column in columns:
+        mine, limit = w2(column), TARGETS[column]
+        if mine is None or not base:
+            lines.append(f"- {column} W2 ≤ {limit}× local: — (no run)")
+            continue
+        ratio = mine / base
+        mark = "met" if ratio <= limit else "MISSED"
+        lines.append(
+            f"- {column} W2 ≤ {limit}× local: {mark} ({ratio:.3f}×; local {_shown(ideal_local, 'x')}"
+            f" ideal, asyncio alone {_shown(ideal_floor, 'x')} ideal, in the same rounds)"
+        )
+    return "\n".join(lines)
+
+
+def _scaled(value: float | None, by: float) -> float | None:
+    return None if value is None else value * by
+
+
+def _shown(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    return {"ms": f"{value:.3f} ms", "s": f"{value:.2f} s", "x": f"{value:.3f}×"}[unit]
