@@ -17,8 +17,10 @@ of stdout is one JSON object (see `bench/run.py`).
 `--workers W` when given), and the result's framework is `agenteval[process]` /
 `agenteval[ray]`. For `ray`, a local cluster (a head and one worker node sharing `S` CPU slots,
 `bench/executors.py`) is started before the timed call and removed after it; its startup is
-reported apart (`startup_seconds`), as is the executor's own (`open_seconds`: a run of one
-trial per worker, 0 ms, on the started cluster or pool library, just before the timed run).
+reported apart (`startup_seconds`), as is the driver's connection to it (`connect_seconds`,
+made once, before the runs) and the executor's own opening: a run of one 0 ms trial per
+worker, twice before the timed run (`first_open_seconds`, with what only a process's first
+run pays; `open_seconds`, what each run pays to open and close its workers).
 """
 
 from __future__ import annotations
@@ -35,11 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from bench_agents import AGENTS
-from executors import EXECUTOR_KINDS, export_bench_path, ray_cluster
 from peers.protocol import parse_args
 
 import agenteval
 from agenteval import EvalCase
+from executors import EXECUTOR_KINDS, connect, export_bench_path, ray_cluster
 
 # agenteval imports the OpenTelemetry SDK (when installed) on a run's first span capture, not
 # with `import agenteval`; like every import, it is timed apart from the workload (in
@@ -114,7 +116,11 @@ def _measure(
             cluster = stack.enter_context(ray_cluster(where.ray_slots))
             on["ray_address"] = cluster.address
             about |= {"startup_seconds": cluster.startup_seconds, "ray_slots": cluster.slots}
-        about["open_seconds"] = _open_seconds(workdir, where, on)
+            about["connect_seconds"] = connect(cluster.address)
+        # The first opening in a process also pays what only a process's first run does (the
+        # forkserver and its imports, Ray's connection); the second is what every run pays.
+        about["first_open_seconds"] = _open_seconds(workdir / "warm1.db", where, on)
+        about["open_seconds"] = _open_seconds(workdir / "warm2.db", where, on)
     start, cpu_start = time.perf_counter(), time.process_time()
     run = agenteval.evaluate(
         agent,
@@ -145,7 +151,7 @@ def _measure(
     }
 
 
-def _open_seconds(workdir: Path, where: argparse.Namespace, on: dict[str, Any]) -> float:
+def _open_seconds(store: Path, where: argparse.Namespace, on: dict[str, Any]) -> float:
     """How long the executor takes to open and close for a run, apart from its trials: a run
     of one 0 ms trial per worker (so that each is started), in a store of its own. It also
     warms what a first run would pay once per process (imports, Ray's connection)."""
@@ -160,7 +166,7 @@ def _open_seconds(workdir: Path, where: argparse.Namespace, on: dict[str, Any]) 
         ["exact_match"],
         builtins=False,
         concurrency=len(warm),
-        store=workdir / "warm.db",
+        store=store,
         **on,
     )
     return time.perf_counter() - start

@@ -17,6 +17,7 @@ Ray is imported only inside `ray_cluster`, so the `local` and `process` runs nev
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import tempfile
@@ -87,6 +88,17 @@ def ray_cluster(slots: int = 2, nodes: int = 2) -> Iterator[RayCluster]:
             with contextlib.suppress(Exception):
                 cluster.remove_node(node, allow_graceful=True)
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def connect(address: str) -> float:
+    """Connect this process to the cluster at `address` as the `ray` executor would, and
+    give the seconds it took: a once-per-process cost, kept apart from the runs (which find
+    the driver connected and leave it so)."""
+    import ray
+
+    start = time.perf_counter()
+    ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+    return time.perf_counter() - start
 
 
 @contextlib.contextmanager
@@ -171,6 +183,11 @@ def executor_report(median: Median, columns: Sequence[str]) -> str:
         "W2: the same, less the executor's opening",
         per_trial("W2", 1000, "open_seconds"),
         "ms",
+    )
+    row(
+        "executor's first opening in a process",
+        lambda f: median("W2", f, "first_open_seconds"),
+        "s",
     )
     row(
         "executor opening (a run of one trial per worker)",
