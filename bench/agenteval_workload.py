@@ -18,7 +18,8 @@ of stdout is one JSON object (see `bench/run.py`).
 `agenteval[ray]`. For `ray`, a local cluster (a head and one worker node sharing `S` CPU slots,
 `bench/executors.py`) is started before the timed call and removed after it; its startup is
 reported apart (`startup_seconds`), as is the driver's connection to it (`connect_seconds`,
-made once, before the runs) and the executor's own opening: a run of one 0 ms trial per
+made once, before the runs) and the executor's own opening (`span_seconds`, from the first
+trial's start to the last one's end as the stored trials tell, is the run without it): a run of one 0 ms trial per
 worker, twice before the timed run (`first_open_seconds`, with what only a process's first
 run pays; `open_seconds`, what each run pays to open and close its workers).
 """
@@ -41,7 +42,7 @@ from peers.protocol import parse_args
 
 import agenteval
 from agenteval import EvalCase
-from executors import EXECUTOR_KINDS, connect, export_bench_path, ray_cluster
+from executors import EXECUTOR_KINDS, connect, export_bench_path, ray_cluster, trials_span
 
 # agenteval imports the OpenTelemetry SDK (when installed) on a run's first span capture, not
 # with `import agenteval`; like every import, it is timed apart from the workload (in
@@ -135,6 +136,7 @@ def _measure(
     seconds = time.perf_counter() - start
     cpu_seconds = time.process_time() - cpu_start
     passed = run.summary.scorers["exact_match"].passed
+    span = trials_span(run)  # read back from the store, after the timing
     local = where.executor == "local"
     return {
         "framework": "agenteval" if local else f"agenteval[{where.executor}]",
@@ -147,6 +149,7 @@ def _measure(
         "persists": "every trial and score in SQLite",
         "tool_mocks": mocks,
         "workers": where.workers,
+        "span_seconds": span,
         **about,
     }
 

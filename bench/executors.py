@@ -90,6 +90,20 @@ def ray_cluster(slots: int = 2, nodes: int = 2) -> Iterator[RayCluster]:
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
+def trials_span(run: Any) -> float:
+    """Seconds from the first trial's start to the last one's end, from the stored trials
+    (their own clocks): a run's time without the opening and closing of its executor."""
+    starts, ends = [], []
+    for result in run.iter_results():
+        trial = result.trial
+        if trial.started_at is None or trial.latency_s is None:
+            continue
+        start = trial.started_at.timestamp()
+        starts.append(start)
+        ends.append(start + trial.latency_s)
+    return max(ends) - min(starts) if starts else float("nan")
+
+
 def connect(address: str) -> float:
     """Connect this process to the cluster at `address` as the `ray` executor would, and
     give the seconds it took: a once-per-process cost, kept apart from the runs (which find
@@ -185,6 +199,11 @@ def executor_report(median: Median, columns: Sequence[str]) -> str:
         "ms",
     )
     row(
+        "W2: the trials' span (first start to last end) / local's",
+        lambda f: _ratio(median("W2", f, "span_seconds"), median("W2", local, "span_seconds")),
+        "x",
+    )
+    row(
         "executor's first opening in a process",
         lambda f: median("W2", f, "first_open_seconds"),
         "s",
@@ -215,6 +234,10 @@ def executor_report(median: Median, columns: Sequence[str]) -> str:
             f" ideal, asyncio alone {_shown(ideal_floor, 'x')} ideal, in the same rounds)"
         )
     return "\n".join(lines)
+
+
+def _ratio(value: float | None, base: float | None) -> float | None:
+    return None if value is None or not base else value / base
 
 
 def _scaled(value: float | None, by: float) -> float | None:
