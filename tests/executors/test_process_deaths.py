@@ -118,3 +118,33 @@ def test_a_worker_past_its_memory_limit_is_stopped_and_its_trial_says_so(tmp_pat
     assert "memory limit (worker_memory_mb: 300 MB)" in leaked.failure.message
     assert leaked.attempts == 1  # the agent's doing: not retried
     assert trials["fine"].failure is None  # a worker under the limit runs on
+
+
+def _workers() -> set[int]:
+    """This process's worker processes alive: its grandchildren (the forkserver's children)."""
+    me = psutil.Process()
+    return {
+        child.pid
+        for child in me.children(recursive=True)
+        if child.ppid() != me.pid and not _gone(child.pid)
+    }
+
+
+def test_a_run_that_fails_stops_its_pool_even_a_worker_stuck_in_a_trial(tmp_path: Path) -> None:
+    cases = [EvalCase(id="stuck", input="block")]
+    cases += [EvalCase(id=f"ok{i}", input="ok") for i in range(3)]
+
+    def on_result(result: object) -> None:
+        raise RuntimeError("the caller's callback failed")
+
+    with pytest.raises(RuntimeError, match="the caller's callback failed"):
+        agenteval.evaluate(
+            HOSTILE,
+            cases,
+            executor="process",
+            workers=2,
+            on_result=on_result,  # type: ignore[arg-type]
+            store=tmp_path / "runs.db",
+        )
+    # The driver (this process) lives on: only the pool's stop can have ended the stuck worker.
+    assert not _wait_gone(_workers()), "the pool was left running"

@@ -17,8 +17,8 @@ What a process contains that the driver's loop cannot:
 - with `worker_memory_mb`, a worker whose resident memory passes it is stopped and replaced;
   its trial is `worker_crashed`, naming the limit.
 
-Workers die with the driver (even SIGKILLed: `PR_SET_PDEATHSIG`), and the pool is stopped
-however the run ends.
+Workers die with the driver (even SIGKILLed: each watches a pipe only the driver holds), and
+the pool is stopped however the run ends.
 
 How the recipe reaches the workers: cloudpickle. Functions and objects of the user's modules
 (`my_agent.py:run`, loaded as `agenteval_user_<digest>_my_agent`) are pickled by reference,
@@ -117,7 +117,17 @@ class ProcessAttempts:
         stopped, which kills its worker, and a recipe the workers cannot load, which stops
         the run)."""
         limit = kill_limit_s(self._recipe, job)
-        future = self._pool.schedule(run_job, args=(job,), timeout=limit)
+        try:
+            payload = cloudpickle.dumps(job)
+        except Exception as exc:
+            raise ConfigError(
+                f"the process executor cannot send the case to its worker processes: "
+                f"{type(exc).__name__}: {exc}",
+                case=job.case.id,
+                hint="give its tool mocks as data or module-level functions, or run with "
+                "--executor local",
+            ) from None
+        future = self._pool.schedule(run_job, args=(payload,), timeout=limit)
         try:
             trial: Trial = await asyncio.wrap_future(future)
         except pebble.ProcessExpired as died:
@@ -206,7 +216,7 @@ def ship(recipe: TrialRecipe, memory_limit_mb: int | None) -> ShippedRecipe:
         for name, module in list(sys.modules.items())
         if name.startswith(_USER_MODULES) and getattr(module, "__file__", None)
     }
-    return ShippedRecipe(payload, modules, simulator, memory_limit_mb, os.getpid())
+    return ShippedRecipe(payload, modules, simulator, memory_limit_mb, dict(os.environ))
 
 
 def _simulator_settings(simulator: Any) -> SimulatorSettings | None:

@@ -6,9 +6,9 @@ shipped recipe (`start`, pebble's initializer), keeps one event loop, and runs t
 pool gives it one at a time (`run_job`), sending each `Trial` back pickled.
 
 What a worker does for the driver's sake:
-- it dies with the driver: `PR_SET_PDEATHSIG` (Linux) sends it SIGKILL when its parent, the
-  forkserver, exits, which the forkserver does as soon as the driver is gone, however it
-  ended (even SIGKILL); a worker whose driver is already gone when it starts exits at once;
+- it dies with the driver, however the driver ended (even SIGKILLed): a thread waits on the
+  pipe the driver holds (`_die_with_driver`), so a worker stuck in a trial that never ends
+  exits too;
 - with a memory limit, a watchdog thread reads the worker's resident memory every
   `_WATCH_EVERY_S` and ends the process with `MEMORY_EXIT` past the limit, which the driver
   reads as "the worker passed its memory limit" (`worker_crashed`, naming the limit);
@@ -22,12 +22,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -57,6 +59,8 @@ _WATCH_EVERY_S: Final = 0.05
 limit by at most a tenth of that before the worker is stopped; a read costs ~20 µs."""
 
 _PR_SET_PDEATHSIG: Final = 1
+_ORPHANED_EXIT: Final = 70
+"""The exit code of a worker whose driver is gone (no one reads it)."""
 
 
 class RecipeUnavailable(Exception):
@@ -97,12 +101,16 @@ class ShippedRecipe:
     modules: dict[str, str]
     simulator: SimulatorSettings | None = None
     memory_limit_mb: int | None = None
-    driver_pid: int = 0
+    environ: dict[str, str] = field(default_factory=dict)
+    """The driver's environment when the pool opened: a worker is forked from the forkserver,
+    which has the environment of when it started (the driver's first pool); an API key set
+    since must reach the agent as it does with `local`."""
 
 
 _worker: TrialWorker | None = None
 _loop: asyncio.AbstractEventLoop | None = None
 _broken: str | None = None
+_modules: dict[str, str] = {}
 _job_running = False
 _job_guard = threading.Lock()
 """Held by the watchdog while it stops the worker, and by `run_job` while it ends a job: the
@@ -113,8 +121,12 @@ died holding the pool's channel lock would stall every other worker)."""
 def start(shipped: ShippedRecipe) -> None:
     """pebble's initializer: tie the worker's life to the driver's, watch its memory, and build
     its runner and event loop once. Never raises (see the module)."""
-    global _worker, _loop, _broken
-    _die_with_parent(shipped.driver_pid)
+    global _worker, _loop, _broken, _modules
+    _modules = shipped.modules
+    _die_with_driver()
+    if shipped.environ:
+        os.environ.clear()
+        os.environ.update(shipped.environ)
     if shipped.memory_limit_mb is not None:
         _watch_memory(shipped.memory_limit_mb)
     try:
@@ -126,11 +138,13 @@ def start(shipped: ShippedRecipe) -> None:
         _broken = f"{type(exc).__name__}: {exc}"
 
 
-def run_job(job: TrialJob) -> Trial:
-    """Run one job in the worker's event loop, to its `Trial` (pebble's task function)."""
+def run_job(payload: bytes) -> Trial:
+    """Run one job (cloudpickled: a case's tool mocks may be lambdas) in the worker's event
+    loop, to its `Trial` (pebble's task function)."""
     global _job_running
     if _broken is not None or _worker is None or _loop is None:
         raise RecipeUnavailable(_broken or "the worker was not started")
+    job: TrialJob = _loads(payload, _modules)
     _job_running = True
     try:
         return _loop.run_until_complete(_worker.run(job))
@@ -166,25 +180,27 @@ def _loads(payload: bytes, modules: dict[str, str]) -> Any:
             import_file(Path(modules[root]), AgentLoadError, modules[root])
 
 
-def _die_with_parent(driver_pid: int) -> None:
-    """Ask Linux to SIGKILL this worker when its parent (the forkserver, which exits with the
-    driver) dies; and exit now if the driver is already gone (it died while we started)."""
+def _die_with_driver() -> None:
+    """End this worker as soon as the driver is gone, however it ended (even SIGKILLed), and
+    at once if it is already. A thread waits on the pipe from the driver that multiprocessing
+    leaves every child (`parent_process().sentinel`: its write end is the driver's alone, so it
+    reads EOF when the driver dies). Not the parent's death signal alone: a worker's parent is
+    the forkserver, which lives on while any worker does. `PR_SET_PDEATHSIG` is asked too, so
+    a worker dies with a killed forkserver even while its agent holds the GIL."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if driver_pid and not _alive(driver_pid):
-        os._exit(1)
+    parent = multiprocessing.parent_process()
+    if parent is None:  # not a child of multiprocessing's: nothing to watch
+        return
+    sentinel = parent.sentinel
 
+    def watch() -> None:
+        multiprocessing.connection.wait([sentinel])
+        os._exit(_ORPHANED_EXIT)
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    threading.Thread(target=watch, name="agenteval-driver-watch", daemon=True).start()
 
 
 def _watch_memory(limit_mb: int) -> threading.Thread:
