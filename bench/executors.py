@@ -199,6 +199,15 @@ def executor_report(median: Median, columns: Sequence[str]) -> str:
         "ms",
     )
     row(
+        "W2: the same, from the trials' span: (span − local's span) / 1,000",
+        lambda f: (
+            None
+            if f in (local, floor)
+            else _per(median("W2", f, "span_seconds"), median("W2", local, "span_seconds"), 1000)
+        ),
+        "ms",
+    )
+    row(
         "W2: the trials' span (first start to last end) / local's",
         lambda f: _ratio(median("W2", f, "span_seconds"), median("W2", local, "span_seconds")),
         "x",
@@ -216,6 +225,11 @@ def executor_report(median: Median, columns: Sequence[str]) -> str:
     row(
         "Ray cluster startup (head + 1 worker node)",
         lambda f: median("W2", f, "startup_seconds"),
+        "s",
+    )
+    row(
+        "the driver's connection to it (once per process)",
+        lambda f: median("W2", f, "connect_seconds"),
         "s",
     )
     lines.append("")
@@ -236,6 +250,10 @@ def executor_report(median: Median, columns: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def _per(value: float | None, base: float | None, trials: int) -> float | None:
+    return None if value is None or base is None else (value - base) / trials * 1000
+
+
 def _ratio(value: float | None, base: float | None) -> float | None:
     return None if value is None or not base else value / base
 
@@ -248,3 +266,28 @@ def _shown(value: float | None, unit: str) -> str:
     if value is None:
         return "—"
     return {"ms": f"{value:.3f} ms", "s": f"{value:.2f} s", "x": f"{value:.3f}×"}[unit]
+
+
+def main(argv: Sequence[str]) -> int:
+    """Print issue 19's table again from a results file of `bench/run.py --executors`."""
+    import json
+    import statistics
+
+    if len(argv) != 1:
+        print("usage: python bench/executors.py bench/results/<timestamp>.json")
+        return 2
+    runs = json.loads(Path(argv[0]).read_text())["runs"]
+
+    def median(workload: str, framework: str, key: str) -> float | None:
+        values = [r[key] for r in runs.get(workload, {}).get(framework, []) if key in r]
+        return statistics.median(values) if values else None
+
+    columns = [c for c in TARGETS if any(c in by for by in runs.values())]
+    print(executor_report(median, columns))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
