@@ -16,12 +16,13 @@ of stdout is one JSON object (see `bench/run.py`).
 `--executor process|ray` runs the trials on that executor (`evaluate(executor=...)`, with
 `--workers W` when given), and the result's framework is `agenteval[process]` /
 `agenteval[ray]`. For `ray`, a local cluster (a head and one worker node sharing `S` CPU slots,
-`bench/executors.py`) is started before the timed call and removed after it; its startup is
-reported apart (`startup_seconds`), as is the driver's connection to it (`connect_seconds`,
-made once, before the runs) and the executor's own opening (`span_seconds`, from the first
-trial's start to the last one's end as the stored trials tell, is the run without it): a run of one 0 ms trial per
-worker, twice before the timed run (`first_open_seconds`, with what only a process's first
-run pays; `open_seconds`, what each run pays to open and close its workers).
+`bench/executors.py`) is started before the timed call and removed after it; its startup
+(`startup_seconds`) and the driver's connection to it (`connect_seconds`, made once, before
+the runs) are reported apart. So is the executor's own opening: before the timed run, two runs
+of one 0 ms trial per worker (`first_open_seconds`, with what only a process's first run pays,
+the forkserver and its imports; `open_seconds`, what every run pays to start and stop its
+workers, which the timed run pays again). `span_seconds` is the timed run without its opening:
+the first trial's start to the last one's end, as the stored trials tell.
 """
 
 from __future__ import annotations
