@@ -121,8 +121,13 @@ def _measure(
             about["connect_seconds"] = connect(cluster.address)
         # The first opening in a process also pays what only a process's first run does (the
         # forkserver and its imports, Ray's connection); the second is what every run pays.
-        about["first_open_seconds"] = _open_seconds(workdir / "warm1.db", where, on)
-        about["open_seconds"] = _open_seconds(workdir / "warm2.db", where, on)
+        # One trial per worker: the executor's default is a worker per concurrent trial
+        # (`process`) or per CPU slot (`ray`).
+        workers = where.workers or (
+            where.ray_slots if where.executor == "ray" else args.concurrency
+        )
+        about["first_open_seconds"] = _open_seconds(workdir / "warm1.db", workers, on)
+        about["open_seconds"] = _open_seconds(workdir / "warm2.db", workers, on)
     start, cpu_start = time.perf_counter(), time.process_time()
     run = agenteval.evaluate(
         agent,
@@ -155,14 +160,11 @@ def _measure(
     }
 
 
-def _open_seconds(store: Path, where: argparse.Namespace, on: dict[str, Any]) -> float:
+def _open_seconds(store: Path, workers: int, on: dict[str, Any]) -> float:
     """How long the executor takes to open and close for a run, apart from its trials: a run
     of one 0 ms trial per worker (so that each is started), in a store of its own. It also
     warms what a first run would pay once per process (imports, Ray's connection)."""
-    warm = [
-        EvalCase(id=f"warm-{i}", input="warm", expected_output="Paris")
-        for i in range(where.workers or 2)
-    ]
+    warm = [EvalCase(id=f"warm-{i}", input="warm", expected_output="Paris") for i in range(workers)]
     start = time.perf_counter()
     agenteval.evaluate(
         AGENTS[0.0],
