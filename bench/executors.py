@@ -20,7 +20,10 @@ import contextlib
 import logging
 import os
 import shutil
+import signal
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -71,23 +74,49 @@ def ray_cluster(slots: int = 2, nodes: int = 2) -> Iterator[RayCluster]:
     }
     start = time.perf_counter()
     cluster = Cluster(shutdown_at_exit=False)
-    started = []
     try:
-        with _address_file_kept():
-            started.append(
-                cluster.add_node(num_cpus=per_node[0], include_dashboard=False, **common)
-            )
+        with _terminated_as_exit(), _address_file_kept():
+            cluster.add_node(num_cpus=per_node[0], include_dashboard=False, **common)
         for cpus in per_node[1:]:
-            started.append(cluster.add_node(num_cpus=cpus, **common))
+            cluster.add_node(num_cpus=cpus, **common)
         cluster.wait_for_nodes()
         startup = time.perf_counter() - start
-        yield RayCluster(str(cluster.address), slots, startup)
+        with _terminated_as_exit():
+            yield RayCluster(str(cluster.address), slots, startup)
     finally:
         _disconnect()
-        for node in reversed(started):  # the worker nodes, then the head
+        handles = [*cluster.worker_nodes, *([cluster.head_node] if cluster.head_node else [])]
+        for node in handles:  # the worker nodes, then the head
             with contextlib.suppress(Exception):
                 cluster.remove_node(node, allow_graceful=True)
+        _kill_left_in(temp_dir)
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _kill_left_in(temp_dir: str) -> None:
+    """Kill what is left of this cluster: the processes whose command line names its private
+    directory (a node interrupted while it started is in no handle). That directory is this
+    cluster's alone, so no other session's Ray process can match."""
+    import psutil  # type: ignore[import-untyped]
+
+    for process in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error):
+            if any(temp_dir in part for part in process.info["cmdline"] or ()):
+                process.kill()
+
+
+@contextlib.contextmanager
+def _terminated_as_exit() -> Iterator[None]:
+    """While the cluster runs, SIGTERM (a benchmark stopped by `kill`) exits through the
+    `finally` that removes the nodes, instead of leaving them running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def trials_span(run: Any) -> float:
