@@ -74,10 +74,15 @@ def _timeless(value: Any) -> Any:
 
 
 def _summary(stdout: str) -> list[str]:
-    """The printed summary without the run's id, its progress bar and its latencies."""
+    """The printed summary without the run's id, its progress bar and its latency table."""
     kept = []
+    in_latencies = False
     for line in stdout.splitlines():
-        if line.startswith(("trials ", "total (", "excluding waits")) or "0:00:" in line:
+        if line.startswith("Latency per trial"):
+            in_latencies = True
+        elif in_latencies and not line.strip():
+            in_latencies = False
+        if in_latencies or line.startswith("trials "):
             continue
         kept.append(re.sub(r"\d{8}-\d{6}-[0-9a-f]{4}", "RUN", line))
     return kept

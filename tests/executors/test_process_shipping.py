@@ -18,7 +18,7 @@ from agenteval import EvalCase
 from agenteval.engine.deadline import grace_s
 from agenteval.engine.executors.process import MARGIN_S, kill_limit_s
 from agenteval.engine.executors.remote import TrialJob, TrialRecipe
-from agenteval.errors import ConfigError
+from agenteval.errors import AgentLoadError, ConfigError
 from agenteval.retry import RetryPolicy
 from agenteval.simulation.simulator import UserSimulatorConfig
 from agenteval.user_simulation import UserSimulation
@@ -170,3 +170,19 @@ def test_the_kill_limit_covers_every_attempt_grace_and_wait() -> None:
         id="scripted", user_simulation=UserSimulation(script="x.py:user", max_turns=4)
     )
     assert kill_limit_s(recipe, _job(scripted, 0)) == per_attempt + 4 * 3.0
+
+
+def test_an_error_that_stops_a_local_run_stops_a_pool_run_too(tmp_path: Path) -> None:
+    # A scripted user whose module loads in the driver but not in a worker: the worker's
+    # AgentLoadError stops the run, as it would locally, never a trial stored as lost.
+    script = f"{AGENTS / 'refuses_workers.py'}:run"
+    case = EvalCase(id="talk", user_simulation=UserSimulation(script=script))
+    with pytest.raises(AgentLoadError) as caught:
+        agenteval.evaluate(
+            lambda messages: "hello",
+            [case],
+            executor="process",
+            workers=1,
+            store=tmp_path / "r.db",
+        )
+    assert "refuses to load in a worker process" in caught.value.message
