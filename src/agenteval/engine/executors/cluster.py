@@ -58,6 +58,10 @@ _EXCLUDED = [
 """What of the agent's folder never ships to the workers: the run store (the driver alone
 writes it), version control, virtual environments and caches."""
 
+_SETTLE_S = 60.0
+"""Seconds the driver asks Ray what became of an actor that went silent before it counts it
+lost (Ray declares a killed node dead after missing heartbeats: about 15 s by default)."""
+
 _BACKSTOP_GRACE_S = 60.0
 """Seconds the driver waits past a trial's own limits before it kills the actor running it."""
 
@@ -363,24 +367,53 @@ class _Pool:
             if not actor.dead:
                 actor.dead = True
                 actor.load_at_death = actor.load
-            return self._death(actor, exc)
+            return await self._death(actor, exc)
         finally:
             actor.refs.discard(ref)
 
-    def _death(self, actor: _Actor, exc: BaseException) -> WorkerDeath:
+    async def _death(self, actor: _Actor, exc: BaseException) -> WorkerDeath:
         """What an actor's death means for the trial it ran: lost with its node (or killed
         by the driver for another trial) is infrastructure; its process dying on a live
-        node is the agent's."""
-        message = _first_lines(exc)
+        node is the agent's.
+
+        Ray says which only once its control store knows: an actor whose node was killed is
+        first only "unavailable" (its socket closed), until the node misses its heartbeats.
+        So an unclear death is asked again, every half second, for up to `_SETTLE_S`; still
+        unclear then, it counts as lost (retried: never an agent blamed for the cluster)."""
         if actor.killed:
             return WorkerDeath(
                 FailureCause.WORKER_LOST,
                 "the Ray worker was killed by the driver (another trial it ran passed the "
                 "driver's time limit)",
             )
-        if "node has died" in str(exc) or not self._node_alive(actor.node_id):
-            return WorkerDeath(FailureCause.WORKER_LOST, f"the Ray node was lost: {message}")
-        return WorkerDeath(FailureCause.WORKER_CRASHED, f"the Ray worker died: {message}")
+        ray = self._ray
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + _SETTLE_S
+        while True:
+            text = str(exc)
+            if "node has died" in text or not self._node_alive(actor.node_id):
+                return WorkerDeath(
+                    FailureCause.WORKER_LOST, f"the Ray node was lost: {_first_lines(exc)}"
+                )
+            if isinstance(exc, ray.exceptions.ActorDiedError) and "process has died" in text:
+                return WorkerDeath(
+                    FailureCause.WORKER_CRASHED, f"the Ray worker died: {_first_lines(exc)}"
+                )
+            if loop.time() > give_up:
+                return WorkerDeath(
+                    FailureCause.WORKER_LOST, f"the Ray worker was lost: {_first_lines(exc)}"
+                )
+            await asyncio.sleep(0.5)
+            try:
+                await asyncio.wait_for(_awaited(actor.handle.node.remote()), 5)
+            except ray.exceptions.RayError as again:
+                exc = again
+            except TimeoutError:
+                continue
+            else:  # it answers: the connection to it broke, not its process
+                return WorkerDeath(
+                    FailureCause.WORKER_LOST, f"the Ray worker was unreachable: {_first_lines(exc)}"
+                )
 
     def _node_alive(self, node_id: str) -> bool:
         for node in self._ray.nodes():
