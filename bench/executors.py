@@ -201,15 +201,11 @@ def executor_report(median: Median, columns: Sequence[str]) -> str:
     def seconds(workload: str) -> Callable[[str], float | None]:
         return lambda f: median(workload, f, "seconds")
 
-    def per_trial(
-        workload: str, trials: int, less: str | None = None
-    ) -> Callable[[str], float | None]:
+    def per_trial(workload: str, trials: int) -> Callable[[str], float | None]:
         def of(f: str) -> float | None:
-            mine, base = median(workload, f, "seconds"), median(workload, local, "seconds")
-            if mine is None or base is None or f in (local, floor):
+            if f in (local, floor):
                 return None
-            opened = median(workload, f, less) if less else 0.0
-            return None if opened is None else (mine - opened - base) / trials * 1000
+            return _per(median(workload, f, "seconds"), median(workload, local, "seconds"), trials)
 
         return of
 
@@ -222,11 +218,6 @@ def executor_report(median: Median, columns: Sequence[str]) -> str:
     base = w2(local)
     row("W2: wall / local's wall", lambda f: None if not base else _scaled(w2(f), 1 / base), "x")
     row("W2: overhead per trial over local, (wall − local) / 1,000", per_trial("W2", 1000), "ms")
-    row(
-        "W2: the same, less the executor's opening",
-        per_trial("W2", 1000, "open_seconds"),
-        "ms",
-    )
     row(
         "W2: the same, from the trials' span: (span − local's span) / 1,000",
         lambda f: (
