@@ -4,6 +4,7 @@
     python bench/run.py --workloads W1,W2 --repeat 5
     python bench/run.py --quick              # one round, no slow peer runs: a smoke test
     python bench/run.py --slow               # also Inspect AI on W3 and the peers at 100k
+    python bench/run.py --workloads W1,W2 --peers "" --executors process,ray   # issue 19
 
 Each run is its own process, so imports, memory and one-time costs are counted alike for
 every framework. The peers (Inspect AI, pydantic-evals, DeepEval) are installed at pinned
@@ -38,6 +39,8 @@ sys.path.insert(0, str(BENCH))
 
 from peers.setup import PEERS, WORKLOADS, peer_python  # noqa: E402
 
+from executors import EXECUTOR_ARGS, executor_report  # noqa: E402
+
 AGENTEVAL = "agenteval"
 FLOOR = "floor"
 """The same agent in a bare asyncio pool, no framework (`floor_workload.py`): the machine's part."""
@@ -47,6 +50,8 @@ PEER_NAMES = {
     "deepeval": "DeepEval",
     "inspect-ai": "Inspect AI",
 }
+EXECUTOR_COLUMNS = {"process": "agenteval[process]", "ray": "agenteval[ray]"}
+"""`--executors`: agenteval again, its trials on that executor, as a column of its own."""
 RUN_TIMEOUT_S = 3600
 
 
@@ -75,6 +80,8 @@ class Workload:
     stream: bool = False
     once: tuple[str, ...] = ()
     """Peers run in the first round only (their run takes minutes)."""
+    executors: bool = False
+    """Whether `--executors` adds agenteval on those executors (W1 and W2, issue 19)."""
 
     @property
     def ideal_s(self) -> float:
@@ -111,7 +118,15 @@ WORKLOADS_BY_KEY: dict[str, Workload] = {
     w.key: w
     for w in (
         Workload("import", "import time, which no workload counts", peers=ALL_PEERS),
-        Workload("W1", "overhead: 2,000 trials, 0 ms, concurrency 50", 2000, 0, 50, ALL_PEERS),
+        Workload(
+            "W1",
+            "overhead: 2,000 trials, 0 ms, concurrency 50",
+            2000,
+            0,
+            50,
+            ALL_PEERS,
+            executors=True,
+        ),
         Workload(
             "W1-mocks",
             "W1 with a run's tool mock on (the cases have none): its cost per trial",
@@ -122,7 +137,13 @@ WORKLOADS_BY_KEY: dict[str, Workload] = {
             floor=False,
         ),
         Workload(
-            "W2", "concurrency: 1,000 trials, 100 ms, concurrency 50", 1000, 100, 50, ALL_PEERS
+            "W2",
+            "concurrency: 1,000 trials, 100 ms, concurrency 50",
+            1000,
+            100,
+            50,
+            ALL_PEERS,
+            executors=True,
         ),
         Workload(
             "W2-1000",
@@ -212,6 +233,7 @@ def _last_json(stdout: str) -> dict[str, Any]:
 
 
 def _run(command: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
+    load = os.getloadavg()[0]  # the machine is shared: how busy it was as each run began
     started = time.monotonic()
     done = subprocess.run(
         command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env, check=False
@@ -221,6 +243,7 @@ def _run(command: Sequence[str], env: dict[str, str]) -> dict[str, Any]:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}:\n{tail}")
     result = _last_json(done.stdout)
     result["process_seconds"] = time.monotonic() - started
+    result["load_1min"] = load
     return result
 
 
@@ -248,10 +271,13 @@ def run_one(workload: Workload, framework: str, workdir: Path) -> dict[str, Any]
         "--workdir",
         str(workdir),
     ]
-    if framework == AGENTEVAL:
+    kind = next((k for k, column in EXECUTOR_COLUMNS.items() if column == framework), None)
+    if framework == AGENTEVAL or kind is not None:
         command = [sys.executable, str(BENCH / "agenteval_workload.py"), *protocol, *workload.args]
         if workload.stream:
             command.append("--stream")
+        if kind is not None:
+            command += ["--executor", kind, *EXECUTOR_ARGS.get((kind, workload.key), ())]
     elif framework == FLOOR:
         command = [sys.executable, str(BENCH / "floor_workload.py"), *protocol]
     else:
@@ -282,13 +308,17 @@ def peer_python_with(peer: str, requirements: Sequence[str]) -> Path:
     return python
 
 
-def frameworks_of(workload: Workload, peers: Sequence[str], slow: bool) -> list[str]:
-    """agenteval first, then the chosen peers that run this workload."""
+def frameworks_of(
+    workload: Workload, peers: Sequence[str], slow: bool, executors: Sequence[str] = ()
+) -> list[str]:
+    """agenteval first (then on the chosen `executors`), then the chosen peers that run
+    this workload."""
     if workload.script is not None:
         return [AGENTEVAL, *(p for p in workload.peer_scripts if p in peers)]
     wanted = [*workload.peers, *(workload.slow_peers if slow else ())]
     floor = [FLOOR] if workload.cases and workload.floor else []  # not for the import times
-    return [AGENTEVAL, *floor, *(p for p in wanted if p in peers)]
+    on = [EXECUTOR_COLUMNS[k] for k in executors] if workload.executors else []
+    return [AGENTEVAL, *on, *floor, *(p for p in wanted if p in peers)]
 
 
 def measure(
@@ -297,12 +327,13 @@ def measure(
     repeat: int,
     slow: bool,
     log: Callable[[str], None],
+    executors: Sequence[str] = (),
 ) -> Results:
     """Every workload on every framework, `repeat` rounds, interleaved."""
     results = Results()
     for round_no in range(repeat):
         for workload in workloads:
-            order = frameworks_of(workload, peers, slow)
+            order = frameworks_of(workload, peers, slow, executors)
             rotation = round_no % len(order)
             for framework in order[rotation:] + order[:rotation]:
                 # A run of minutes (Inspect AI's W3 and W2 at concurrency 1,000) is made once:
@@ -317,7 +348,16 @@ def measure(
 
 
 def _brief(result: dict[str, Any]) -> str:
-    keys = ("seconds", "peak_rss_mb", "goodput_share", "lost", "responses_429", "trials_per_second")
+    keys = (
+        "seconds",
+        "peak_rss_mb",
+        "goodput_share",
+        "lost",
+        "responses_429",
+        "trials_per_second",
+        "open_seconds",
+        "startup_seconds",
+    )
     return ", ".join(f"{k}={result[k]:.4g}" for k in keys if isinstance(result.get(k), int | float))
 
 
@@ -474,6 +514,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="one round, no slow runs")
     parser.add_argument("--slow", action="store_true", help="also the slow peer runs")
+    parser.add_argument(
+        "--executors",
+        default="",
+        help="also agenteval on these executors (process,ray) in W1 and W2: issue 19's table",
+    )
     args = parser.parse_args(argv)
     try:
         chosen = [WORKLOADS_BY_KEY[key] for key in args.workloads.split(",") if key]
@@ -483,6 +528,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [p for p in peers if p not in PEERS]
     if unknown:
         parser.error(f"no peer {unknown[0]!r}; peers: {', '.join(PEERS)}")
+    executors = [k for k in args.executors.split(",") if k]
+    if any(k not in EXECUTOR_COLUMNS for k in executors):
+        parser.error(f"--executors: one of {', '.join(EXECUTOR_COLUMNS)}")
     repeat = 1 if args.quick else args.repeat
     slow = args.slow and not args.quick
 
@@ -491,7 +539,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     about = machine()
     log(f"agenteval benchmarks, {about['date']}, {about['cpus']} CPUs, Python {about['python']}")
-    results = measure(chosen, peers, repeat, slow, log)
+    load_before = os.getloadavg()
+    results = measure(chosen, peers, repeat, slow, log, executors)
+    about["load_average"] = {"before": load_before, "after": os.getloadavg()}
     out_dir = BENCH / "results"
     out_dir.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -504,6 +554,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(results, chosen, peers))
     print("\nTargets (issue 8):")
     print("\n".join(targets(results)))
+    if executors:
+        print()
+        print(executor_report(results.median, [EXECUTOR_COLUMNS[k] for k in executors]))
+    load = about["load_average"]
+    print(f"\nLoad average (1, 5, 15 min): {load['before']} before, {load['after']} after.")
     log(f"every measurement: {out}")
     return 0
 
