@@ -117,3 +117,13 @@ async def test_retries_run_out_and_the_trial_says_why() -> None:
     trial = await RemoteTrials(pool, _NO_WAIT).run(_CASE, 3)
     assert trial.failure is not None and trial.failure.cause is FailureCause.WORKER_LOST
     assert (trial.trial, trial.attempts, trial.retries) == (3, 3, {"worker_lost": 2})
+
+
+def test_the_json_document_says_where_the_trials_ran(tmp_path: Path) -> None:
+    from agenteval.report.json_document import run_document
+
+    run = evaluate(answer, [EvalCase(input="capital?")], store=tmp_path / "runs.db")
+    with RunStore(tmp_path / "runs.db") as store:
+        info = store.get_info(run.run_id)
+        document = run_document(info, run.summary, store.iter_results(run.run_id))
+    assert document["settings"]["executor"] == {"kind": "local"}

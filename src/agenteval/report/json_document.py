@@ -73,6 +73,8 @@ def _header(
             **({"matching": info.settings["matching"]} if "matching" in info.settings else {}),
             # Which stored run's tool results the run replayed (`--replay-tools`), and how.
             **({"replay": info.settings["replay"]} if "replay" in info.settings else {}),
+            # Where the trials ran (`local`, `process`, `ray`), for runs that record it.
+            **({"executor": info.settings["executor"]} if "executor" in info.settings else {}),
         },
         "tools": {name: spec.model_dump(mode="json") for name, spec in info.tools.items()},
         "summary": _summary(summary),
