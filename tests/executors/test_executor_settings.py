@@ -59,6 +59,29 @@ def test_the_executor_resolves_flag_then_environment_then_config(tmp_path: Path)
     assert stored == {"kind": "ray", "workers": 4}
 
 
+def test_another_executor_chosen_leaves_out_the_settings_it_does_not_read(
+    tmp_path: Path,
+) -> None:
+    """A project set up for worker processes (`executor: process`, `workers:`,
+    `worker_memory_mb:` in agenteval.yaml, or in the environment) runs with `--executor local`
+    (as the process executor's own hints say to, to see an error in place): the settings the
+    chosen executor does not read are left out, not refused."""
+    config = ProjectConfig(executor="process", workers=3, worker_memory_mb=512)
+    local = resolve_settings(config, tmp_path, executor="local", env={})
+    assert (local.executor, local.workers, local.worker_memory_mb) == ("local", None, None)
+    env = {"AGENTEVAL_EXECUTOR": "ray"}
+    ray = resolve_settings(config, tmp_path, env=env)
+    assert (ray.executor, ray.workers, ray.worker_memory_mb) == ("ray", 3, None)
+    env = {"AGENTEVAL_EXECUTOR": "process", "AGENTEVAL_WORKERS": "2"}
+    flag = resolve_settings(ProjectConfig(), tmp_path, executor="local", env=env)
+    assert (flag.executor, flag.workers) == ("local", None)
+    # Written where the executor is chosen, a setting it does not read is still a mistake.
+    with pytest.raises(ConfigError, match="workers applies"):
+        resolve_settings(ProjectConfig(executor="local", workers=3), tmp_path, env={})
+    with pytest.raises(ConfigError, match="workers applies"):
+        resolve_settings(config, tmp_path, executor="local", workers=2, env={})
+
+
 def test_a_mistake_names_where_it_was_written(tmp_path: Path) -> None:
     (tmp_path / "agenteval.yaml").write_text("dataset: cases.yaml\nexecutor: threads\n")
     (tmp_path / "cases.yaml").write_text("- input: hi\n")

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from agenteval.agents.environment import EnvironmentPlan
 from agenteval.agents.users import UserPlan
 from agenteval.engine.executors import EXECUTORS, ExecutorSettings
+from agenteval.engine.executors.settings import READ_BY
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings
 from agenteval.errors import ConfigError
 from agenteval.mock_errors import explain_mock, written_path
@@ -240,14 +241,9 @@ def _check_executor(options: RunOptions) -> None:
         )
     _check_at_least(options.workers, 1, "workers")
     _check_at_least(options.worker_memory_mb, 1, "worker_memory_mb")
-    given = {
-        "workers": options.workers is not None and kind == "local",
-        "ray_address": options.ray_address is not None and kind != "ray",
-        "worker_memory_mb": options.worker_memory_mb is not None and kind != "process",
-    }
-    for name, stray in given.items():
-        if stray:
-            reads = {"workers": "process and ray", "ray_address": "ray"}.get(name, "process")
+    for name, readers in READ_BY.items():
+        if getattr(options, name) is not None and kind not in readers:
+            reads = " and ".join(readers)
             raise OptionError(
                 f"{name} applies to the {reads} executor{'s' * (' and ' in reads)}, "
                 f"and this run's is {kind}",
