@@ -3,12 +3,16 @@ each shown by the same run on both."""
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import agenteval
 from agenteval import EvalCase
+from agenteval.store import RunStore
 from agenteval.trace import FailureCause
 
 
@@ -69,3 +73,42 @@ def test_the_trial_that_leaves_its_worker_past_the_memory_limit_is_charged_with_
         failure = trials[case].failure
         assert failure is not None and failure.cause is FailureCause.WORKER_CRASHED
         assert "memory limit (worker_memory_mb: 100 MB)" in failure.message
+
+
+_UNGUARDED = """\
+import agenteval
+from agenteval import EvalCase
+
+
+def agent(question: str) -> str:
+    return "hi " + question
+
+
+run = agenteval.evaluate(
+    agent, [EvalCase(id="x", input="q")], executor="process", workers=1, store={store!r}
+)
+print("output:", run.results[0].trial.output)
+"""
+
+
+def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path: Path) -> None:
+    # Each worker imports the script again (as every multiprocessing program's do): there
+    # its evaluate(executor="process") must not start a pool of its own, nor a run.
+    script = tmp_path / "script.py"
+    store = tmp_path / "runs.db"
+    script.write_text(_UNGUARDED.format(store=str(store)))
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, env=_env()
+    )
+    assert done.returncode != 0
+    said = "executor='process' was asked for by a worker process importing the script"
+    assert said in done.stderr
+    assert "if __name__ == '__main__':" in done.stderr.splitlines()[-1]
+    with RunStore(store) as runs:
+        assert len(runs.list_runs()) <= 1  # the script's own run, never one of a worker's
+
+
+def _env() -> dict[str, str]:
+    """This interpreter's environment, with the agenteval under test first on the path."""
+    src = str(Path(agenteval.__file__).parents[1])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}

@@ -251,12 +251,32 @@ def _check_executor(options: RunOptions) -> None:
                 hint=f"name the executor (--executor, executor:), or leave {name} out"
                 + ("; trials in flight at once are `concurrency`" if name == "workers" else ""),
             )
+    if kind == "process":
+        _refuse_in_a_starting_worker()
     if kind != "local" and options.otlp_receiver is not None:
         raise OptionError(
             f"the OTLP receiver (otlp_receiver, --otlp-receiver) works with the local executor "
             f"only, and this run's is {kind}: its workers' spans would not reach their trials",
             field="otlp_receiver",
             hint="run with --executor local, or leave the receiver out",
+        )
+
+
+def _refuse_in_a_starting_worker() -> None:
+    """A run on worker processes asked for while this process is a worker importing the
+    driver's script (every multiprocessing program's workers do, before they run anything):
+    the script calls it with no `if __name__ == "__main__":` guard. Refused here, before a
+    run is stored or a pool started in the worker (multiprocessing's own error came from
+    deep in the pool, in every worker, and the worker's run was left in the store)."""
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise OptionError(
+            "executor='process' was asked for by a worker process importing the script "
+            "that started the run: the script calls it at import",
+            field="executor",
+            hint="put the script's run under `if __name__ == '__main__':` (each worker "
+            "imports the script again, as every multiprocessing program's do)",
         )
 
 

@@ -165,7 +165,11 @@ class ProcessAttempts:
             # pebble gives up on the whole pool when a worker dies with no job running (one
             # killed from outside while idle): the run stops, resumable, rather than store
             # every trial left as lost.
-            raise WorkerLostError(f"the worker pool broke: {exc}") from None
+            raise WorkerLostError(
+                f"the worker pool broke: {exc} (a worker died while it ran no trial; one that "
+                "failed as it started printed why above: a script that starts a run on worker "
+                "processes must do so under `if __name__ == '__main__':`)"
+            ) from None
         except AgentEvalError as exc:  # one that stops a local run (a case no user can play)
             raise exc from None
         except Exception as exc:  # the trial could not be sent back
