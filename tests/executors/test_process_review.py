@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.cli_process import agenteval_cli, cli_env
+
 import agenteval
 from agenteval import EvalCase
 from agenteval.store import RunStore
@@ -112,3 +114,16 @@ def _env() -> dict[str, str]:
     """This interpreter's environment, with the agenteval under test first on the path."""
     src = str(Path(agenteval.__file__).parents[1])
     return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+
+
+def test_the_commands_on_stored_runs_do_not_check_where_trials_would_run(
+    tmp_path: Path,
+) -> None:
+    # AGENTEVAL_WORKERS exported for the runs of `--executor process`: `show` and `rescore`
+    # run no trial, and refused it (local being their executor).
+    store = tmp_path / "runs.db"
+    run = agenteval.evaluate(lookup_agent, [EvalCase(id="Oslo", input="Oslo")], store=store)
+    env = cli_env(AGENTEVAL_WORKERS="2")
+    for command in (["show", run.run_id], ["runs"], ["rescore", run.run_id]):
+        done = agenteval_cli(tmp_path, *command, "--store", str(store), env=env)
+        assert done.returncode == 0, done.stderr
