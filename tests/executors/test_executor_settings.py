@@ -3,6 +3,7 @@ of attempts whose worker died (`RemoteTrials`), whatever executor stands behind 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -140,3 +141,29 @@ async def test_retries_run_out_and_the_trial_says_why() -> None:
     trial = await RemoteTrials(pool, _NO_WAIT).run(_CASE, 3)
     assert trial.failure is not None and trial.failure.cause is FailureCause.WORKER_LOST
     assert (trial.trial, trial.attempts, trial.retries) == (3, 3, {"worker_lost": 2})
+
+
+class _SlowPool(_Pool):
+    """`_Pool`, each attempt taking `seconds` (a worker stuck, then killed), as measured by
+    the engine's clock."""
+
+    def __init__(self, outcomes: list[Trial | WorkerDeath], seconds: float) -> None:
+        super().__init__(outcomes)
+        self._seconds = seconds
+
+    async def attempt(self, job: TrialJob) -> Trial | WorkerDeath:
+        await asyncio.sleep(self._seconds)
+        return await super().attempt(job)
+
+
+async def test_the_attempts_a_worker_died_in_count_as_working_time() -> None:
+    # A local trial's working latency counts every attempt (a timed-out one too), less the
+    # waits; a lost attempt is work the trial did as well, not a wait.
+    killed = WorkerDeath(FailureCause.TIMEOUT, "the worker was killed after 9 s")
+    trial = await RemoteTrials(_SlowPool([killed, killed, killed], 0.05), _NO_WAIT).run(_CASE, 0)
+    assert trial.working_latency_s is not None
+    assert trial.working_latency_s >= 0.15
+    done = Trial(case_id="c1", trial=0, output="Paris", attempts=1, working_latency_s=0.001)
+    trial = await RemoteTrials(_SlowPool([killed, done], 0.05), _NO_WAIT).run(_CASE, 0)
+    assert trial.working_latency_s is not None and trial.working_latency_s >= 0.051
+    assert trial.latency_s is not None and trial.latency_s >= trial.working_latency_s
