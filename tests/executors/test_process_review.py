@@ -127,3 +127,12 @@ def test_the_commands_on_stored_runs_do_not_check_where_trials_would_run(
     for command in (["show", run.run_id], ["runs"], ["rescore", run.run_id]):
         done = agenteval_cli(tmp_path, *command, "--store", str(store), env=env)
         assert done.returncode == 0, done.stderr
+
+
+def test_the_terminal_says_one_worker_in_the_singular() -> None:
+    from agenteval.cli.live import _executor_words
+
+    assert _executor_words({"kind": "process", "workers": 1}) == " · in 1 worker process"
+    assert _executor_words({"kind": "process", "workers": 2}) == " · in 2 worker processes"
+    assert _executor_words({"kind": "ray", "workers": 1}) == " · on Ray, 1 worker"
+    assert _executor_words({"kind": "local"}) == ""
