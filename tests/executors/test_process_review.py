@@ -3,13 +3,16 @@ each shown by the same run on both."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.cli_process import agenteval_cli, cli_env
 
 import agenteval
@@ -136,3 +139,35 @@ def test_the_terminal_says_one_worker_in_the_singular() -> None:
     assert _executor_words({"kind": "process", "workers": 2}) == " · in 2 worker processes"
     assert _executor_words({"kind": "ray", "workers": 1}) == " · on Ray, 1 worker"
     assert _executor_words({"kind": "local"}) == ""
+
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+@pytest.mark.parametrize("example", ["langgraph_agent", "pydantic_ai_agent"])
+def test_a_framework_agent_given_by_reference_runs_on_worker_processes(
+    tmp_path: Path, example: str
+) -> None:
+    # `agent: agent.py:graph` names an object holding locks and clients: each worker loads
+    # it again from its reference, as the driver did, rather than be refused it.
+    pytest.importorskip("langgraph" if example == "langgraph_agent" else "pydantic_ai")
+    folder = tmp_path / example
+    shutil.copytree(EXAMPLES / example, folder)
+    outputs = {}
+    for executor in ("local", "process"):
+        report = tmp_path / f"{executor}.json"
+        done = agenteval_cli(
+            folder,
+            "run",
+            ".",
+            "--executor",
+            executor,
+            "--json",
+            str(report),
+            "--store",
+            str(tmp_path / "runs.db"),
+        )
+        assert done.returncode == 0, done.stderr
+        results = json.loads(report.read_text())["results"]
+        outputs[executor] = sorted((r["case_id"], r["output"], r["failure"]) for r in results)
+    assert outputs["process"] == outputs["local"]

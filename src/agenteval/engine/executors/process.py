@@ -60,9 +60,11 @@ from typing import Any, Final
 import cloudpickle  # type: ignore[import-untyped]
 import pebble
 
+from agenteval.agents.frameworks.base import FrameworkAgent
 from agenteval.engine.deadline import grace_s
 from agenteval.engine.executors.process_worker import (
     MEMORY_EXIT,
+    AgentByReference,
     RecipeUnavailable,
     ShippedRecipe,
     SimulatorSettings,
@@ -227,6 +229,9 @@ def ship(recipe: TrialRecipe, memory_limit_mb: int | None) -> ShippedRecipe:
         if simulator is not None:  # opened again in each worker; scripts loaded there too
             users = replace(users, simulator=None, owned=False, _scripts={})
             recipe = replace(recipe, users=users)
+    by_reference = _agent_by_reference(recipe)
+    if by_reference is not None:
+        recipe = replace(recipe, agent=by_reference)  # type: ignore[arg-type]
     try:
         payload = cloudpickle.dumps(recipe)
     except Exception as exc:
@@ -242,6 +247,28 @@ def ship(recipe: TrialRecipe, memory_limit_mb: int | None) -> ShippedRecipe:
         if name.startswith(_USER_MODULES) and getattr(module, "__file__", None)
     }
     return ShippedRecipe(payload, modules, simulator, memory_limit_mb, dict(os.environ))
+
+
+def _agent_by_reference(recipe: TrialRecipe) -> AgentByReference | None:
+    """Where the run's agent was loaded from (`agent.py:graph`: the module holding it and its
+    name there), for each worker to load it again; None when it was not loaded from a
+    reference (a function given to `evaluate`) or is not found there as loaded."""
+    ref = recipe.agent_ref
+    if ref is None or ":" not in ref or ref.startswith(("http://", "https://")):
+        return None
+    attribute = ref.rpartition(":")[2]
+    agent = recipe.agent
+    loaded = getattr(agent, "agent", agent) if isinstance(agent, FrameworkAgent) else agent
+    holders = [
+        name
+        for name, module in list(sys.modules.items())
+        if name not in ("__main__", "__mp_main__") and getattr(module, attribute, None) is loaded
+    ]
+    if not holders:
+        return None
+    # The user module the driver imported from the file, when there is one.
+    holders.sort(key=lambda name: not name.startswith(_USER_MODULES))
+    return AgentByReference(holders[0], attribute)
 
 
 def _simulator_settings(simulator: Any) -> SimulatorSettings | None:

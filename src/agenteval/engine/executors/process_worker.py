@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import importlib
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -55,6 +56,7 @@ import psutil  # type: ignore[import-untyped]
 
 __all__ = [
     "MEMORY_EXIT",
+    "AgentByReference",
     "RecipeUnavailable",
     "ShippedRecipe",
     "SimulatorSettings",
@@ -173,9 +175,33 @@ def run_job(payload: bytes) -> Trial:
             _job_running = False
 
 
+@dataclass(frozen=True)
+class AgentByReference:
+    """The run's agent as shipped when it was loaded from a reference (`agent.py:graph`):
+    the module and attribute it was found at, loaded again in each worker and made ready
+    there as the driver did (`as_framework_agent`). A framework's agent object holds locks,
+    clients and context variables that do not pickle, and its adapter sets things up in the
+    process that runs it (ADK's quiet logs, its modules imported before the first trial)."""
+
+    module: str
+    attribute: str
+
+    def load(self, modules: dict[str, str]) -> Any:
+        """The agent, from the module's file when it is a user module, else imported."""
+        from agenteval.agents.frameworks import as_framework_agent
+
+        if self.module in modules and self.module not in sys.modules:
+            import_file(Path(modules[self.module]), AgentLoadError, modules[self.module])
+        agent = getattr(importlib.import_module(self.module), self.attribute)
+        framework = as_framework_agent(agent)
+        return agent if framework is None else framework
+
+
 def _rebuild(shipped: ShippedRecipe) -> TrialRecipe:
     """The recipe, its user modules imported first (on demand: only those it names)."""
     recipe: TrialRecipe = _loads(shipped.recipe, shipped.modules)
+    if isinstance(recipe.agent, AgentByReference):
+        recipe = replace(recipe, agent=recipe.agent.load(shipped.modules))
     if shipped.simulator is not None:
         users = recipe.users if recipe.users is not None else UserPlan()
         # Opened here, for this worker: owned, as the run's own simulator is.
