@@ -256,19 +256,17 @@ def _agent_by_reference(recipe: TrialRecipe) -> AgentByReference | None:
     ref = recipe.agent_ref
     if ref is None or ":" not in ref or ref.startswith(("http://", "https://")):
         return None
-    attribute = ref.rpartition(":")[2]
+    module_part, _, attribute = ref.rpartition(":")
     agent = recipe.agent
     loaded = getattr(agent, "agent", agent) if isinstance(agent, FrameworkAgent) else agent
-    holders = [
-        name
-        for name, module in list(sys.modules.items())
-        if name not in ("__main__", "__mp_main__") and getattr(module, attribute, None) is loaded
-    ]
-    if not holders:
-        return None
-    # The user module the driver imported from the file, when there is one.
-    holders.sort(key=lambda name: not name.startswith(_USER_MODULES))
-    return AgentByReference(holders[0], attribute)
+    # The user module the driver imported from the file (`agent.py:graph`), or the module a
+    # `package.module:graph` names; read with `vars`, never a module's own `__getattr__`.
+    names = [name for name in list(sys.modules) if name.startswith(_USER_MODULES)]
+    for name in [*names, module_part]:
+        module = sys.modules.get(name)
+        if module is not None and vars(module).get(attribute) is loaded:
+            return AgentByReference(name, attribute)
+    return None
 
 
 def _simulator_settings(simulator: Any) -> SimulatorSettings | None:
