@@ -235,11 +235,14 @@ def ship(recipe: TrialRecipe, memory_limit_mb: int | None) -> ShippedRecipe:
     try:
         payload = cloudpickle.dumps(recipe)
     except Exception as exc:
+        part = _unpicklable(recipe)
+        reference = "by its reference (`agent.py:graph`), which each worker loads again, "
         raise ConfigError(
-            f"the process executor cannot send the run's {_unpicklable(recipe)} to its worker "
+            f"the process executor cannot send the run's {part} to its worker "
             f"processes: {type(exc).__name__}: {exc}",
             field="executor",
-            hint="give it as a module-level function or plain data, or run with --executor local",
+            hint=f"give it {reference * (part == 'agent')}as a module-level function or "
+            "plain data, or run with --executor local",
         ) from None
     modules = {
         name: str(module.__file__)
