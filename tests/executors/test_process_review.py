@@ -171,3 +171,18 @@ def test_a_framework_agent_given_by_reference_runs_on_worker_processes(
         results = json.loads(report.read_text())["results"]
         outputs[executor] = sorted((r["case_id"], r["output"], r["failure"]) for r in results)
     assert outputs["process"] == outputs["local"]
+
+
+def test_a_framework_agent_given_to_evaluate_by_reference_runs_on_worker_processes(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("langgraph")
+    agent = f"{EXAMPLES / 'langgraph_agent' / 'agent.py'}:graph"
+    cases = EXAMPLES / "langgraph_agent" / "cases.yaml"
+    outputs = {}
+    for executor in ("local", "process"):
+        run = agenteval.evaluate(
+            agent, cases, executor=executor, store=tmp_path / "runs.db", builtins=False
+        )
+        outputs[executor] = sorted((r.case.id, r.trial.output) for r in run.results)
+    assert outputs["process"] == outputs["local"]

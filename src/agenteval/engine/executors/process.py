@@ -254,21 +254,26 @@ def ship(recipe: TrialRecipe, memory_limit_mb: int | None) -> ShippedRecipe:
 
 def _agent_by_reference(recipe: TrialRecipe) -> AgentByReference | None:
     """Where the run's agent was loaded from (`agent.py:graph`: the module holding it and its
-    name there), for each worker to load it again; None when it was not loaded from a
-    reference (a function given to `evaluate`) or is not found there as loaded."""
-    ref = recipe.agent_ref
-    if ref is None or ":" not in ref or ref.startswith(("http://", "https://")):
+    name there), for each worker to load it again; None when it is in no module a worker can
+    import again (a function of the driver's script, an object built in a test)."""
+    ref = recipe.agent_ref or ""
+    if ref.startswith(("http://", "https://")):
         return None
     module_part, _, attribute = ref.rpartition(":")
     agent = recipe.agent
     loaded = getattr(agent, "agent", agent) if isinstance(agent, FrameworkAgent) else agent
-    # The user module the driver imported from the file (`agent.py:graph`), or the module a
-    # `package.module:graph` names; read with `vars`, never a module's own `__getattr__`.
+    # The user modules the driver imported from files (`agent.py:graph`, given to the CLI or
+    # to `evaluate`), and the module a `package.module:graph` names; read with `vars`, never
+    # a module's own `__getattr__`.
     names = [name for name in list(sys.modules) if name.startswith(_USER_MODULES)]
-    for name in [*names, module_part]:
+    for name in [*names, module_part] if module_part else names:
         module = sys.modules.get(name)
-        if module is not None and vars(module).get(attribute) is loaded:
+        held = vars(module) if module is not None else {}
+        if held.get(attribute) is loaded:
             return AgentByReference(name, attribute)
+        found = next((key for key, value in held.items() if value is loaded), None)
+        if found is not None:
+            return AgentByReference(name, found)
     return None
 
 
