@@ -23,7 +23,10 @@ the pool is stopped however the run ends.
 How the recipe reaches the workers: cloudpickle. Functions and objects of the user's modules
 (`my_agent.py:run`, loaded as `agenteval_user_<digest>_my_agent`) are pickled by reference,
 and each worker imports the same files under the same names when it reads the recipe; lambdas
-and `__main__`'s functions (a tool mock given as a lambda) are pickled by value. A model user
+and `__main__`'s functions (a tool mock given as a lambda) are pickled by value. An agent
+found in such a module (`agent.py:graph`) is not pickled at all: each worker loads it again
+from there and adapts it as the driver did (`AgentByReference`), since a framework's agent
+object holds locks and clients, and its adapter sets up the process it runs in. A model user
 simulator is shipped as its settings and opened once per worker (its provider clients do not
 pickle; its judge-cache SQLite file is the one all workers share; its rate limits become each
 worker's). A recipe part that cannot be pickled stops the run before it starts with a
@@ -32,7 +35,8 @@ worker's). A recipe part that cannot be pickled stops the run before it starts w
 Known limits: with no trial timeout there is no kill limit, so an agent that blocks its event
 loop forever hangs its trial (as it does with `local`); and a script that calls
 `evaluate(executor="process")` must do so under `if __name__ == "__main__":`, as every
-multiprocessing program must (each worker imports the main module again). A case whose user
+multiprocessing program must (each worker imports the main module again; one that does not
+is told so). A case whose user
 is a model simulator has no kill limit either (see `kill_limit_s`). The memory limit counts the
 worker's own resident memory, not that of processes its agent starts.
 
