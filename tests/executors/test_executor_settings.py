@@ -3,6 +3,7 @@ of attempts whose worker died (`RemoteTrials`), whatever executor stands behind 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,6 +58,29 @@ def test_the_executor_resolves_flag_then_environment_then_config(tmp_path: Path)
     assert (chosen.executor, chosen.workers) == ("ray", 4)
     stored = chosen.engine_settings().executor.stored()
     assert stored == {"kind": "ray", "workers": 4}
+
+
+def test_another_executor_chosen_leaves_out_the_settings_it_does_not_read(
+    tmp_path: Path,
+) -> None:
+    """A project set up for worker processes (`executor: process`, `workers:`,
+    `worker_memory_mb:` in agenteval.yaml, or in the environment) runs with `--executor local`
+    (as the process executor's own hints say to, to see an error in place): the settings the
+    chosen executor does not read are left out, not refused."""
+    config = ProjectConfig(executor="process", workers=3, worker_memory_mb=512)
+    local = resolve_settings(config, tmp_path, executor="local", env={})
+    assert (local.executor, local.workers, local.worker_memory_mb) == ("local", None, None)
+    env = {"AGENTEVAL_EXECUTOR": "ray"}
+    ray = resolve_settings(config, tmp_path, env=env)
+    assert (ray.executor, ray.workers, ray.worker_memory_mb) == ("ray", 3, None)
+    env = {"AGENTEVAL_EXECUTOR": "process", "AGENTEVAL_WORKERS": "2"}
+    flag = resolve_settings(ProjectConfig(), tmp_path, executor="local", env=env)
+    assert (flag.executor, flag.workers) == ("local", None)
+    # Written where the executor is chosen, a setting it does not read is still a mistake.
+    with pytest.raises(ConfigError, match="workers applies"):
+        resolve_settings(ProjectConfig(executor="local", workers=3), tmp_path, env={})
+    with pytest.raises(ConfigError, match="workers applies"):
+        resolve_settings(config, tmp_path, executor="local", workers=2, env={})
 
 
 def test_a_mistake_names_where_it_was_written(tmp_path: Path) -> None:
@@ -127,3 +151,29 @@ def test_the_json_document_says_where_the_trials_ran(tmp_path: Path) -> None:
         info = store.get_info(run.run_id)
         document = run_document(info, run.summary, store.iter_results(run.run_id))
     assert document["settings"]["executor"] == {"kind": "local"}
+
+
+class _SlowPool(_Pool):
+    """`_Pool`, each attempt taking `seconds` (a worker stuck, then killed), as measured by
+    the engine's clock."""
+
+    def __init__(self, outcomes: list[Trial | WorkerDeath], seconds: float) -> None:
+        super().__init__(outcomes)
+        self._seconds = seconds
+
+    async def attempt(self, job: TrialJob) -> Trial | WorkerDeath:
+        await asyncio.sleep(self._seconds)
+        return await super().attempt(job)
+
+
+async def test_the_attempts_a_worker_died_in_count_as_working_time() -> None:
+    # A local trial's working latency counts every attempt (a timed-out one too), less the
+    # waits; a lost attempt is work the trial did as well, not a wait.
+    killed = WorkerDeath(FailureCause.TIMEOUT, "the worker was killed after 9 s")
+    trial = await RemoteTrials(_SlowPool([killed, killed, killed], 0.05), _NO_WAIT).run(_CASE, 0)
+    assert trial.working_latency_s is not None
+    assert trial.working_latency_s >= 0.15
+    done = Trial(case_id="c1", trial=0, output="Paris", attempts=1, working_latency_s=0.001)
+    trial = await RemoteTrials(_SlowPool([killed, done], 0.05), _NO_WAIT).run(_CASE, 0)
+    assert trial.working_latency_s is not None and trial.working_latency_s >= 0.051
+    assert trial.latency_s is not None and trial.latency_s >= trial.working_latency_s

@@ -89,6 +89,7 @@ def test_an_agent_that_cannot_be_pickled_stops_the_run_naming_it(tmp_path: Path)
     message = caught.value.message
     assert "cannot send the run's agent to its worker processes" in message
     assert "lock" in message
+    assert "by its reference (`agent.py:graph`)" in (caught.value.hint or "")
 
 
 def test_a_case_that_cannot_be_pickled_stops_the_run_naming_it(tmp_path: Path) -> None:

@@ -81,8 +81,10 @@ def _executor_words(stored: Any) -> str:
         return ""
     workers = stored.get("workers")
     if stored["kind"] == "process":
-        return f" · in {workers} worker processes" if workers else " · in worker processes"
-    return f" · on Ray, {workers} workers" if workers else " · on Ray"
+        if not workers:
+            return " · in worker processes"
+        return f" · in {workers} worker process{'es' * (workers != 1)}"
+    return f" · on Ray, {workers} worker{'s' * (workers != 1)}" if workers else " · on Ray"
 
 
 def run_async(make: Callable[[], Any]) -> Any:

@@ -72,6 +72,10 @@ def global_settings(
     config_file = config_file or cwd_config()
     if config_file is not None:
         config = find_target(config_file).config
+    # These commands run no trial: where trials run (`AGENTEVAL_WORKERS` exported for the
+    # runs of `--executor process`, say) is not theirs to check, nor to refuse them for.
+    config = config.model_copy(update=dict.fromkeys(_WHERE_TRIALS_RUN))
+    env = {name: value for name, value in os.environ.items() if name not in _WHERE_IN_ENV}
     return resolve_settings(
         config,
         config_file.parent.resolve() if config_file is not None else Path.cwd(),
@@ -79,8 +83,13 @@ def global_settings(
         judge=judge,
         use_cache=use_cache,
         config_file=config_file,
+        env=env,
         otlp_endpoint=otlp_endpoint,
     )
+
+
+_WHERE_TRIALS_RUN = ("executor", "workers", "ray_address", "worker_memory_mb")
+_WHERE_IN_ENV = ("AGENTEVAL_EXECUTOR", "AGENTEVAL_WORKERS")
 
 
 def judged_settings(flags: Flags, config_file: Path | None = None) -> RunSettings:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agenteval.config.project import JudgeSection, ProjectConfig, Target
+from agenteval.engine.executors.settings import READ_BY
 from agenteval.engine.options import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, OptionError, RunOptions
 from agenteval.errors import AgentEvalError, ConfigError
 from agenteval.exception_refs import exception_class
@@ -153,15 +154,31 @@ def resolve_settings(
     from_environment: dict[str, str] = {}  # setting -> the variable that gave its value
 
     def pick(
-        flag: Any, env_name: str, cast: type[int] | type[float], from_config: Any, default: Any
+        flag: Any,
+        env_name: str,
+        cast: type[int] | type[float],
+        from_config: Any,
+        default: Any,
+        *,
+        env_read: bool = True,
     ) -> Any:
         if flag is not None:
             return flag
-        value = _env(env_name, cast, env)
+        value = _env(env_name, cast, env) if env_read else None
         if value is not None:
             from_environment[env_name.removeprefix("AGENTEVAL_").lower()] = env_name
             return value
         return default if from_config is None else from_config
+
+    kind = executor or env.get("AGENTEVAL_EXECUTOR") or config.executor or "local"
+    chosen_at = 0 if executor else 1 if env.get("AGENTEVAL_EXECUTOR") else 2
+
+    def for_executor(name: str, layer: int) -> bool:
+        """Whether the setting `name` given at `layer` (1: the environment, 2: agenteval.yaml)
+        is read: not when the executor was chosen above it and does not read it. A project's
+        `workers:` is for its `executor: process`, not for the `--executor local` a run names
+        to see an error in place; written beside the executor it does not fit, it is refused."""
+        return layer <= chosen_at or kind in READ_BY[name]
 
     store_value = store or env.get("AGENTEVAL_STORE") or None
     if store_value is None and config.store is not None:
@@ -207,10 +224,20 @@ def resolve_settings(
                 otlp_wait, "AGENTEVAL_OTLP_WAIT", float, config.otlp_wait, DEFAULT_REMOTE_WAIT_S
             ),
             tool_mocks=config.tool_mocks,
-            executor=executor or env.get("AGENTEVAL_EXECUTOR") or config.executor or "local",
-            workers=pick(workers, "AGENTEVAL_WORKERS", int, config.workers, None),
-            ray_address=ray_address or config.ray_address,
-            worker_memory_mb=config.worker_memory_mb,
+            executor=kind,
+            workers=pick(
+                workers,
+                "AGENTEVAL_WORKERS",
+                int,
+                config.workers if for_executor("workers", 2) else None,
+                None,
+                env_read=for_executor("workers", 1),
+            ),
+            ray_address=ray_address
+            or (config.ray_address if for_executor("ray_address", 2) else None),
+            worker_memory_mb=(
+                config.worker_memory_mb if for_executor("worker_memory_mb", 2) else None
+            ),
         )
     except OptionError as exc:
         variable, steps = from_environment.get(exc.field or ""), (exc.field or "").split(".")

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from agenteval.agents.environment import EnvironmentPlan
 from agenteval.agents.users import UserPlan
 from agenteval.engine.executors import EXECUTORS, ExecutorSettings
+from agenteval.engine.executors.settings import READ_BY
 from agenteval.engine.scheduler import DEFAULT_CONCURRENCY, EngineSettings
 from agenteval.errors import ConfigError
 from agenteval.mock_errors import explain_mock, written_path
@@ -240,14 +241,9 @@ def _check_executor(options: RunOptions) -> None:
         )
     _check_at_least(options.workers, 1, "workers")
     _check_at_least(options.worker_memory_mb, 1, "worker_memory_mb")
-    given = {
-        "workers": options.workers is not None and kind == "local",
-        "ray_address": options.ray_address is not None and kind != "ray",
-        "worker_memory_mb": options.worker_memory_mb is not None and kind != "process",
-    }
-    for name, stray in given.items():
-        if stray:
-            reads = {"workers": "process and ray", "ray_address": "ray"}.get(name, "process")
+    for name, readers in READ_BY.items():
+        if getattr(options, name) is not None and kind not in readers:
+            reads = " and ".join(readers)
             raise OptionError(
                 f"{name} applies to the {reads} executor{'s' * (' and ' in reads)}, "
                 f"and this run's is {kind}",
@@ -255,12 +251,32 @@ def _check_executor(options: RunOptions) -> None:
                 hint=f"name the executor (--executor, executor:), or leave {name} out"
                 + ("; trials in flight at once are `concurrency`" if name == "workers" else ""),
             )
+    if kind == "process":
+        _refuse_in_a_starting_worker()
     if kind != "local" and options.otlp_receiver is not None:
         raise OptionError(
             f"the OTLP receiver (otlp_receiver, --otlp-receiver) works with the local executor "
             f"only, and this run's is {kind}: its workers' spans would not reach their trials",
             field="otlp_receiver",
             hint="run with --executor local, or leave the receiver out",
+        )
+
+
+def _refuse_in_a_starting_worker() -> None:
+    """A run on worker processes asked for while this process is a worker importing the
+    driver's script (every multiprocessing program's workers do, before they run anything):
+    the script calls it with no `if __name__ == "__main__":` guard. Refused here, before a
+    run is stored or a pool started in the worker (multiprocessing's own error came from
+    deep in the pool, in every worker, and the worker's run was left in the store)."""
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise OptionError(
+            "executor='process' was asked for by a worker process importing the script "
+            "that started the run: the script calls it at import",
+            field="executor",
+            hint="put the script's run under `if __name__ == '__main__':` (each worker "
+            "imports the script again, as every multiprocessing program's do)",
         )
 
 

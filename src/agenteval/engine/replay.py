@@ -20,7 +20,7 @@ memory whole), so a retried attempt starts its book from the beginning.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -31,7 +31,7 @@ from agenteval.errors import ConfigError, StoreError
 from agenteval.records import RunStatus
 from agenteval.store import RunStore
 
-__all__ = ["REPLAY", "replay_options", "replayed_run", "with_replay"]
+__all__ = ["REPLAY", "ReplayBooks", "replay_options", "replayed_run", "with_replay"]
 
 REPLAY = "replay"
 """The key of `RunInfo.settings` that says which run a run replayed, and how."""
@@ -108,12 +108,26 @@ def replay_options(settings: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _books(
-    store: RunStore, run_id: str, *, any_order: bool
-) -> Callable[[str, int], Awaitable[ReplayBook]]:
+def _books(store: RunStore, run_id: str, *, any_order: bool) -> ReplayBooks:
     """The factory of each attempt's book: its stored trial read in a thread."""
+    return ReplayBooks(store, run_id, any_order)
 
-    async def book(case_id: str, index: int) -> ReplayBook:
+
+class ReplayBooks:
+    """Each attempt's `ReplayBook`, read from `store`. Sent to a worker process (the
+    `process` executor pickles the run's environment) as the store's path, the run and the
+    order: the worker opens the file itself, as an open SQLite connection cannot be sent."""
+
+    def __init__(self, store: RunStore, run_id: str, any_order: bool) -> None:
+        self._store = store
+        self._run_id = run_id
+        self._any_order = any_order
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str, bool]]:
+        return (_reopened, (str(self._store.path), self._run_id, self._any_order))
+
+    async def __call__(self, case_id: str, index: int) -> ReplayBook:
+        store, run_id, any_order = self._store, self._run_id, self._any_order
         stored = await asyncio.to_thread(store.replay_trial, run_id, case_id, index)
         if stored is None:
             return ReplayBook(
@@ -131,4 +145,8 @@ def _books(
             stored_form=store.stored_arguments,
         )
 
-    return book
+
+def _reopened(path: str, run_id: str, any_order: bool) -> ReplayBooks:
+    """`ReplayBooks` in the process that unpickled it, on the store file opened there (kept
+    open for the process's life: a worker reads it for each of its trials)."""
+    return ReplayBooks(RunStore(path, create=False), run_id, any_order)

@@ -23,7 +23,10 @@ the pool is stopped however the run ends.
 How the recipe reaches the workers: cloudpickle. Functions and objects of the user's modules
 (`my_agent.py:run`, loaded as `agenteval_user_<digest>_my_agent`) are pickled by reference,
 and each worker imports the same files under the same names when it reads the recipe; lambdas
-and `__main__`'s functions (a tool mock given as a lambda) are pickled by value. A model user
+and `__main__`'s functions (a tool mock given as a lambda) are pickled by value. An agent
+found in such a module (`agent.py:graph`) is not pickled at all: each worker loads it again
+from there and adapts it as the driver did (`AgentByReference`), since a framework's agent
+object holds locks and clients, and its adapter sets up the process it runs in. A model user
 simulator is shipped as its settings and opened once per worker (its provider clients do not
 pickle; its judge-cache SQLite file is the one all workers share; its rate limits become each
 worker's). A recipe part that cannot be pickled stops the run before it starts with a
@@ -32,7 +35,8 @@ worker's). A recipe part that cannot be pickled stops the run before it starts w
 Known limits: with no trial timeout there is no kill limit, so an agent that blocks its event
 loop forever hangs its trial (as it does with `local`); and a script that calls
 `evaluate(executor="process")` must do so under `if __name__ == "__main__":`, as every
-multiprocessing program must (each worker imports the main module again). A case whose user
+multiprocessing program must (each worker imports the main module again; one that does not
+is told so). A case whose user
 is a model simulator has no kill limit either (see `kill_limit_s`). The memory limit counts the
 worker's own resident memory, not that of processes its agent starts.
 
@@ -60,9 +64,11 @@ from typing import Any, Final
 import cloudpickle  # type: ignore[import-untyped]
 import pebble
 
+from agenteval.agents.frameworks.base import FrameworkAgent
 from agenteval.engine.deadline import grace_s
 from agenteval.engine.executors.process_worker import (
     MEMORY_EXIT,
+    AgentByReference,
     RecipeUnavailable,
     ShippedRecipe,
     SimulatorSettings,
@@ -165,7 +171,11 @@ class ProcessAttempts:
             # pebble gives up on the whole pool when a worker dies with no job running (one
             # killed from outside while idle): the run stops, resumable, rather than store
             # every trial left as lost.
-            raise WorkerLostError(f"the worker pool broke: {exc}") from None
+            raise WorkerLostError(
+                f"the worker pool broke: {exc} (a worker died while it ran no trial; one that "
+                "failed as it started printed why above: a script that starts a run on worker "
+                "processes must do so under `if __name__ == '__main__':`)"
+            ) from None
         except AgentEvalError as exc:  # one that stops a local run (a case no user can play)
             raise exc from None
         except Exception as exc:  # the trial could not be sent back
@@ -223,14 +233,20 @@ def ship(recipe: TrialRecipe, memory_limit_mb: int | None) -> ShippedRecipe:
         if simulator is not None:  # opened again in each worker; scripts loaded there too
             users = replace(users, simulator=None, owned=False, _scripts={})
             recipe = replace(recipe, users=users)
+    by_reference = _agent_by_reference(recipe)
+    if by_reference is not None:
+        recipe = replace(recipe, agent=by_reference)  # type: ignore[arg-type]
     try:
         payload = cloudpickle.dumps(recipe)
     except Exception as exc:
+        part = _unpicklable(recipe)
+        reference = "by its reference (`agent.py:graph`), which each worker loads again, "
         raise ConfigError(
-            f"the process executor cannot send the run's {_unpicklable(recipe)} to its worker "
+            f"the process executor cannot send the run's {part} to its worker "
             f"processes: {type(exc).__name__}: {exc}",
             field="executor",
-            hint="give it as a module-level function or plain data, or run with --executor local",
+            hint=f"give it {reference * (part == 'agent')}as a module-level function or "
+            "plain data, or run with --executor local",
         ) from None
     modules = {
         name: str(module.__file__)
@@ -238,6 +254,31 @@ def ship(recipe: TrialRecipe, memory_limit_mb: int | None) -> ShippedRecipe:
         if name.startswith(_USER_MODULES) and getattr(module, "__file__", None)
     }
     return ShippedRecipe(payload, modules, simulator, memory_limit_mb, dict(os.environ))
+
+
+def _agent_by_reference(recipe: TrialRecipe) -> AgentByReference | None:
+    """Where the run's agent was loaded from (`agent.py:graph`: the module holding it and its
+    name there), for each worker to load it again; None when it is in no module a worker can
+    import again (a function of the driver's script, an object built in a test)."""
+    ref = recipe.agent_ref or ""
+    if ref.startswith(("http://", "https://")):
+        return None
+    module_part, _, attribute = ref.rpartition(":")
+    agent = recipe.agent
+    loaded = getattr(agent, "agent", agent) if isinstance(agent, FrameworkAgent) else agent
+    # The user modules the driver imported from files (`agent.py:graph`, given to the CLI or
+    # to `evaluate`), and the module a `package.module:graph` names; read with `vars`, never
+    # a module's own `__getattr__`.
+    names = [name for name in list(sys.modules) if name.startswith(_USER_MODULES)]
+    for name in [*names, module_part] if module_part else names:
+        module = sys.modules.get(name)
+        held = vars(module) if module is not None else {}
+        if held.get(attribute) is loaded:
+            return AgentByReference(name, attribute)
+        found = next((key for key, value in held.items() if value is loaded), None)
+        if found is not None:
+            return AgentByReference(name, found)
+    return None
 
 
 def _simulator_settings(simulator: Any) -> SimulatorSettings | None:

@@ -10,7 +10,8 @@ What a worker does for the driver's sake:
   pipe the driver holds (`_die_with_driver`), so a worker stuck in a trial that never ends
   exits too;
 - with a memory limit, a watchdog thread reads the worker's resident memory every
-  `_WATCH_EVERY_S` and ends the process with `MEMORY_EXIT` past the limit, which the driver
+  `_WATCH_EVERY_S` (and `run_job` as each job ends, so the job that passed the limit is the
+  one charged) and ends the process with `MEMORY_EXIT` past the limit, which the driver
   reads as "the worker passed its memory limit" (`worker_crashed`, naming the limit);
 - a recipe that cannot be rebuilt here (a module that fails to import) is not pebble's
   initializer error (pebble would start a new worker forever): it is kept and raised to the
@@ -22,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import importlib
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -54,6 +56,7 @@ import psutil  # type: ignore[import-untyped]
 
 __all__ = [
     "MEMORY_EXIT",
+    "AgentByReference",
     "RecipeUnavailable",
     "ShippedRecipe",
     "SimulatorSettings",
@@ -124,6 +127,7 @@ _worker: TrialWorker | None = None
 _loop: asyncio.AbstractEventLoop | None = None
 _broken: str | None = None
 _modules: dict[str, str] = {}
+_memory_limit: _MemoryLimit | None = None
 _job_running = False
 _job_guard = threading.Lock()
 """Held by the watchdog while it stops the worker, and by `run_job` while it ends a job: the
@@ -134,14 +138,15 @@ died holding the pool's channel lock would stall every other worker)."""
 def start(shipped: ShippedRecipe) -> None:
     """pebble's initializer: tie the worker's life to the driver's, watch its memory, and build
     its runner and event loop once. Never raises (see the module)."""
-    global _worker, _loop, _broken, _modules
+    global _worker, _loop, _broken, _modules, _memory_limit
     _modules = shipped.modules
     _die_with_driver()
     if shipped.environ:
         os.environ.clear()
         os.environ.update(shipped.environ)
     if shipped.memory_limit_mb is not None:
-        _watch_memory(shipped.memory_limit_mb)
+        _memory_limit = _MemoryLimit(psutil.Process(), shipped.memory_limit_mb * 1024 * 1024)
+        _watch_memory(_memory_limit)
     _loop = asyncio.new_event_loop()  # first: the simulator opened below may want it
     asyncio.set_event_loop(_loop)
     try:
@@ -159,15 +164,44 @@ def run_job(payload: bytes) -> Trial:
     job: TrialJob = _loads(payload, _modules)
     _job_running = True
     try:
-        return _loop.run_until_complete(_worker.run(job))
+        trial = _loop.run_until_complete(_worker.run(job))
+        # A job that ends past the limit before the watchdog looked (a few MB kept in a few
+        # ms) is charged with it here, not the next job the worker runs.
+        if _memory_limit is not None and _memory_limit.over():
+            os._exit(MEMORY_EXIT)
+        return trial
     finally:
         with _job_guard:
             _job_running = False
 
 
+@dataclass(frozen=True)
+class AgentByReference:
+    """The run's agent as shipped when it was loaded from a reference (`agent.py:graph`):
+    the module and attribute it was found at, loaded again in each worker and made ready
+    there as the driver did (`as_framework_agent`). A framework's agent object holds locks,
+    clients and context variables that do not pickle, and its adapter sets things up in the
+    process that runs it (ADK's quiet logs, its modules imported before the first trial)."""
+
+    module: str
+    attribute: str
+
+    def load(self, modules: dict[str, str]) -> Any:
+        """The agent, from the module's file when it is a user module, else imported."""
+        from agenteval.agents.frameworks import as_framework_agent
+
+        if self.module in modules and self.module not in sys.modules:
+            import_file(Path(modules[self.module]), AgentLoadError, modules[self.module])
+        agent = getattr(importlib.import_module(self.module), self.attribute)
+        framework = as_framework_agent(agent)
+        return agent if framework is None else framework
+
+
 def _rebuild(shipped: ShippedRecipe) -> TrialRecipe:
     """The recipe, its user modules imported first (on demand: only those it names)."""
     recipe: TrialRecipe = _loads(shipped.recipe, shipped.modules)
+    if isinstance(recipe.agent, AgentByReference):
+        recipe = replace(recipe, agent=recipe.agent.load(shipped.modules))
     if shipped.simulator is not None:
         users = recipe.users if recipe.users is not None else UserPlan()
         # Opened here, for this worker: owned, as the run's own simulator is.
@@ -215,19 +249,29 @@ def _die_with_driver() -> None:
     threading.Thread(target=watch, name="agenteval-driver-watch", daemon=True).start()
 
 
-def _watch_memory(limit_mb: int) -> threading.Thread:
+@dataclass(frozen=True)
+class _MemoryLimit:
+    """The worker's memory limit (`worker_memory_mb`), in bytes of its resident memory."""
+
+    process: Any
+    limit: int
+
+    def over(self) -> bool:
+        """Whether the worker's resident memory is past the limit now."""
+        return bool(self.process.memory_info().rss > self.limit)
+
+
+def _watch_memory(limit: _MemoryLimit) -> threading.Thread:
     """Start the watchdog: a daemon thread that ends the worker with `MEMORY_EXIT` once its
-    resident memory passes `limit_mb` while a job runs. (A thread of the worker's own, so the
+    resident memory passes the limit while a job runs. (A thread of the worker's own, so the
     driver needs no list of the pool's pids; it runs whenever the agent releases the GIL,
-    which allocating Python objects does every few milliseconds.) A worker left above the
-    limit by a job that ended in time is stopped in its next job, which is charged with it."""
-    me = psutil.Process()
-    limit = limit_mb * 1024 * 1024
+    which allocating Python objects does every few milliseconds.) A job that passes the
+    limit between two looks is stopped as it ends (`run_job`), so it is the one charged."""
 
     def watch() -> None:
         while True:
             time.sleep(_WATCH_EVERY_S)
-            if _job_running and me.memory_info().rss > limit:
+            if _job_running and limit.over():
                 with _job_guard:
                     if _job_running:
                         os._exit(MEMORY_EXIT)

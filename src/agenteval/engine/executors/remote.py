@@ -117,15 +117,20 @@ class RemoteTrials:
         started_at = utc_now()
         start = monotonic()
         lost = 0
+        lost_s = 0.0  # the lost attempts' time: work, as a local timed-out attempt's is
         retries: dict[str, int] = {}
         while True:
             used = sum(retries.values())
+            attempt_start = monotonic()
             outcome = await self._attempts.attempt(
                 TrialJob(case, index, max(0, self._retry.max_retries - used))
             )
             if isinstance(outcome, Trial):
-                return _with_lost(outcome, lost, retries, started_at, start) if lost else outcome
+                if not lost:
+                    return outcome
+                return _with_lost(outcome, lost, lost_s, retries, started_at, start)
             lost += 1
+            lost_s += monotonic() - attempt_start
             if outcome.cause.is_infrastructure and used < self._retry.max_retries:
                 retries[outcome.cause.value] = retries.get(outcome.cause.value, 0) + 1
                 await asyncio.sleep(self._retry.wait_s(lost, RuntimeError(outcome.message)))
@@ -139,16 +144,23 @@ class RemoteTrials:
                 failure=failure,
                 started_at=started_at,
                 latency_s=monotonic() - start,
+                working_latency_s=lost_s,
                 attempts=lost,
                 retries=retries,
             )
 
 
 def _with_lost(
-    trial: Trial, lost: int, retries: dict[str, int], started_at: datetime, start: float
+    trial: Trial,
+    lost: int,
+    lost_s: float,
+    retries: dict[str, int],
+    started_at: datetime,
+    start: float,
 ) -> Trial:
-    """A worker's trial after `lost` attempts died elsewhere: they count in its attempts,
-    retries and latency (from the first attempt's start), as a retried local attempt does."""
+    """A worker's trial after `lost` attempts died elsewhere (taking `lost_s`): they count in
+    its attempts, retries, latency (from the first attempt's start) and working latency, as a
+    retried local attempt does."""
     merged = dict(retries)
     for reason, count in trial.retries.items():
         merged[reason] = merged.get(reason, 0) + count
@@ -158,5 +170,6 @@ def _with_lost(
             "retries": merged,
             "started_at": started_at,
             "latency_s": monotonic() - start,
+            "working_latency_s": (trial.working_latency_s or 0.0) + lost_s,
         }
     )

@@ -8,12 +8,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["EXECUTORS", "ExecutorSettings"]
+__all__ = ["EXECUTORS", "READ_BY", "ExecutorSettings"]
 
 EXECUTORS: Final = ("local", "process", "ray")
 """The executors a run may name: `local` runs trials as tasks of the driver's event loop
 (the default, and the fastest); `process` in a pool of worker processes on this machine;
 `ray` as tasks of a Ray cluster."""
+
+READ_BY: Final = {
+    "workers": ("process", "ray"),
+    "ray_address": ("ray",),
+    "worker_memory_mb": ("process",),
+}
+"""Each executor setting and the executors that read it."""
 
 
 @dataclass(frozen=True)
