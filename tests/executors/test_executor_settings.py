@@ -169,11 +169,22 @@ class _SlowPool(_Pool):
 async def test_the_attempts_a_worker_died_in_count_as_working_time() -> None:
     # A local trial's working latency counts every attempt (a timed-out one too), less the
     # waits; a lost attempt is work the trial did as well, not a wait.
-    killed = WorkerDeath(FailureCause.TIMEOUT, "the worker was killed after 9 s")
-    trial = await RemoteTrials(_SlowPool([killed, killed, killed], 0.05), _NO_WAIT).run(_CASE, 0)
+    trial = await RemoteTrials(_SlowPool([_LOST, _LOST, _LOST], 0.05), _NO_WAIT).run(_CASE, 0)
     assert trial.working_latency_s is not None
     assert trial.working_latency_s >= 0.15
     done = Trial(case_id="c1", trial=0, output="Paris", attempts=1, working_latency_s=0.001)
-    trial = await RemoteTrials(_SlowPool([killed, done], 0.05), _NO_WAIT).run(_CASE, 0)
+    trial = await RemoteTrials(_SlowPool([_LOST, done], 0.05), _NO_WAIT).run(_CASE, 0)
     assert trial.working_latency_s is not None and trial.working_latency_s >= 0.051
     assert trial.latency_s is not None and trial.latency_s >= trial.working_latency_s
+
+
+async def test_a_worker_killed_past_its_jobs_time_is_not_retried_past_the_runs_retries() -> None:
+    # The driver kills a worker only once the job's whole time (every attempt it may make)
+    # is spent, and cannot know how many of those attempts the worker made: retrying it
+    # could run the agent more times than the run allows, and pass a trial that should fail.
+    killed = WorkerDeath(FailureCause.TIMEOUT, "the worker was killed past its limit")
+    done = Trial(case_id="c1", trial=0, output="Paris", attempts=1)
+    pool = _Pool([killed, done])
+    trial = await RemoteTrials(pool, _NO_WAIT).run(_CASE, 0)
+    assert trial.failure is not None and trial.failure.cause is FailureCause.TIMEOUT
+    assert len(pool.jobs) == 1

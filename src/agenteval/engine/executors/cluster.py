@@ -12,7 +12,7 @@ only when the driver says so (`RemoteTrials`, the run's retry policy). An actor 
 node is `worker_lost` (infrastructure: retried on another actor); an actor whose process died
 on a live node is `worker_crashed` (the agent's failure: scored). The driver's backstop: an
 attempt silent past twice its tries' limits and waits, plus a minute, has its actor killed
-(`timeout`, retried). What cannot ship is refused before Ray starts: a model user simulator
+(`timeout`, not retried: every try's time is spent, `remote._retried`). What cannot ship is refused before Ray starts: a model user simulator
 (opened by the driver, with its client and rate limits), the replay of a stored run (read
 from the driver's store), an agent that does not pickle. Ray is imported only here,
 when a run names it; the actors and the attempts sent to them are `cluster_pool.py`'s."""

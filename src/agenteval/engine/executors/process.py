@@ -13,7 +13,8 @@ What a process contains that the driver's loop cannot:
   `worker_crashed`, with the exit code or the signal (not retried: it is the agent's);
 - a worker that outlives its job's kill limit (`kill_limit_s`: an agent that blocks its event
   loop, or a thread or a native call that never returns) is killed and replaced; its trial is
-  a `timeout`, retried by the run's rules as a local timeout is;
+  a `timeout`, not retried: the kill comes once every attempt the run allows has had its
+  time, and which of them the worker made is unknown (`remote._retried`);
 - with `worker_memory_mb`, a worker whose resident memory passes it is stopped and replaced;
   its trial is `worker_crashed`, naming the limit.
 

@@ -72,8 +72,9 @@ class TrialJob:
 @dataclass(frozen=True)
 class WorkerDeath:
     """How a trial's attempt ended when its worker sent no trial back: the worker died
-    (`worker_crashed`, with its exit code or signal), was killed past the time limit and its
-    grace (`timeout`), or was lost with its node (`worker_lost`)."""
+    (`worker_crashed`, with its exit code or signal), was killed by the driver once the job's
+    whole time was spent, every attempt it may make with their limits, graces and waits
+    (`timeout`), or was lost with its node (`worker_lost`)."""
 
     cause: FailureCause
     message: str
@@ -131,7 +132,7 @@ class RemoteTrials:
                 return _with_lost(outcome, lost, lost_s, retries, started_at, start)
             lost += 1
             lost_s += monotonic() - attempt_start
-            if outcome.cause.is_infrastructure and used < self._retry.max_retries:
+            if _retried(outcome) and used < self._retry.max_retries:
                 retries[outcome.cause.value] = retries.get(outcome.cause.value, 0) + 1
                 await asyncio.sleep(self._retry.wait_s(lost, RuntimeError(outcome.message)))
                 continue
@@ -148,6 +149,15 @@ class RemoteTrials:
                 attempts=lost,
                 retries=retries,
             )
+
+
+def _retried(death: WorkerDeath) -> bool:
+    """Whether the driver runs the trial again after `death`: when its cause is
+    infrastructure, but not a worker the driver killed. That kill comes only once the job's
+    whole time is spent, and the driver cannot know how many of its attempts the worker made:
+    a retry could run the agent more times than the run allows (and pass a trial the run's
+    retries would have failed), so the trial ends there, a `timeout`."""
+    return death.cause.is_infrastructure and death.cause is not FailureCause.TIMEOUT
 
 
 def _with_lost(
