@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -188,3 +189,36 @@ async def test_a_worker_killed_past_its_jobs_time_is_not_retried_past_the_runs_r
     trial = await RemoteTrials(pool, _NO_WAIT).run(_CASE, 0)
     assert trial.failure is not None and trial.failure.cause is FailureCause.TIMEOUT
     assert len(pool.jobs) == 1
+
+
+class _RefusingPool:
+    """Every worker meets the same mistake at the same moment (workers that cannot load the
+    agent, say): both raise before either is cancelled."""
+
+    def __init__(self) -> None:
+        self._arrived = 0
+        self._all_here = asyncio.Event()
+
+    async def attempt(self, job: TrialJob) -> Trial | WorkerDeath:
+        self._arrived += 1
+        if self._arrived == 2:
+            self._all_here.set()
+        await self._all_here.wait()
+        raise ConfigError("the workers cannot load the agent", field="executor")
+
+
+def test_the_same_mistake_met_by_several_workers_at_once_is_one_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contextlib import asynccontextmanager
+
+    from agenteval.engine import scheduler
+
+    @asynccontextmanager
+    async def refusing(*args: object) -> Any:
+        yield RemoteTrials(_RefusingPool(), _NO_WAIT)
+
+    monkeypatch.setattr(scheduler, "open_trials", refusing)
+    cases = [EvalCase(id=f"c{i}", input="capital?") for i in range(2)]
+    with pytest.raises(ConfigError, match="cannot load the agent"):
+        evaluate(answer, cases, concurrency=2, store=tmp_path / "runs.db")

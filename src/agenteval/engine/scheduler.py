@@ -26,6 +26,7 @@ from agenteval.case import EvalCase
 from agenteval.engine.executors import ExecutorSettings, TrialRecipe, TrialSource, open_trials
 from agenteval.engine.failures import WorkerLostError
 from agenteval.engine.trials import trace_trial
+from agenteval.errors import AgentEvalError
 from agenteval.interrupts import (
     RunStop,
     running,
@@ -216,9 +217,23 @@ async def execute(
         error: BaseException = failed
         while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
             error = error.exceptions[0]  # a worker's own error comes in a group of the workers'
+        if isinstance(error, BaseExceptionGroup):
+            # Several workers met a mistake of the user's at once (an executor's workers that
+            # cannot load the agent): one message, as one worker meeting it would give.
+            mistakes = _leaves(error)
+            if all(isinstance(leaf, AgentEvalError) for leaf in mistakes):
+                error = mistakes[0]
         if error is failed:
             raise
         raise error from None
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The exceptions a (nested) group holds, in order."""
+    found: list[BaseException] = []
+    for inner in group.exceptions:
+        found.extend(_leaves(inner) if isinstance(inner, BaseExceptionGroup) else [inner])
+    return found
 
 
 @asynccontextmanager
