@@ -90,6 +90,9 @@ class _Actor:
     """Killed by the driver (its backstop), not by what ran in it."""
     load_at_death: int = 0
     """How many attempts it was running when it died: more than one, and none can be blamed."""
+    out_of_memory: bool = False
+    """Killed by Ray's memory monitor: which trial used the memory, none can tell (the monitor
+    kills by the node's memory, several workers at once, idle ones too)."""
 
 
 class Pool:
@@ -167,9 +170,9 @@ class Pool:
         finally:
             await self._release(actor)
         crashed = isinstance(outcome, WorkerDeath) and outcome.cause is FailureCause.WORKER_CRASHED
-        if crashed and actor.load_at_death > 1:
-            # Others ran in the same process: any of them may have ended it. Run this one
-            # again alone, where a crash can only be its own.
+        if crashed and (actor.load_at_death > 1 or actor.out_of_memory):
+            # Others ran in the same process (or on the same node's memory): any of them may
+            # have ended it. Run this one again alone, where a crash is more surely its own.
             assert isinstance(outcome, WorkerDeath)
             return await self._alone(job, outcome)
         return outcome
@@ -192,6 +195,16 @@ class Pool:
         except asyncio.CancelledError:
             ray.cancel(ref, force=False)
             raise
+        except ray.exceptions.OutOfMemoryError as exc:
+            # Not an actor error: Ray's memory monitor killed the actor's process.
+            if not actor.dead:
+                actor.dead = actor.out_of_memory = True
+                actor.load_at_death = actor.load
+            return WorkerDeath(
+                FailureCause.WORKER_CRASHED,
+                f"the Ray worker running the trial was killed by Ray's memory monitor (its "
+                f"node ran low on memory): {_first_lines(exc)}",
+            )
         except (
             ray.exceptions.RayActorError,
             ray.exceptions.NodeDiedError,
