@@ -59,8 +59,10 @@ class TrialActor:
 @dataclass(frozen=True)
 class Backstop:
     """The driver's own limit on an attempt, past which it kills the actor: the trial's time
-    limit (which the worker enforces itself) for every try it may make, plus the longest
-    wait between tries, twice over and a minute more; None when trials have no limit."""
+    limit (which the worker enforces itself) for every try it may make, and for each reply
+    of a simulated user (off the agent's clock, each held to the same limit), plus the
+    longest wait between tries, twice over and a minute more; None when trials have no
+    limit."""
 
     timeout_s: float | None
     max_wait_s: float
@@ -74,7 +76,10 @@ class Backstop:
         if self.timeout_s is None:
             return None
         tries = job.retries_left + 1
-        return 2 * (self.timeout_s + self.max_wait_s) * tries + _BACKSTOP_GRACE_S
+        simulation = job.case.user_simulation
+        replies = simulation.max_turns if simulation is not None else 0
+        per_try = self.timeout_s * (1 + replies) + self.max_wait_s
+        return 2 * per_try * tries + _BACKSTOP_GRACE_S
 
 
 @dataclass(eq=False)
@@ -189,8 +194,8 @@ class Pool:
             self._kill(actor)
             return WorkerDeath(
                 FailureCause.TIMEOUT,
-                f"the Ray worker gave no trial in {limit:g} s (the trial's limit for each try, "
-                f"with its waits, twice over): the driver killed it",
+                f"the Ray worker gave no trial in {limit:g} s (the trial's limit for each try "
+                f"and user reply, with its waits, twice over): the driver killed it",
             )
         except asyncio.CancelledError:
             ray.cancel(ref, force=False)
