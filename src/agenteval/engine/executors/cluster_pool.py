@@ -12,9 +12,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from agenteval.agents.recorder import monotonic
 from agenteval.engine.executors.remote import TrialJob, TrialRecipe, TrialWorker, WorkerDeath
 from agenteval.errors import ConfigError
-from agenteval.trace import FailureCause, Trial
+from agenteval.trace import FailureCause, Trial, utc_now
 
 __all__ = ["Backstop", "Pool", "TrialActor"]
 
@@ -169,6 +170,7 @@ class Pool:
 
     async def attempt(self, job: TrialJob) -> Trial | WorkerDeath:
         """Send `job` to an actor and wait for its trial; a `WorkerDeath` when the actor died."""
+        started_at, start = utc_now(), monotonic()
         actor = await self._acquire()
         try:
             outcome = await self._on(actor, job)
@@ -179,7 +181,19 @@ class Pool:
             # Others ran in the same process (or on the same node's memory): any of them may
             # have ended it. Run this one again alone, where a crash is more surely its own.
             assert isinstance(outcome, WorkerDeath)
-            return await self._alone(job, outcome)
+            again = await self._alone(job, outcome)
+            if again is outcome:  # no actor of its own started: it ran once
+                return outcome
+            # It ran twice: the first try counts, as a retry's does (`RemoteTrials`).
+            if isinstance(again, WorkerDeath):
+                return replace(again, attempts=again.attempts + 1)
+            return again.model_copy(
+                update={
+                    "attempts": again.attempts + 1,
+                    "started_at": started_at,
+                    "latency_s": monotonic() - start,
+                }
+            )
         return outcome
 
     async def _on(self, actor: _Actor, job: TrialJob) -> Trial | WorkerDeath:

@@ -78,6 +78,9 @@ class WorkerDeath:
     cause: FailureCause
     message: str
     exit_code: int | None = None
+    attempts: int = 1
+    """The tries it ended: more than one when the executor ran the trial again itself (a Ray
+    trial run again alone after a crash it shared)."""
 
 
 class TrialWorker:
@@ -125,7 +128,7 @@ class RemoteTrials:
             )
             if isinstance(outcome, Trial):
                 return _with_lost(outcome, lost, retries, started_at, start) if lost else outcome
-            lost += 1
+            lost += outcome.attempts
             if outcome.cause.is_infrastructure and used < self._retry.max_retries:
                 retries[outcome.cause.value] = retries.get(outcome.cause.value, 0) + 1
                 await asyncio.sleep(self._retry.wait_s(lost, RuntimeError(outcome.message)))
