@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from tests.cli_process import cli_env
 from tests.executors.ray_cluster import LOOPBACK, RayCluster, ray_cluster
 
@@ -149,3 +150,48 @@ async def test_a_trial_run_again_alone_after_a_crash_counts_both_attempts(
     crashed = by_case["crash"].failure
     assert crashed is not None and crashed.cause is FailureCause.WORKER_CRASHED
     assert all(by_case[name].output == name.upper() for name in ("a", "b", "d"))
+
+
+BREAKS_ON_RESTART = """
+import os
+from pathlib import Path
+
+import tools
+
+def answer(question: str) -> str:
+    if question == "crash":
+        (Path(tools.FOLDER) / "broken").touch()  # no worker starts from now on
+        os._exit(3)
+    return tools.shout(question)
+"""
+
+TOOLS = """
+from pathlib import Path
+
+FOLDER = {folder!r}
+if (Path(FOLDER) / "broken").exists():
+    raise ImportError("tools cannot load here")
+
+def shout(text: str) -> str:
+    return text.upper()
+"""
+
+
+async def test_a_pool_whose_workers_cannot_restart_stops_the_run(
+    ray_cluster: RayCluster, tmp_path: Path
+) -> None:
+    (tmp_path / "agent.py").write_text(BREAKS_ON_RESTART)
+    (tmp_path / "tools.py").write_text(TOOLS.format(folder=str(tmp_path)))
+    cases = [EvalCase(id=f"c{i}", input="crash" if i == 1 else f"q{i}") for i in range(4)]
+    with pytest.raises(RuntimeError, match="every Ray worker of the run died"):
+        await agenteval.evaluate_async(
+            "agent.py:answer",
+            cases,
+            agent_ref="agent.py:answer",  # as the CLI runs it: the folder ships, tools too
+            base_dir=tmp_path,
+            concurrency=1,
+            store=tmp_path / "runs.db",
+            executor="ray",
+            workers=1,
+            ray_address=ray_cluster.address,
+        )

@@ -360,6 +360,9 @@ class Pool:
         async with self._changed:
             if actor is not None:
                 self._actors.append(actor)
+            # Done starting before the waiters wake (not in the task's done callback, which
+            # runs after them): with no actor left, they must see that none is coming.
+            self._starting.discard(asyncio.current_task())
             self._changed.notify_all()
 
     def _kill(self, actor: _Actor) -> None:
