@@ -12,9 +12,10 @@ only when the driver says so (`RemoteTrials`, the run's retry policy). An actor 
 node is `worker_lost` (infrastructure: retried on another actor); an actor whose process died
 on a live node is `worker_crashed` (the agent's failure: scored). The driver's backstop: an
 attempt silent past twice its tries' limits and waits, plus a minute, has its actor killed
-(`timeout`, retried). What cannot ship is refused before Ray starts: a model user simulator
-(opened by the driver, with its client and rate limits), the replay of a stored run (read
-from the driver's store), an agent that does not pickle. Ray is imported only here,
+(`timeout`, retried). What cannot ship is refused before Ray starts: the replay of a stored run
+(read from the driver's store), an agent that does not pickle; a model user simulator (opened
+by the driver, with its client and rate limits) stays on the driver, and the first case that
+needs it stops the run. Ray is imported only here,
 when a run names it; the actors and the attempts sent to them are `cluster_pool.py`'s."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -72,6 +74,7 @@ async def open_pool(
             payload,
             slots=max(1, math.ceil(concurrency / workers)),
             backstop=Backstop.of(recipe),
+            simulator=recipe.users is not None and recipe.users.owned,
         )
         try:
             await pool.start(workers)
@@ -157,16 +160,14 @@ def _shipped(recipe: TrialRecipe) -> bytes:
     a worker cannot import them by name. A `ConfigError` saying what cannot ship."""
     if recipe.environment is not None and recipe.environment.replay is not None:
         raise ConfigError(
-            "replaying a stored run (--replay) works with the local executor only: the stored "
+            "replaying a stored run (--replay-tools) works with the local executor only: the stored "
             "run is read from the driver's store, which the Ray workers do not have",
-            hint="run with --executor local, or leave --replay out",
+            hint="run with --executor local, or leave --replay-tools out",
         )
     if recipe.users is not None and recipe.users.owned:
-        raise ConfigError(
-            "a model user simulator (user_simulator:, --user-simulator) does not run in Ray "
-            "workers: it is opened by the driver, with its client and rate limits",
-            hint="run cases with simulated users with --executor local or process",
-        )
+        # Not shipped (opened by the driver, with its client and rate limits): the pool
+        # refuses a case that needs it (`Pool.attempt`), not a run whose cases do not.
+        recipe = replace(recipe, users=replace(recipe.users, simulator=None, owned=False))
     with _by_value(_users_modules(recipe)) as pickler:
         try:
             payload: bytes = pickler.dumps(recipe)

@@ -112,7 +112,11 @@ class Pool:
         *,
         slots: int,
         backstop: Backstop,
+        simulator: bool = False,
     ) -> None:
+        # The run's model user simulator stays on the driver: a case it plays is refused.
+        self._simulator = simulator
+        self._refused = False
         self._ray = ray
         self._payload = payload
         self._slots = slots
@@ -169,7 +173,20 @@ class Pool:
         return _Actor(handle, node_id, slots)
 
     async def attempt(self, job: TrialJob) -> Trial | WorkerDeath:
-        """Send `job` to an actor and wait for its trial; a `WorkerDeath` when the actor died."""
+        """Send `job` to an actor and wait for its trial; a `WorkerDeath` when the actor died.
+        A `ConfigError` for a case played by the model user simulator, which does not ship."""
+        simulation = job.case.user_simulation
+        if self._simulator and simulation is not None and simulation.script is None:
+            if self._refused:  # the run is stopping on the first: one error, not one a case
+                await asyncio.Event().wait()
+            self._refused = True
+            raise ConfigError(
+                f"case {job.case.id!r} is played by the model user simulator (user_simulator:, "
+                "--user-simulator), which does not run in Ray workers: it is opened by the "
+                "driver, with its client and rate limits",
+                case=job.case.id,
+                hint="run cases with simulated users with --executor local or process",
+            )
         started_at, start = utc_now(), monotonic()
         actor = await self._acquire()
         try:
