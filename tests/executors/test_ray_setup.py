@@ -150,7 +150,7 @@ def test_a_model_user_simulator_stops_a_ray_run_only_at_a_case_it_plays(
         ("c1", "1q"),
     ]
     played = EvalCase(id="talk", input="hi", user_simulation=UserSimulation(goal="a refund"))
-    with pytest.raises(ConfigError, match="'talk' is played by the model user simulator"):
+    with pytest.raises(ConfigError, match="case 'talk': it is played by the model user simulator"):
         agenteval.evaluate(
             answer,
             [played, *plain, played.model_copy(update={"id": "talk2"})],

@@ -181,7 +181,7 @@ class Pool:
                 await asyncio.Event().wait()
             self._refused = True
             raise ConfigError(
-                f"case {job.case.id!r} is played by the model user simulator (user_simulator:, "
+                "it is played by the model user simulator (user_simulator:, "
                 "--user-simulator), which does not run in Ray workers: it is opened by the "
                 "driver, with its client and rate limits",
                 case=job.case.id,
