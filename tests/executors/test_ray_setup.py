@@ -160,3 +160,41 @@ def test_a_model_user_simulator_stops_a_ray_run_only_at_a_case_it_plays(
             concurrency=4,
             user_simulator="openai:gpt-4o-mini",
         )
+
+
+AGENT_WITH_A_CLIENT = """
+import threading
+
+import tools
+
+_client_lock = threading.Lock()  # a module-level SDK client holds one: it does not pickle
+
+
+def answer(question: str) -> str:
+    with _client_lock:
+        return tools.shout(question)
+"""
+
+
+def test_an_agent_file_holding_a_client_runs_in_ray_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `client = OpenAI()` at the top of agent.py: each worker imports the file itself.
+    for name, value in LOOPBACK.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    (tmp_path / "agent.py").write_text(AGENT_WITH_A_CLIENT)
+    (tmp_path / "tools.py").write_text("def shout(text: str) -> str:\n    return text.upper()\n")
+    run = agenteval.evaluate(
+        "agent.py:answer",
+        [EvalCase(id=f"c{i}", input=f"q{i}") for i in range(2)],
+        agent_ref="agent.py:answer",  # as the CLI and agenteval.yaml give it
+        base_dir=tmp_path,
+        store=tmp_path / "r.db",
+        executor="ray",
+        workers=1,
+    )
+    assert sorted((r.case.id, r.trial.output) for r in run.results) == [
+        ("c0", "Q0"),
+        ("c1", "Q1"),
+    ]

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from agenteval.engine.executors.cluster_pool import Backstop, Pool
+from agenteval.engine.executors.cluster_pool import Backstop, Pool, Shipment
 from agenteval.engine.executors.remote import Attempts, TrialRecipe
 from agenteval.engine.executors.settings import ExecutorSettings
 from agenteval.errors import ConfigError
@@ -154,10 +154,13 @@ def _runtime_env(recipe: TrialRecipe) -> dict[str, Any]:
     return {"working_dir": str(recipe.base_dir.resolve()), "excludes": list(_EXCLUDED)}
 
 
-def _shipped(recipe: TrialRecipe) -> bytes:
+def _shipped(recipe: TrialRecipe) -> Shipment:
     """The recipe as workers receive it: cloudpickled, the user's own modules (an agent file
     loaded as `agenteval_user_<digest>_<stem>`, the module defining the agent) by value, since
-    a worker cannot import them by name. A `ConfigError` saying what cannot ship."""
+    a worker cannot import them by name; but the files in the agent's folder, which ships, by
+    reference: each actor imports them under the same names first (`TrialActor`), so what they
+    hold at module level (an SDK client, its locks) is made there, not pickled. A
+    `ConfigError` saying what cannot ship."""
     if recipe.environment is not None and recipe.environment.replay is not None:
         raise ConfigError(
             "replaying a stored run (--replay-tools) works with the local executor only: the stored "
@@ -168,7 +171,9 @@ def _shipped(recipe: TrialRecipe) -> bytes:
         # Not shipped (opened by the driver, with its client and rate limits): the pool
         # refuses a case that needs it (`Pool.attempt`), not a run whose cases do not.
         recipe = replace(recipe, users=replace(recipe.users, simulator=None, owned=False))
-    with _by_value(_users_modules(recipe)) as pickler:
+    files = _files_shipped(recipe)
+    by_value = [m for m in _users_modules(recipe) if m.__name__ not in files]
+    with _by_value(by_value) as pickler:
         try:
             payload: bytes = pickler.dumps(recipe)
         except Exception as exc:
@@ -178,7 +183,24 @@ def _shipped(recipe: TrialRecipe) -> bytes:
                 hint="load the agent from a reference (agent: my_agent.py:run), or run with "
                 "--executor local",
             ) from exc
-    return payload
+    return Shipment(payload, tuple((name, *paths) for name, paths in files.items()))
+
+
+def _files_shipped(recipe: TrialRecipe) -> dict[str, tuple[str, str]]:
+    """The user's modules loaded from files in the agent's folder when it ships (`_runtime_env`),
+    by module name: each file's path here and in that folder."""
+    if not _runtime_env(recipe):
+        return {}
+    assert recipe.base_dir is not None
+    folder = recipe.base_dir.resolve()
+    files = {}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if name.startswith("agenteval_user_") and file is not None:
+            path = Path(file).resolve()
+            if path.is_relative_to(folder):
+                files[name] = (str(path), str(path.relative_to(folder)))
+    return files
 
 
 def _users_modules(recipe: TrialRecipe) -> list[ModuleType]:

@@ -5,6 +5,7 @@ or, in a worker, inside the actor's methods."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import re
 import sys
 from dataclasses import dataclass, replace
@@ -17,7 +18,7 @@ from agenteval.engine.executors.remote import TrialJob, TrialRecipe, TrialWorker
 from agenteval.errors import ConfigError
 from agenteval.trace import FailureCause, Trial, utc_now
 
-__all__ = ["Backstop", "Pool", "TrialActor"]
+__all__ = ["Backstop", "Pool", "Shipment", "TrialActor"]
 
 _SETTLE_S = 60.0
 """Seconds the driver asks Ray what became of an actor that went silent before it counts it
@@ -27,13 +28,29 @@ _BACKSTOP_GRACE_S = 60.0
 """Seconds the driver waits past a trial's own limits before it kills the actor running it."""
 
 
+@dataclass(frozen=True)
+class Shipment:
+    """What every actor starts from: the recipe, cloudpickled, and the user's files in the
+    agent's folder that it names by reference (module name, path on the driver, path in the
+    folder), which the actor imports under those names before it reads the recipe."""
+
+    recipe: bytes
+    files: tuple[tuple[str, str, str], ...] = ()
+
+
 class TrialActor:
     """A Ray actor's body: the worker built once from the shipped recipe, running jobs."""
 
-    def __init__(self, payload: bytes) -> None:
+    def __init__(self, shipment: Shipment) -> None:
         import cloudpickle  # type: ignore[import-untyped]
 
-        recipe: TrialRecipe = cloudpickle.loads(payload)
+        # The folder's files, as the driver loaded them (in the job's working directory, the
+        # current one, when the folder is not on this machine); raising, the actor fails to
+        # start and the run says why (`Pool._new`).
+        for name, driver_path, relative in shipment.files:
+            path = Path(driver_path)
+            _import_as(name, path if path.is_file() else Path.cwd() / relative)
+        recipe: TrialRecipe = cloudpickle.loads(shipment.recipe)
         folder = recipe.base_dir.resolve() if recipe.base_dir is not None else None
         if folder is not None and recipe.agent_ref is not None and not folder.is_dir():
             # Not on this machine: the folder came as the job's working directory, the
@@ -108,7 +125,7 @@ class Pool:
     def __init__(
         self,
         ray: ModuleType,
-        payload: bytes,
+        payload: Shipment,
         *,
         slots: int,
         backstop: Backstop,
@@ -397,6 +414,25 @@ class Pool:
                 self._ray.kill(handle, no_restart=True)
             except Exception:  # gone with its node already
                 continue
+
+
+def _import_as(name: str, path: Path) -> None:
+    """Import the file at `path` as module `name` (its folder on the import path, as
+    `loading.import_file` puts it), unless a module of that name is loaded already."""
+    if name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path} as Python")
+    module = importlib.util.module_from_spec(spec)
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
 
 
 async def _awaited(ref: Any) -> Any:
