@@ -4,6 +4,7 @@ stopped after it."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -176,6 +177,18 @@ def answer(question: str) -> str:
 """
 
 
+SCORERS = """
+import os
+
+with open({log!r}, "a") as log:
+    log.write(f"{{os.getpid()}}\\n")
+
+
+def shouted(case, trial):
+    return trial.output == (case.input or "").upper()
+"""
+
+
 def test_an_agent_file_holding_a_client_runs_in_ray_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -185,9 +198,13 @@ def test_an_agent_file_holding_a_client_runs_in_ray_workers(
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     (tmp_path / "agent.py").write_text(AGENT_WITH_A_CLIENT)
     (tmp_path / "tools.py").write_text("def shout(text: str) -> str:\n    return text.upper()\n")
+    # A scorer's file is the driver's: the workers never import it (it may need what only
+    # the driver has).
+    (tmp_path / "scorers.py").write_text(SCORERS.format(log=str(tmp_path / "imports.log")))
     run = agenteval.evaluate(
         "agent.py:answer",
         [EvalCase(id=f"c{i}", input=f"q{i}") for i in range(2)],
+        scorers=["scorers.py:shouted"],
         agent_ref="agent.py:answer",  # as the CLI and agenteval.yaml give it
         base_dir=tmp_path,
         store=tmp_path / "r.db",
@@ -198,3 +215,5 @@ def test_an_agent_file_holding_a_client_runs_in_ray_workers(
         ("c0", "Q0"),
         ("c1", "Q1"),
     ]
+    assert all(r.scores["shouted"].passed for r in run.results)
+    assert (tmp_path / "imports.log").read_text().split() == [str(os.getpid())]

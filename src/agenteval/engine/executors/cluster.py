@@ -183,7 +183,9 @@ def _shipped(recipe: TrialRecipe) -> Shipment:
                 hint="load the agent from a reference (agent: my_agent.py:run), or run with "
                 "--executor local",
             ) from exc
-    return Shipment(payload, tuple((name, *paths) for name, paths in files.items()))
+    # Only the files the recipe names (a scorer's file, say, is the driver's alone).
+    named = [(name, *paths) for name, paths in files.items() if name.encode() in payload]
+    return Shipment(payload, tuple(named))
 
 
 def _files_shipped(recipe: TrialRecipe) -> dict[str, tuple[str, str]]:
