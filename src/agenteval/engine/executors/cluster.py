@@ -1,11 +1,13 @@
 """The `ray` executor: trials run in Ray actors, on the cluster at `--ray-address` (else
 `RAY_ADDRESS`, else a local Ray instance started for the run and stopped after it).
 
-Each actor builds its `TrialWorker` once, from the recipe shipped to it by value (cloudpickle,
-so an agent loaded from `my_agent.py` and tool mocks written as lambdas reach workers that
-never saw the file), and runs `TrialJob`s as an async actor (`max_concurrency`: the run's
-concurrency spread over the actors). When the agent came from a reference, its folder ships
-as the actors' Ray working directory, so `import tools` beside the agent works there too.
+Each actor builds its `TrialWorker` once, from the recipe shipped to it (cloudpickle: tool
+mocks written as lambdas, an agent object, reach workers that never saw them), and runs
+`TrialJob`s as an async actor (`max_concurrency`: the run's concurrency spread over the
+actors). When the agent came from a reference, its folder ships as the actors' Ray working
+directory, so `import tools` beside the agent works there too, and each actor imports the
+agent's file itself (what it makes at module level, an SDK client, is made there, as with
+`local`); other files of the user's are shipped by value.
 
 Ray never re-runs anything itself (`max_restarts=0`, `max_task_retries=0`): a trial runs twice
 only when the driver says so (`RemoteTrials`, the run's retry policy). An actor lost with its
