@@ -4,6 +4,7 @@ its actor killed and the trial recorded `timeout`; the other trials go on."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from agenteval import EvalCase
 from agenteval.engine.executors import cluster_pool
 from agenteval.retry import RetryPolicy
 from agenteval.trace import FailureCause
+from agenteval.user_simulation import UserSimulation
 
 
 async def blocks_its_loop(question: str) -> str:
@@ -51,3 +53,38 @@ def test_a_worker_that_stops_answering_is_killed_by_the_driver(
     assert "the driver killed it" in stuck.message
     assert time.monotonic() - started < 60  # ended by the backstop, not by the sleep
     assert not ray.is_initialized()
+
+
+async def slow_user(messages: list[dict[str, str]]) -> str:
+    """A scripted user that takes its time (off the agent's clock), and never stops."""
+    await asyncio.sleep(1.0)
+    return "and then?"
+
+
+async def answers_at_once(question: str) -> str:
+    return "noted"
+
+
+def test_a_slow_scripted_user_is_no_timeout_of_the_driver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each user reply may take the trial's limit (2 s), off the agent's clock: eight turns
+    # take 7 s, past a backstop of twice one limit (plus its grace, 1 s in a test).
+    for name, value in LOOPBACK.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(cluster_pool, "_BACKSTOP_GRACE_S", 1.0)
+    user = UserSimulation(script=f"{__name__}:slow_user", max_turns=8)
+    run = agenteval.evaluate(
+        answers_at_once,
+        [EvalCase(id="talk", input="hello", user_simulation=user)],
+        store=tmp_path / "r.db",
+        executor="ray",
+        workers=1,
+        timeout=2.0,
+        retry_policy=RetryPolicy(max_retries=0, max_wait_s=0.0),
+    )
+    (result,) = run.results
+    assert result.trial.failure is None, result.trial.failure
+    assert result.trial.simulation is not None
+    assert len(result.trial.simulation.turns) == 8

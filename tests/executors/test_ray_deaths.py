@@ -4,6 +4,7 @@ the driver killed mid-run and resumed on the cluster loses no trial and runs non
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from tests.cli_process import cli_env
 from tests.executors.ray_cluster import LOOPBACK, RayCluster, ray_cluster
 
@@ -108,3 +110,88 @@ def test_a_driver_killed_mid_run_resumes_on_the_cluster(
     # The resume ran exactly the trials not stored when the driver died.
     again = log.read_text().splitlines()[len(before) :]
     assert sorted(again) == sorted(f"c{i}" for i in range(10) if (f"c{i}", 0) not in stored)
+
+
+async def logs_then_exits(question: str) -> str:
+    """Logs its case (`<log>|<case>`) and exits its worker for `crash`, else answers in 1 s."""
+    log, case = question.split("|")
+    with Path(log).open("a") as calls:  # noqa: ASYNC230 (a line, before anything else runs)
+        calls.write(case + "\n")
+    if case == "crash":
+        os._exit(3)
+    await asyncio.sleep(1.0)  # in flight when its neighbour crashes
+    return case.upper()
+
+
+async def test_a_trial_run_again_alone_after_a_crash_counts_both_attempts(
+    ray_cluster: RayCluster, tmp_path: Path
+) -> None:
+    log = tmp_path / "calls.log"
+    log.touch()
+    names = ["a", "b", "crash", "d"]
+    run = await agenteval.evaluate_async(
+        logs_then_exits,
+        [EvalCase(id=name, input=f"{log}|{name}") for name in names],
+        concurrency=4,
+        retries=0,
+        store=tmp_path / "runs.db",
+        executor="ray",
+        workers=1,  # all four in one actor: the crash takes its neighbours down
+        ray_address=ray_cluster.address,
+    )
+    calls = log.read_text().splitlines()
+    by_case = {r.case.id: r.trial for r in run.results}
+    assert sorted(by_case) == names
+    assert calls.count("crash") == 2  # once among the others, once alone
+    # Each try counts (one sent to the dying actor may not have started there).
+    for name, trial in by_case.items():
+        assert 1 <= calls.count(name) <= trial.attempts <= 2, (name, trial.attempts, calls)
+    assert by_case["crash"].attempts == 2
+    crashed = by_case["crash"].failure
+    assert crashed is not None and crashed.cause is FailureCause.WORKER_CRASHED
+    assert all(by_case[name].output == name.upper() for name in ("a", "b", "d"))
+
+
+BREAKS_ON_RESTART = """
+import os
+from pathlib import Path
+
+import tools
+
+def answer(question: str) -> str:
+    if question == "crash":
+        (Path(tools.FOLDER) / "broken").touch()  # no worker starts from now on
+        os._exit(3)
+    return tools.shout(question)
+"""
+
+TOOLS = """
+from pathlib import Path
+
+FOLDER = {folder!r}
+if (Path(FOLDER) / "broken").exists():
+    raise ImportError("tools cannot load here")
+
+def shout(text: str) -> str:
+    return text.upper()
+"""
+
+
+async def test_a_pool_whose_workers_cannot_restart_stops_the_run(
+    ray_cluster: RayCluster, tmp_path: Path
+) -> None:
+    (tmp_path / "agent.py").write_text(BREAKS_ON_RESTART)
+    (tmp_path / "tools.py").write_text(TOOLS.format(folder=str(tmp_path)))
+    cases = [EvalCase(id=f"c{i}", input="crash" if i == 1 else f"q{i}") for i in range(4)]
+    with pytest.raises(RuntimeError, match="every Ray worker of the run died"):
+        await agenteval.evaluate_async(
+            "agent.py:answer",
+            cases,
+            agent_ref="agent.py:answer",  # as the CLI runs it: the folder ships, tools too
+            base_dir=tmp_path,
+            concurrency=1,
+            store=tmp_path / "runs.db",
+            executor="ray",
+            workers=1,
+            ray_address=ray_cluster.address,
+        )

@@ -4,6 +4,7 @@ stopped after it."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -17,10 +18,10 @@ from tests.executors.ray_cluster import LOOPBACK
 import agenteval
 from agenteval import EvalCase
 from agenteval.agents.environment import EnvironmentPlan
-from agenteval.agents.users import UserPlan
 from agenteval.engine.executors.cluster import _shipped
 from agenteval.engine.executors.remote import TrialRecipe
 from agenteval.errors import ConfigError
+from agenteval.user_simulation import UserSimulation
 
 
 def answer(question: str) -> str:
@@ -83,11 +84,10 @@ def test_a_cluster_address_where_nothing_listens_is_refused_at_once(tmp_path: Pa
 @pytest.mark.parametrize(
     ("recipe", "refused"),
     [
-        (TrialRecipe(answer, users=UserPlan(simulator=object(), owned=True)), "user simulator"),
         (TrialRecipe(answer, environment=EnvironmentPlan(replay=_no_replay)), "replaying"),
         (TrialRecipe(partial(_locked, threading.Lock())), "cannot be sent to Ray workers"),
     ],
-    ids=["model-user-simulator", "replay", "unpicklable"],
+    ids=["replay", "unpicklable"],
 )
 def test_what_cannot_run_in_ray_workers_is_refused_before_ray_starts(
     recipe: TrialRecipe, refused: str
@@ -126,3 +126,94 @@ def test_with_no_cluster_named_a_local_ray_runs_the_trials_and_stops(
     assert result.trial.failure is None, result.trial.failure
     assert result.trial.output == "6"
     assert not ray.is_initialized()
+
+
+def test_a_model_user_simulator_stops_a_ray_run_only_at_a_case_it_plays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A project naming its simulator (`user_simulator:` in agenteval.yaml) runs its cases
+    # without simulated users on Ray; the simulator is opened, never called (no network).
+    for name, value in LOOPBACK.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-used")
+    plain = [EvalCase(id=f"c{i}", input=f"q{i}") for i in range(2)]
+    run = agenteval.evaluate(
+        answer,
+        plain,
+        store=tmp_path / "r.db",
+        executor="ray",
+        workers=1,
+        user_simulator="openai:gpt-4o-mini",
+    )
+    assert sorted((r.case.id, r.trial.output) for r in run.results) == [
+        ("c0", "0q"),
+        ("c1", "1q"),
+    ]
+    played = EvalCase(id="talk", input="hi", user_simulation=UserSimulation(goal="a refund"))
+    with pytest.raises(ConfigError, match="case 'talk': it is played by the model user simulator"):
+        agenteval.evaluate(
+            answer,
+            [played, *plain, played.model_copy(update={"id": "talk2"})],
+            store=tmp_path / "s.db",
+            executor="ray",
+            workers=1,
+            concurrency=4,
+            user_simulator="openai:gpt-4o-mini",
+        )
+
+
+AGENT_WITH_A_CLIENT = """
+import threading
+
+import tools
+
+_client_lock = threading.Lock()  # a module-level SDK client holds one: it does not pickle
+
+
+def answer(question: str) -> str:
+    with _client_lock:
+        return tools.shout(question)
+"""
+
+
+SCORERS = """
+import os
+
+with open({log!r}, "a") as log:
+    log.write(f"{{os.getpid()}}\\n")
+
+
+def shouted(case, trial):
+    return trial.output == (case.input or "").upper()
+"""
+
+
+def test_an_agent_file_holding_a_client_runs_in_ray_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `client = OpenAI()` at the top of agent.py: each worker imports the file itself.
+    for name, value in LOOPBACK.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    (tmp_path / "agent.py").write_text(AGENT_WITH_A_CLIENT)
+    (tmp_path / "tools.py").write_text("def shout(text: str) -> str:\n    return text.upper()\n")
+    # A scorer's file is the driver's: the workers never import it (it may need what only
+    # the driver has).
+    (tmp_path / "scorers.py").write_text(SCORERS.format(log=str(tmp_path / "imports.log")))
+    run = agenteval.evaluate(
+        "agent.py:answer",
+        [EvalCase(id=f"c{i}", input=f"q{i}") for i in range(2)],
+        scorers=["scorers.py:shouted"],
+        agent_ref="agent.py:answer",  # as the CLI and agenteval.yaml give it
+        base_dir=tmp_path,
+        store=tmp_path / "r.db",
+        executor="ray",
+        workers=1,
+    )
+    assert sorted((r.case.id, r.trial.output) for r in run.results) == [
+        ("c0", "Q0"),
+        ("c1", "Q1"),
+    ]
+    assert all(r.scores["shouted"].passed for r in run.results)
+    assert (tmp_path / "imports.log").read_text().split() == [str(os.getpid())]

@@ -1,20 +1,23 @@
 """The `ray` executor: trials run in Ray actors, on the cluster at `--ray-address` (else
 `RAY_ADDRESS`, else a local Ray instance started for the run and stopped after it).
 
-Each actor builds its `TrialWorker` once, from the recipe shipped to it by value (cloudpickle,
-so an agent loaded from `my_agent.py` and tool mocks written as lambdas reach workers that
-never saw the file), and runs `TrialJob`s as an async actor (`max_concurrency`: the run's
-concurrency spread over the actors). When the agent came from a reference, its folder ships
-as the actors' Ray working directory, so `import tools` beside the agent works there too.
+Each actor builds its `TrialWorker` once, from the recipe shipped to it (cloudpickle: tool
+mocks written as lambdas, an agent object, reach workers that never saw them), and runs
+`TrialJob`s as an async actor (`max_concurrency`: the run's concurrency spread over the
+actors). When the agent came from a reference, its folder ships as the actors' Ray working
+directory, so `import tools` beside the agent works there too, and each actor imports the
+agent's file itself (what it makes at module level, an SDK client, is made there, as with
+`local`); other files of the user's are shipped by value.
 
 Ray never re-runs anything itself (`max_restarts=0`, `max_task_retries=0`): a trial runs twice
 only when the driver says so (`RemoteTrials`, the run's retry policy). An actor lost with its
 node is `worker_lost` (infrastructure: retried on another actor); an actor whose process died
 on a live node is `worker_crashed` (the agent's failure: scored). The driver's backstop: an
 attempt silent past twice its tries' limits and waits, plus a minute, has its actor killed
-(`timeout`, not retried: every try's time is spent, `remote._retried`). What cannot ship is refused before Ray starts: a model user simulator
-(opened by the driver, with its client and rate limits), the replay of a stored run (read
-from the driver's store), an agent that does not pickle. Ray is imported only here,
+(`timeout`, not retried: every try's time is spent, `remote._retried`). What cannot ship is refused before Ray starts: the replay of a stored run
+(read from the driver's store), an agent that does not pickle; a model user simulator (opened
+by the driver, with its client and rate limits) stays on the driver, and the first case that
+needs it stops the run. Ray is imported only here,
 when a run names it; the actors and the attempts sent to them are `cluster_pool.py`'s."""
 
 from __future__ import annotations
@@ -26,11 +29,12 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from agenteval.engine.executors.cluster_pool import Backstop, Pool
+from agenteval.engine.executors.cluster_pool import Backstop, Pool, Shipment
 from agenteval.engine.executors.remote import Attempts, TrialRecipe
 from agenteval.engine.executors.settings import ExecutorSettings
 from agenteval.errors import ConfigError
@@ -72,6 +76,7 @@ async def open_pool(
             payload,
             slots=max(1, math.ceil(concurrency / workers)),
             backstop=Backstop.of(recipe),
+            simulator=recipe.users is not None and recipe.users.owned,
         )
         try:
             await pool.start(workers)
@@ -151,23 +156,26 @@ def _runtime_env(recipe: TrialRecipe) -> dict[str, Any]:
     return {"working_dir": str(recipe.base_dir.resolve()), "excludes": list(_EXCLUDED)}
 
 
-def _shipped(recipe: TrialRecipe) -> bytes:
+def _shipped(recipe: TrialRecipe) -> Shipment:
     """The recipe as workers receive it: cloudpickled, the user's own modules (an agent file
     loaded as `agenteval_user_<digest>_<stem>`, the module defining the agent) by value, since
-    a worker cannot import them by name. A `ConfigError` saying what cannot ship."""
+    a worker cannot import them by name; but the files in the agent's folder, which ships, by
+    reference: each actor imports them under the same names first (`TrialActor`), so what they
+    hold at module level (an SDK client, its locks) is made there, not pickled. A
+    `ConfigError` saying what cannot ship."""
     if recipe.environment is not None and recipe.environment.replay is not None:
         raise ConfigError(
-            "replaying a stored run (--replay) works with the local executor only: the stored "
+            "replaying a stored run (--replay-tools) works with the local executor only: the stored "
             "run is read from the driver's store, which the Ray workers do not have",
-            hint="run with --executor local, or leave --replay out",
+            hint="run with --executor local, or leave --replay-tools out",
         )
     if recipe.users is not None and recipe.users.owned:
-        raise ConfigError(
-            "a model user simulator (user_simulator:, --user-simulator) does not run in Ray "
-            "workers: it is opened by the driver, with its client and rate limits",
-            hint="run cases with simulated users with --executor local or process",
-        )
-    with _by_value(_users_modules(recipe)) as pickler:
+        # Not shipped (opened by the driver, with its client and rate limits): the pool
+        # refuses a case that needs it (`Pool.attempt`), not a run whose cases do not.
+        recipe = replace(recipe, users=replace(recipe.users, simulator=None, owned=False))
+    files = _files_shipped(recipe)
+    by_value = [m for m in _users_modules(recipe) if m.__name__ not in files]
+    with _by_value(by_value) as pickler:
         try:
             payload: bytes = pickler.dumps(recipe)
         except Exception as exc:
@@ -177,7 +185,26 @@ def _shipped(recipe: TrialRecipe) -> bytes:
                 hint="load the agent from a reference (agent: my_agent.py:run), or run with "
                 "--executor local",
             ) from exc
-    return payload
+    # Only the files the recipe names (a scorer's file, say, is the driver's alone).
+    named = [(name, *paths) for name, paths in files.items() if name.encode() in payload]
+    return Shipment(payload, tuple(named))
+
+
+def _files_shipped(recipe: TrialRecipe) -> dict[str, tuple[str, str]]:
+    """The user's modules loaded from files in the agent's folder when it ships (`_runtime_env`),
+    by module name: each file's path here and in that folder."""
+    if not _runtime_env(recipe):
+        return {}
+    assert recipe.base_dir is not None
+    folder = recipe.base_dir.resolve()
+    files = {}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if name.startswith("agenteval_user_") and file is not None:
+            path = Path(file).resolve()
+            if path.is_relative_to(folder):
+                files[name] = (str(path), str(path.relative_to(folder)))
+    return files
 
 
 def _users_modules(recipe: TrialRecipe) -> list[ModuleType]:

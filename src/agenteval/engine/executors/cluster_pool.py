@@ -5,6 +5,7 @@ or, in a worker, inside the actor's methods."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import re
 import sys
 from dataclasses import dataclass, replace
@@ -12,11 +13,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from agenteval.agents.recorder import monotonic
 from agenteval.engine.executors.remote import TrialJob, TrialRecipe, TrialWorker, WorkerDeath
 from agenteval.errors import ConfigError
-from agenteval.trace import FailureCause, Trial
+from agenteval.trace import FailureCause, Trial, utc_now
 
-__all__ = ["Backstop", "Pool", "TrialActor"]
+__all__ = ["Backstop", "Pool", "Shipment", "TrialActor"]
 
 _SETTLE_S = 60.0
 """Seconds the driver asks Ray what became of an actor that went silent before it counts it
@@ -26,13 +28,29 @@ _BACKSTOP_GRACE_S = 60.0
 """Seconds the driver waits past a trial's own limits before it kills the actor running it."""
 
 
+@dataclass(frozen=True)
+class Shipment:
+    """What every actor starts from: the recipe, cloudpickled, and the user's files in the
+    agent's folder that it names by reference (module name, path on the driver, path in the
+    folder), which the actor imports under those names before it reads the recipe."""
+
+    recipe: bytes
+    files: tuple[tuple[str, str, str], ...] = ()
+
+
 class TrialActor:
     """A Ray actor's body: the worker built once from the shipped recipe, running jobs."""
 
-    def __init__(self, payload: bytes) -> None:
+    def __init__(self, shipment: Shipment) -> None:
         import cloudpickle  # type: ignore[import-untyped]
 
-        recipe: TrialRecipe = cloudpickle.loads(payload)
+        # The folder's files, as the driver loaded them (in the job's working directory, the
+        # current one, when the folder is not on this machine); raising, the actor fails to
+        # start and the run says why (`Pool._new`).
+        for name, driver_path, relative in shipment.files:
+            path = Path(driver_path)
+            _import_as(name, path if path.is_file() else Path.cwd() / relative)
+        recipe: TrialRecipe = cloudpickle.loads(shipment.recipe)
         folder = recipe.base_dir.resolve() if recipe.base_dir is not None else None
         if folder is not None and recipe.agent_ref is not None and not folder.is_dir():
             # Not on this machine: the folder came as the job's working directory, the
@@ -59,8 +77,10 @@ class TrialActor:
 @dataclass(frozen=True)
 class Backstop:
     """The driver's own limit on an attempt, past which it kills the actor: the trial's time
-    limit (which the worker enforces itself) for every try it may make, plus the longest
-    wait between tries, twice over and a minute more; None when trials have no limit."""
+    limit (which the worker enforces itself) for every try it may make, and for each reply
+    of a simulated user (off the agent's clock, each held to the same limit), plus the
+    longest wait between tries, twice over and a minute more; None when trials have no
+    limit."""
 
     timeout_s: float | None
     max_wait_s: float
@@ -74,7 +94,10 @@ class Backstop:
         if self.timeout_s is None:
             return None
         tries = job.retries_left + 1
-        return 2 * (self.timeout_s + self.max_wait_s) * tries + _BACKSTOP_GRACE_S
+        simulation = job.case.user_simulation
+        replies = simulation.max_turns if simulation is not None else 0
+        per_try = self.timeout_s * (1 + replies) + self.max_wait_s
+        return 2 * per_try * tries + _BACKSTOP_GRACE_S
 
 
 @dataclass(eq=False)
@@ -90,6 +113,9 @@ class _Actor:
     """Killed by the driver (its backstop), not by what ran in it."""
     load_at_death: int = 0
     """How many attempts it was running when it died: more than one, and none can be blamed."""
+    out_of_memory: bool = False
+    """Killed by Ray's memory monitor: which trial used the memory, none can tell (the monitor
+    kills by the node's memory, several workers at once, idle ones too)."""
 
 
 class Pool:
@@ -99,11 +125,15 @@ class Pool:
     def __init__(
         self,
         ray: ModuleType,
-        payload: bytes,
+        payload: Shipment,
         *,
         slots: int,
         backstop: Backstop,
+        simulator: bool = False,
     ) -> None:
+        # The run's model user simulator stays on the driver: a case it plays is refused.
+        self._simulator = simulator
+        self._refused = False
         self._ray = ray
         self._payload = payload
         self._slots = slots
@@ -160,18 +190,44 @@ class Pool:
         return _Actor(handle, node_id, slots)
 
     async def attempt(self, job: TrialJob) -> Trial | WorkerDeath:
-        """Send `job` to an actor and wait for its trial; a `WorkerDeath` when the actor died."""
+        """Send `job` to an actor and wait for its trial; a `WorkerDeath` when the actor died.
+        A `ConfigError` for a case played by the model user simulator, which does not ship."""
+        simulation = job.case.user_simulation
+        if self._simulator and simulation is not None and simulation.script is None:
+            if self._refused:  # the run is stopping on the first: one error, not one a case
+                await asyncio.Event().wait()
+            self._refused = True
+            raise ConfigError(
+                "it is played by the model user simulator (user_simulator:, "
+                "--user-simulator), which does not run in Ray workers: it is opened by the "
+                "driver, with its client and rate limits",
+                case=job.case.id,
+                hint="run cases with simulated users with --executor local or process",
+            )
+        started_at, start = utc_now(), monotonic()
         actor = await self._acquire()
         try:
             outcome = await self._on(actor, job)
         finally:
             await self._release(actor)
         crashed = isinstance(outcome, WorkerDeath) and outcome.cause is FailureCause.WORKER_CRASHED
-        if crashed and actor.load_at_death > 1:
-            # Others ran in the same process: any of them may have ended it. Run this one
-            # again alone, where a crash can only be its own.
+        if crashed and (actor.load_at_death > 1 or actor.out_of_memory):
+            # Others ran in the same process (or on the same node's memory): any of them may
+            # have ended it. Run this one again alone, where a crash is more surely its own.
             assert isinstance(outcome, WorkerDeath)
-            return await self._alone(job, outcome)
+            again = await self._alone(job, outcome)
+            if again is outcome:  # no actor of its own started: it ran once
+                return outcome
+            # It ran twice: the first try counts, as a retry's does (`RemoteTrials`).
+            if isinstance(again, WorkerDeath):
+                return replace(again, attempts=again.attempts + 1)
+            return again.model_copy(
+                update={
+                    "attempts": again.attempts + 1,
+                    "started_at": started_at,
+                    "latency_s": monotonic() - start,
+                }
+            )
         return outcome
 
     async def _on(self, actor: _Actor, job: TrialJob) -> Trial | WorkerDeath:
@@ -186,12 +242,22 @@ class Pool:
             self._kill(actor)
             return WorkerDeath(
                 FailureCause.TIMEOUT,
-                f"the Ray worker gave no trial in {limit:g} s (the trial's limit for each try, "
-                f"with its waits, twice over): the driver killed it",
+                f"the Ray worker gave no trial in {limit:g} s (the trial's limit for each try "
+                f"and user reply, with its waits, twice over): the driver killed it",
             )
         except asyncio.CancelledError:
             ray.cancel(ref, force=False)
             raise
+        except ray.exceptions.OutOfMemoryError as exc:
+            # Not an actor error: Ray's memory monitor killed the actor's process.
+            if not actor.dead:
+                actor.dead = actor.out_of_memory = True
+                actor.load_at_death = actor.load
+            return WorkerDeath(
+                FailureCause.WORKER_CRASHED,
+                f"the Ray worker running the trial was killed by Ray's memory monitor (its "
+                f"node ran low on memory): {_first_lines(exc)}",
+            )
         except (
             ray.exceptions.RayActorError,
             ray.exceptions.NodeDiedError,
@@ -328,6 +394,9 @@ class Pool:
         async with self._changed:
             if actor is not None:
                 self._actors.append(actor)
+            # Done starting before the waiters wake (not in the task's done callback, which
+            # runs after them): with no actor left, they must see that none is coming.
+            self._starting.discard(asyncio.current_task())
             self._changed.notify_all()
 
     def _kill(self, actor: _Actor) -> None:
@@ -345,6 +414,25 @@ class Pool:
                 self._ray.kill(handle, no_restart=True)
             except Exception:  # gone with its node already
                 continue
+
+
+def _import_as(name: str, path: Path) -> None:
+    """Import the file at `path` as module `name` (its folder on the import path, as
+    `loading.import_file` puts it), unless a module of that name is loaded already."""
+    if name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path} as Python")
+    module = importlib.util.module_from_spec(spec)
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
 
 
 async def _awaited(ref: Any) -> Any:

@@ -79,6 +79,9 @@ class WorkerDeath:
     cause: FailureCause
     message: str
     exit_code: int | None = None
+    attempts: int = 1
+    """The tries it ended: more than one when the executor ran the trial again itself (a Ray
+    trial run again alone after a crash it shared)."""
 
 
 class TrialWorker:
@@ -130,7 +133,7 @@ class RemoteTrials:
                 if not lost:
                     return outcome
                 return _with_lost(outcome, lost, lost_s, retries, started_at, start)
-            lost += 1
+            lost += outcome.attempts
             lost_s += monotonic() - attempt_start
             if _retried(outcome) and used < self._retry.max_retries:
                 retries[outcome.cause.value] = retries.get(outcome.cause.value, 0) + 1
