@@ -217,3 +217,30 @@ def test_an_agent_file_holding_a_client_runs_in_ray_workers(
     ]
     assert all(r.scores["shouted"].passed for r in run.results)
     assert (tmp_path / "imports.log").read_text().split() == [str(os.getpid())]
+
+
+def test_an_agent_file_given_to_evaluate_ships_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # From Python, with no agent_ref or base_dir: the folder of the agent's own file ships, so
+    # its sibling `import tools` works on the workers as the CLI's run does.
+    for name, value in LOOPBACK.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "agent.py").write_text(AGENT_WITH_A_CLIENT)
+    (project / "tools.py").write_text("def shout(text: str) -> str:\n    return text.upper()\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    run = agenteval.evaluate(
+        f"{project / 'agent.py'}:answer",
+        [EvalCase(id="c0", input="q0")],
+        store=tmp_path / "r.db",
+        executor="ray",
+        workers=1,
+    )
+    ((result),) = run.results
+    assert result.trial.failure is None, result.trial.failure
+    assert result.trial.output == "Q0"

@@ -148,12 +148,26 @@ def _check_reachable(address: str) -> None:
 
 
 def _runtime_env(recipe: TrialRecipe) -> dict[str, Any]:
-    """The actors' Ray runtime environment: the agent's folder as their working directory
-    when the agent was loaded from a reference (`agent: my_agent.py:run`), so its sibling
-    modules and data files are there on every node; nothing otherwise."""
-    if recipe.agent_ref is None or recipe.base_dir is None:
+    """The actors' Ray runtime environment: the agent's folder (`_agent_folder`) as their
+    working directory when it has one (`agent: my_agent.py:run`, or a file given to
+    `evaluate`), so its sibling modules and data files are there on every node."""
+    folder = _agent_folder(recipe)
+    if folder is None:
         return {}
-    return {"working_dir": str(recipe.base_dir.resolve()), "excludes": list(_EXCLUDED)}
+    return {"working_dir": str(folder), "excludes": list(_EXCLUDED)}
+
+
+def _agent_folder(recipe: TrialRecipe) -> Path | None:
+    """The folder that ships with the agent: its reference's folder (the CLI's, agenteval.yaml's,
+    or `evaluate(agent_ref=, base_dir=)`), else that of the file the agent was loaded from
+    (`evaluate("path/to/agent.py:run")`); None for an agent of no file of the user's."""
+    if recipe.agent_ref is not None and recipe.base_dir is not None:
+        return recipe.base_dir.resolve()
+    module = sys.modules.get(getattr(recipe.agent, "__module__", "") or "")
+    file = getattr(module, "__file__", None)
+    if module is None or file is None or not module.__name__.startswith("agenteval_user_"):
+        return None
+    return Path(file).resolve().parent
 
 
 def _shipped(recipe: TrialRecipe) -> Shipment:
@@ -193,10 +207,9 @@ def _shipped(recipe: TrialRecipe) -> Shipment:
 def _files_shipped(recipe: TrialRecipe) -> dict[str, tuple[str, str]]:
     """The user's modules loaded from files in the agent's folder when it ships (`_runtime_env`),
     by module name: each file's path here and in that folder."""
-    if not _runtime_env(recipe):
+    folder = _agent_folder(recipe)
+    if folder is None:
         return {}
-    assert recipe.base_dir is not None
-    folder = recipe.base_dir.resolve()
     files = {}
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
