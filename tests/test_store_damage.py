@@ -13,6 +13,8 @@ import hashlib
 import json
 import random
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -45,14 +47,32 @@ def healthy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _damaged(healthy: Path, folder: Path, seed: int = 0, at: float = 0.5) -> Path:
-    """A copy of the store with 8 KiB of garbage at `at` of its length (the header intact)."""
+def _damaged(healthy: Path, folder: Path, seed: int = 0, at: float | None = None) -> Path:
+    """A copy of the store with 8 KiB of garbage at `at` of its length (the header intact); by
+    default over two of the `trials` table's leaf pages, in the middle of them. Not at a fixed
+    share of the file: which table's pages lie there depends on how the writer happened to
+    batch the trials, and the tests that list the runs need the `runs` table intact."""
     path = folder / f"damaged-{seed}.db"
     shutil.copy(healthy, path)
-    size = path.stat().st_size
+    garbage = random.Random(seed).randbytes(8192)
+    if at is not None:
+        spots = [(max(int(path.stat().st_size * at), 4096), garbage)]
+    else:
+        with closing(sqlite3.connect(path)) as db:
+            size = db.execute("PRAGMA page_size").fetchone()[0]
+            pages = [
+                page
+                for (page,) in db.execute(
+                    "SELECT pageno FROM dbstat WHERE name = 'trials' AND pagetype = 'leaf' "
+                    "ORDER BY pageno"
+                )
+            ]
+        middle = len(pages) // 2
+        spots = [((page - 1) * size, garbage[:size]) for page in pages[middle : middle + 2]]
     with path.open("r+b") as fh:
-        fh.seek(max(int(size * at), 4096))
-        fh.write(random.Random(seed).randbytes(8192))
+        for offset, data in spots:
+            fh.seek(offset)
+            fh.write(data)
     return path
 
 
