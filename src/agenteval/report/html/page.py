@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import BaseLoader, ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 from pydantic import BaseModel
 
@@ -23,7 +23,7 @@ from agenteval.report.html.diff import BaselineDiff, cell_class, diff_view
 from agenteval.report.html.trials import TrialView, row_data, trace, trial_view
 from agenteval.report.json_document import completeness
 from agenteval.report.simulation import END_REASON_WORDS
-from agenteval.report.summary import SECTION_SCORERS, Summary
+from agenteval.report.summary import Summary
 from agenteval.report.terminal import (
     RUBRIC_MEANINGS,
     SCORER_MEANINGS,
@@ -35,7 +35,16 @@ from agenteval.report.terminal import (
     replay_line,
 )
 
-__all__ = ["PageOptions", "json_for_script", "render_html", "write_html"]
+__all__ = [
+    "PageOptions",
+    "asset",
+    "json_for_script",
+    "render_html",
+    "report_environment",
+    "run_context",
+    "trial_views",
+    "write_html",
+]
 
 _JSON_ESCAPES = {
     "<": "\\u003c",
@@ -56,9 +65,15 @@ def json_for_script(value: Any) -> Markup:
     return Markup(text)
 
 
-def _environment() -> Environment:
+def report_environment(*loaders: BaseLoader) -> Environment:
+    """The Jinja environment of the report's templates and filters, autoescaping everything.
+
+    `loaders` (the viewer's own pages) are searched before the report's templates, so a page
+    can include the report's parts (`parts/summary.html.j2`, `parts/trial.html.j2`, ...): the
+    report and the viewer render a run through the same templates.
+    """
     env = Environment(
-        loader=PackageLoader("agenteval.report", "templates"),
+        loader=ChoiceLoader([*loaders, PackageLoader("agenteval.report", "templates")]),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -80,7 +95,8 @@ def _environment() -> Environment:
     return env
 
 
-def _asset(name: str) -> Markup:
+def asset(name: str) -> Markup:
+    """One of the report's static files (`report.css`, `trace.js`, ...), to inline or serve."""
     text = (resources.files("agenteval.report") / "static" / name).read_text(encoding="utf-8")
     # Our own files, but a closing tag inside them would end the element early.
     if "</" + "script" in text.lower() or "</" + "style" in text.lower():
@@ -106,48 +122,73 @@ def render_html(
     `Comparison` (through `diff_from_comparison`), a `BaselineDiff` as its tables, or any other
     pydantic model or JSON-like mapping as nested tables.
     """
-    # The run's settings may be the ones in memory (the results come from the store, and the
-    # summary is redacted when it is built): redacted as the store would.
     info = Redactor.from_environment().redact_model(info)
     table = prices if prices is not None else PriceTable.default()
-    flaky = {case.case_id for case in summary.reliability.flaky} if summary.reliability else set()
-    views: list[TrialView] = []
-    total_latency: list[float] = []
-    working_latency: list[float] = []
-    for index, result in enumerate(results, start=1):
-        view = trial_view(index, result, table, summary.passing, flaky)
-        view.extra = trace(view)
-        views.append(view)
-        if result.trial.latency_s is not None:
-            total_latency.append(result.trial.latency_s)
-        if result.trial.working_latency_s is not None:
-            working_latency.append(result.trial.working_latency_s)
-    scorer_names = list(summary.scorers)
-    tags = sorted({tag for view in views for tag in view.result.case.tags})
-    template = _environment().get_template("report.html.j2")
+    views = trial_views(results, table, summary)
+    total_latency = [
+        v.result.trial.latency_s for v in views if v.result.trial.latency_s is not None
+    ]
+    working_latency = [
+        v.result.trial.working_latency_s
+        for v in views
+        if v.result.trial.working_latency_s is not None
+    ]
+    context = run_context(
+        info, summary, (total_latency, working_latency), diff=diff, missing=missing
+    )
+    template = report_environment().get_template("report.html.j2")
     return template.render(
-        info=info,
-        status=completeness(info, missing)["status"],
-        missing=missing.describe() if missing is not None and missing.count else None,
-        replay=replay_line(info),
-        summary=summary,
+        **context,
         views=views,
         rows_json=json_for_script([row_data(view) for view in views]),
-        scorer_names=scorer_names,
-        references=scorer_references(info),
-        tags=tags,
-        meanings={**SCORER_MEANINGS, **RUBRIC_MEANINGS},
-        end_words=END_REASON_WORDS,
-        rungs={"tool_selection": 1, "tool_arguments_valid": 2, "tool_execution": 3},
-        scoring_keys=[*SECTION_SCORERS, "judge", "other"],
-        bars=score_bars(summary),
-        histogram=histogram(total_latency, working_latency, summary),
-        cost_bars=cost_bars(summary),
-        diff=diff_view(diff),
-        css=_asset("report.css"),
-        js=_asset("report.js"),
+        tags=sorted({tag for view in views for tag in view.result.case.tags}),
+        css=asset("report.css"),
+        js=Markup("\n").join([asset("trace.js"), asset("report.js")]),
         nonce=secrets.token_urlsafe(16),
     )
+
+
+def trial_views(
+    results: Iterable[TrialResult], prices: PriceTable, summary: Summary, *, start: int = 1
+) -> list[TrialView]:
+    """One view per result, numbered from `start` (the rows' # column), each with its trace:
+    what `parts/trial.html.j2` draws."""
+    flaky = {case.case_id for case in summary.reliability.flaky} if summary.reliability else set()
+    views: list[TrialView] = []
+    for index, result in enumerate(results, start=start):
+        view = trial_view(index, result, prices, summary.passing, flaky)
+        view.extra = trace(view)
+        views.append(view)
+    return views
+
+
+def run_context(
+    info: RunInfo,
+    summary: Summary,
+    latencies: tuple[Sequence[float], Sequence[float]],
+    *,
+    diff: BaselineDiff | BaseModel | Mapping[str, Any] | None = None,
+    missing: MissingTrials | None = None,
+) -> dict[str, Any]:
+    """What the shared parts (`run_head`, `diff`, `summary`, `trial`) read of a run: `info`
+    (redacted by the caller), its summary, the trials' total and working latencies for the
+    histogram, the baseline diff and the trials it lacks."""
+    return {
+        "info": info,
+        "status": completeness(info, missing)["status"],
+        "missing": missing.describe() if missing is not None and missing.count else None,
+        "replay": replay_line(info),
+        "summary": summary,
+        "scorer_names": list(summary.scorers),
+        "references": scorer_references(info),
+        "meanings": {**SCORER_MEANINGS, **RUBRIC_MEANINGS},
+        "end_words": END_REASON_WORDS,
+        "rungs": {"tool_selection": 1, "tool_arguments_valid": 2, "tool_execution": 3},
+        "bars": score_bars(summary),
+        "histogram": histogram(list(latencies[0]), list(latencies[1]), summary),
+        "cost_bars": cost_bars(summary),
+        "diff": diff_view(diff),
+    }
 
 
 class PageOptions(TypedDict, total=False):

@@ -1,5 +1,6 @@
-// agenteval run report: filtering, sorting and opening traces. Data comes from the JSON block
-// #trials-data; nothing here writes HTML from data (textContent and attributes only).
+// agenteval run report: filtering and sorting the case table (trace.js opens the traces). Data
+// comes from the JSON block #trials-data; nothing here writes HTML from data (textContent and
+// attributes only).
 (function () {
   "use strict";
   var rows = JSON.parse(document.getElementById("trials-data").textContent);
@@ -78,31 +79,6 @@
     });
   });
 
-  function toggle(body, open) {
-    var button = body.querySelector("button.open-trace");
-    var trace = body.querySelector("tr.trace");
-    var show = open === undefined ? trace.hidden : open;
-    trace.hidden = !show;
-    button.setAttribute("aria-expanded", show ? "true" : "false");
-  }
-  table.addEventListener("click", function (event) {
-    var target = event.target;
-    if (!(target instanceof Element)) return;
-    var link = target.closest("td.row-number a");
-    if (link) {
-      // The link also changes the address (hashchange opens it); open it even when the
-      // address already names it.
-      toggle(link.closest("tbody.trial"), true);
-      return;
-    }
-    var button = target.closest("button.open-trace");
-    var cell = target.closest("td.case-id");
-    var hit = button || cell;
-    if (!hit) return;
-    var body = hit.closest("tbody.trial");
-    if (body) toggle(body);
-  });
-
   Array.prototype.forEach.call(document.querySelectorAll("[data-case-filter]"), function (button) {
     button.addEventListener("click", function () {
       text.value = button.getAttribute("data-case-filter");
@@ -111,16 +87,5 @@
     });
   });
 
-  // #trace-N in the address opens the trace of the row numbered N (rows count from 1, as the
-  // # column shows them), on load and whenever the address changes.
-  function openFromAddress() {
-    var match = /^#trace-(\d+)$/.exec(window.location.hash);
-    if (match && bodies[match[1]]) {
-      toggle(bodies[match[1]], true);
-      bodies[match[1]].scrollIntoView();
-    }
-  }
-  window.addEventListener("hashchange", openFromAddress);
-  openFromAddress();
   applyFilters();
 })();
