@@ -18,6 +18,7 @@ from agenteval.cli.comparing import compare_command, gate_command
 from agenteval.cli.reading import list_runs, report, show
 from agenteval.cli.rescoring import judge_command, rescore
 from agenteval.cli.running import run, score
+from agenteval.cli.viewing import view_command
 from agenteval.errors import AgentEvalError
 from agenteval.version import __version__
 
@@ -67,6 +68,7 @@ app.command()(show)
 app.command("compare")(compare_command)
 app.command("gate")(gate_command)
 app.command()(report)
+app.command("view")(view_command)
 app.command()(schema)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
@@ -149,14 +149,24 @@ def render_html(
 
 
 def trial_views(
-    results: Iterable[TrialResult], prices: PriceTable, summary: Summary, *, start: int = 1
+    results: Iterable[TrialResult],
+    prices: PriceTable,
+    summary: Summary | None,
+    *,
+    start: int = 1,
+    passing: Collection[str] | None = None,
 ) -> list[TrialView]:
     """One view per result, numbered from `start` (the rows' # column), each with its trace:
-    what `parts/trial.html.j2` draws."""
-    flaky = {case.case_id for case in summary.reliability.flaky} if summary.reliability else set()
+    what `parts/trial.html.j2` draws. Without the run's `summary` (the viewer before it has
+    read every trial), `passing` decides a trial's status and no case is marked flaky."""
+    flaky: set[str] = set()
+    if summary is not None:
+        passing = summary.passing
+        if summary.reliability:
+            flaky = {case.case_id for case in summary.reliability.flaky}
     views: list[TrialView] = []
     for index, result in enumerate(results, start=start):
-        view = trial_view(index, result, prices, summary.passing, flaky)
+        view = trial_view(index, result, prices, passing, flaky)
         view.extra = trace(view)
         views.append(view)
     return views

@@ -1,0 +1,541 @@
+"""The viewer's pages as HTML: the runs list, a run (its summary and a page of its case table),
+one trace, a comparison and one case of it side by side. No web framework here: `app.py` maps
+addresses to these and answers; everything a run holds is rendered through the report's own
+templates and filters (`report_environment`), so the viewer shows a run as the report does.
+
+A page never reads a whole run to answer: the first page of a run's trials comes straight from
+the store in the report's order, and what needs every trial (the summary, filters, sorting) is
+the run's `RunIndex`, built once in the background (`IndexCache`) and shown when it is ready.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from jinja2 import Environment, PackageLoader
+from markupsafe import Markup
+
+from agenteval.catalog import scorer_references
+from agenteval.pricing import PriceTable
+from agenteval.records import RunInfo, RunStatus, TrialResult
+from agenteval.redaction import Redactor
+from agenteval.report.compare import Comparison, compare_runs
+from agenteval.report.html import diff_from_comparison
+from agenteval.report.html.diff import diff_view
+from agenteval.report.html.page import report_environment, run_context, trial_views
+from agenteval.report.json_document import completeness
+from agenteval.report.simulation import END_REASON_WORDS
+from agenteval.report.terminal import format_rate, format_seconds, format_usd
+from agenteval.store import RunStore
+from agenteval.view.index import IndexCache, RunIndex
+from agenteval.view.reader import StoreReader
+
+__all__ = ["PAGE_SIZE", "BadRequest", "Pages", "RunFilters", "RunsFilters"]
+
+PAGE_SIZE = 50
+"""Trials on one page of a run's case table."""
+
+SORTS = {
+    "index": "#",
+    "case": "Case",
+    "trial": "Trial",
+    "status": "Status",
+    "failing": "Failing scorers",
+    "score": "Mean score",
+    "latency": "Latency",
+    "tokens": "Tokens",
+    "cost": "Cost",
+}
+"""The case table's columns, each sortable by the field it names (as the report's table)."""
+_NUMERIC = {"index", "trial", "score", "latency", "tokens", "cost"}
+STATUS_CHOICES = [
+    ("pass", "passed"),
+    ("fail", "failed a scorer"),
+    ("error", "trial failed"),
+    ("unscored", "nothing applied"),
+]
+
+
+class BadRequest(ValueError):
+    """An address whose query the viewer cannot read (a page that is not a number, ...): the
+    app answers 400 with the message."""
+
+
+@dataclass(frozen=True)
+class RunsFilters:
+    """The runs list's filters, from `/?q=&target=&status=&since=&until=`."""
+
+    q: str = ""
+    target: str = ""
+    status: str = ""
+    since: str = ""
+    until: str = ""
+
+    @classmethod
+    def parse(cls, query: Mapping[str, str]) -> RunsFilters:
+        filters = cls(**{name: query.get(name, "").strip() for name in cls.__dataclass_fields__})
+        for name in ("since", "until"):
+            value = getattr(filters, name)
+            if value:
+                try:
+                    date.fromisoformat(value)
+                except ValueError:
+                    raise BadRequest(f"{name}={value!r} is not a date (YYYY-MM-DD)") from None
+        return filters
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    """A run page's table: its filters, sort and page, from the address's query."""
+
+    q: str = ""
+    status: str = ""
+    scorer: str = ""
+    tag: str = ""
+    flaky: bool = False
+    sort: str = ""
+    dir: str = "asc"
+    page: int = 1
+
+    @classmethod
+    def parse(cls, query: Mapping[str, str]) -> RunFilters:
+        raw = {name: query.get(name, "").strip() for name in cls.__dataclass_fields__}
+        status = raw["status"]
+        if status and status not in dict(STATUS_CHOICES):
+            raise BadRequest(f"status={status!r}: use one of {', '.join(dict(STATUS_CHOICES))}")
+        sort = raw["sort"]
+        if sort and sort not in SORTS:
+            raise BadRequest(f"sort={sort!r}: use one of {', '.join(SORTS)}")
+        if raw["dir"] not in ("", "asc", "desc"):
+            raise BadRequest(f"dir={raw['dir']!r}: use asc or desc")
+        page = raw["page"] or "1"
+        if not page.isdigit() or int(page) < 1:
+            raise BadRequest(f"page={page!r}: use a whole number from 1")
+        return cls(
+            q=raw["q"],
+            status=status,
+            scorer=raw["scorer"],
+            tag=raw["tag"],
+            flaky=raw["flaky"] in ("1", "on", "true"),
+            sort=sort,
+            dir=raw["dir"] or "asc",
+            page=int(page),
+        )
+
+    @property
+    def needs_index(self) -> bool:
+        """Whether this table needs every trial read (anything but the run's order unfiltered)."""
+        return bool(
+            self.q or self.status or self.scorer or self.tag or self.flaky
+        ) or self.sort not in ("", "index")
+
+    def query(self, **changes: Any) -> str:
+        """The address's query with `changes`, leaving out the defaults."""
+        values = {**self.__dict__, **changes}
+        kept = {
+            name: ("1" if value is True else str(value))
+            for name, value in values.items()
+            if value not in ("", False, None)
+            and not (name == "page" and value == 1)
+            and not (name == "dir" and value == "asc")
+        }
+        return urlencode(kept)
+
+
+@dataclass
+class _RunStats:
+    """What the runs list shows of a summarized run."""
+
+    rate: str
+    cost: str
+
+
+@dataclass
+class Pages:
+    """The viewer over one store: its reader, the runs' indexes, and the templates."""
+
+    reader: StoreReader
+    store_label: str
+    prices_for: Callable[[RunInfo], PriceTable | None] = lambda info: None
+    cache: IndexCache = field(init=False)
+    env: Environment = field(init=False)
+    _stats: dict[str, tuple[object, _RunStats]] = field(init=False, default_factory=dict)
+    _comparisons: dict[tuple[object, object], Comparison] = field(
+        init=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        self.cache = IndexCache(self.reader, prices_for=self.prices_for)
+        self.env = report_environment(PackageLoader("agenteval.view", "templates"))
+
+    def _render(self, name: str, **context: Any) -> str:
+        return self.env.get_template(name).render(store=self.store_label, **context)
+
+    def error(self, status: int, title: str, message: str, hint: str = "") -> str:
+        """A page saying what went wrong (404, 400, a damaged store)."""
+        return self._render("error.html.j2", status=status, title=title, message=message, hint=hint)
+
+    def info(self, run_id: str) -> RunInfo:
+        """The run's record, redacted as the report redacts it (raises `UnknownRun`)."""
+        return Redactor.from_environment().redact_model(self.reader.info(run_id))
+
+    # -- the runs list ---------------------------------------------------------------------
+
+    def runs_rows(self) -> list[dict[str, Any]]:
+        """Every run newest first, as the list and `/api/runs` show it."""
+        rows = []
+        for run in self.reader.runs():
+            live = run.status is RunStatus.RUNNING
+            stats = self._run_stats(run.run_id)
+            status = (
+                "incomplete"
+                if run.status is RunStatus.FINISHED and not run.complete
+                else run.status.value
+            )
+            end = run.finished_at
+            rows.append(
+                {
+                    "run_id": run.run_id,
+                    "created_at": run.created_at,
+                    "started": run.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+                    "target": run.target,
+                    "agent": run.agent,
+                    "status": status,
+                    "status_class": status,
+                    "live": live,
+                    "done": f"{run.trials_done:,}/{run.trials_total:,}",
+                    "rate": stats.rate if stats else "…",
+                    "cost": stats.cost if stats else "…",
+                    "pending": stats is None,
+                    "duration": format_seconds((end - run.created_at).total_seconds())
+                    if end is not None
+                    else "running"
+                    if live
+                    else "—",
+                }
+            )
+        return rows
+
+    def _run_stats(self, run_id: str) -> _RunStats | None:
+        state = self.cache.get(run_id)
+        index = state.index
+        if index is None:
+            known = self._stats.get(run_id)
+            return known[1] if known else None
+        known = self._stats.get(run_id)
+        if known is None or known[0] != index.stamp:
+            summary = index.summary
+            stats = _RunStats(
+                rate=format_rate(summary.passed) if summary.passed.total else "none judged",
+                cost=format_usd(summary.cost.total_usd),
+            )
+            self._stats[run_id] = (index.stamp, stats)
+            return stats
+        return known[1]
+
+    def runs_page(self, filters: RunsFilters) -> str:
+        rows = self.runs_rows()
+        shown = [row for row in rows if _run_matches(row, filters)]
+        live = any(row["live"] or row["pending"] for row in rows)
+        return self._render(
+            "runs.html.j2",
+            shown=shown,
+            total=len(rows),
+            filters=filters,
+            targets=sorted({row["target"] for row in rows if row["target"]}),
+            statuses=sorted({row["status"] for row in rows}),
+            problem=None,
+            poll="/api/runs" if live else None,
+        )
+
+    # -- a run ---------------------------------------------------------------------------------
+
+    def run_page(self, run_id: str, filters: RunFilters) -> str:
+        info = self.info(run_id)
+        summary_html, summary_pending = self.summary_fragment(run_id)
+        cases_html, cases_pending = self.cases_fragment(run_id, filters)
+        base = f"/runs/{quote(run_id, safe='')}"
+        query = filters.query()
+        return self._render(
+            "run.html.j2",
+            info=info,
+            summary_html=Markup(summary_html),
+            summary_pending=summary_pending,
+            summary_src=f"{base}/summary",
+            cases_html=Markup(cases_html),
+            cases_pending=cases_pending,
+            cases_src=f"{base}/cases" + (f"?{query}" if query else ""),
+            poll=f"/api/runs/{quote(run_id, safe='')}/progress",
+        )
+
+    def summary_fragment(self, run_id: str) -> tuple[str, bool]:
+        """The run's summary as the report draws it, or a line saying how far its reading has
+        got; and whether it is still being read."""
+        info = self.info(run_id)
+        state = self.cache.get(run_id)
+        missing = self.reader.missing(run_id)
+        if state.index is None:
+            return (
+                self._render(
+                    "summary.html.j2",
+                    info=info,
+                    summary=None,
+                    status=completeness(info, missing)["status"],
+                    read=state.read,
+                    total=state.total,
+                ),
+                True,
+            )
+        index = state.index
+        context = run_context(
+            info, index.summary, (index.total_latency, index.working_latency), missing=missing
+        )
+        return self._render("summary.html.j2", **context), False
+
+    def cases_fragment(self, run_id: str, filters: RunFilters) -> tuple[str, bool]:
+        """One page of the run's case table; and whether it waits for the run's index."""
+        info = self.info(run_id)
+        state = self.cache.get(run_id)
+        index = state.index
+        stored = self.reader.stamp(run_id).trials
+        prices = self.prices_for(info) or PriceTable.default()
+        waiting = filters.needs_index and index is None
+        offset = (filters.page - 1) * PAGE_SIZE
+        views: list[Any] = []
+        matching: int | None = None
+        if index is not None:
+            keys = self.reader.search(run_id, filters.q) if filters.q else None
+            matching, rows = index.select(
+                status=filters.status or None,
+                scorer=filters.scorer or None,
+                tag=filters.tag or None,
+                flaky=filters.flaky,
+                keys=keys,
+                sort=filters.sort or None,
+                descending=filters.dir == "desc",
+                offset=offset,
+                limit=PAGE_SIZE,
+            )
+            results = self.reader.results(run_id, [(row.case_id, row.trial) for row in rows])
+            views = _numbered(results, [row.index for row in rows], prices, index)
+        elif not waiting:
+            # The run's own order needs no index: the page straight from the store.
+            matching = stored
+            keys_page = self.reader.keys_in_order(run_id, offset, PAGE_SIZE)
+            results = self.reader.results(run_id, keys_page)
+            views = _numbered(
+                results, range(offset + 1, offset + 1 + len(results)), prices, None, info
+            )
+        summary = index.summary if index is not None else None
+        html = self._render(
+            "cases.html.j2",
+            info=info,
+            filters=filters,
+            status_choices=STATUS_CHOICES,
+            scorer_names=list(summary.scorers) if summary else [],
+            tags=index.tags if index is not None else [],
+            flaky_filter=bool(summary and summary.reliability),
+            matching=matching,
+            stored=stored,
+            waiting=waiting,
+            read=state.read,
+            views=views,
+            columns=_columns(run_id, filters),
+            numeric=_NUMERIC,
+            pager=_pager(run_id, filters, matching),
+            references=scorer_references(info),
+            end_words=END_REASON_WORDS,
+        )
+        return html, waiting
+
+    def trial_page(self, run_id: str, case_id: str, trial: int) -> str | None:
+        """One trial's trace, opened; None when the run has no such trial."""
+        info = self.info(run_id)
+        result = self.reader.result(run_id, case_id, trial)
+        if result is None:
+            return None
+        state = self.cache.get(run_id)
+        prices = self.prices_for(info) or PriceTable.default()
+        view = _numbered([result], [1], prices, state.index, info)[0]
+        if state.index is not None:
+            view.index = state.index.position(case_id, trial) or view.index
+        return self._render(
+            "trial.html.j2",
+            info=info,
+            case_id=case_id,
+            trial=trial,
+            view=view,
+            references=scorer_references(info),
+            end_words=END_REASON_WORDS,
+        )
+
+    # -- comparing -----------------------------------------------------------------------------
+
+    def comparison(self, base: str, candidate: str) -> Comparison:
+        """`agenteval compare` of the two runs (kept while neither changes)."""
+        key = (self.reader.stamp(base), self.reader.stamp(candidate))
+        known = self._comparisons.get(key)
+        if known is not None:
+            return known
+        candidate_info = self.reader.info(candidate)
+        with RunStore(self.reader.path, read_only=True) as store:
+            comparison = compare_runs(
+                store, base, candidate, prices=self.prices_for(candidate_info)
+            )
+        # Two at most: a comparison holds both runs' summaries.
+        while len(self._comparisons) >= 2:
+            self._comparisons.pop(next(iter(self._comparisons)))
+        self._comparisons[key] = comparison
+        return comparison
+
+    def compare_page(self, base: str, candidate: str) -> str:
+        comparison = self.comparison(base, candidate)
+        prefix = f"/compare/{quote(base, safe='')}/{quote(candidate, safe='')}"
+        changed = [
+            {
+                "case_id": change.case_id,
+                "kind": kind,
+                "scorer": change.scorer,
+                "base": f"{change.base_failed} of {change.base_judged}",
+                "candidate": f"{change.candidate_failed} of {change.candidate_judged}",
+                "url": f"{prefix}/cases/{quote(change.case_id, safe='')}",
+            }
+            for kind, changes in (
+                ("new failure", comparison.new_failures),
+                ("fixed", comparison.new_fixes),
+            )
+            for change in changes
+        ]
+        return self._render(
+            "compare.html.j2",
+            base=comparison.base,
+            candidate=comparison.candidate,
+            diff=_diff_view(comparison),
+            changed=changed,
+        )
+
+    def compare_case_page(self, base: str, candidate: str, case_id: str) -> str | None:
+        """The case's trials in both runs side by side; None when neither run has it."""
+        sides = []
+        references: dict[str, str] = {}
+        for label, run_id in (("base", base), ("candidate", candidate)):
+            info = self.info(run_id)
+            results = self.reader.case_results(run_id, case_id)
+            state = self.cache.get(run_id)
+            prices = self.prices_for(info) or PriceTable.default()
+            views = _numbered(results, range(1, len(results) + 1), prices, state.index, info)
+            if state.index is not None:
+                for view in views:
+                    key = (view.result.case.id, view.result.trial.trial)
+                    view.index = state.index.position(*key) or view.index
+            references.update(scorer_references(info))
+            sides.append({"label": label, "run_id": run_id, "views": views})
+        if not any(side["views"] for side in sides):
+            return None
+        return self._render(
+            "compare_case.html.j2",
+            case_id=case_id,
+            sides=sides,
+            compare_url=f"/compare/{quote(base, safe='')}/{quote(candidate, safe='')}",
+            references=references,
+            end_words=END_REASON_WORDS,
+        )
+
+    # -- live ----------------------------------------------------------------------------------
+
+    def progress(self, run_id: str) -> dict[str, Any]:
+        """What a run page polls: the run's status, trials stored and a token that changes
+        whenever anything the page shows does."""
+        stamp = self.reader.stamp(run_id)
+        state = self.cache.get(run_id)
+        return {
+            "run_id": run_id,
+            "status": stamp.status,
+            "trials": stamp.trials,
+            "stamp": str(hash(stamp)),
+            "summarized": state.index is not None and state.index.stamp == stamp,
+            "read": state.read,
+            "total": state.total,
+        }
+
+
+def _numbered(
+    results: Sequence[TrialResult],
+    numbers: Sequence[int] | range,
+    prices: PriceTable,
+    index: RunIndex | None,
+    info: RunInfo | None = None,
+) -> list[Any]:
+    """The results as the report's trial views, each numbered as in the whole run's table."""
+    if index is not None:
+        views = trial_views(results, prices, index.summary)
+    else:
+        # No summary yet: the run's own `passing` decides a trial's status, as the summary's
+        # would; a case is marked flaky only once every trial is read.
+        passing = info.settings.get("passing") if info is not None else None
+        views = trial_views(results, prices, None, passing=passing)
+    for view, number in zip(views, numbers, strict=False):
+        view.index = number
+    return views
+
+
+def _diff_view(comparison: Comparison) -> Any:
+    return diff_view(diff_from_comparison(comparison))
+
+
+def _columns(run_id: str, filters: RunFilters) -> list[tuple[str, str, str, str]]:
+    """Each column's label, field, the address sorting by it, and its aria-sort."""
+    columns = []
+    current = filters.sort or "index"
+    for field_name, label in SORTS.items():
+        descending = current == field_name and filters.dir == "asc"
+        url = f"/runs/{quote(run_id, safe='')}?" + filters.query(
+            sort="" if field_name == "index" and descending is False else field_name,
+            dir="desc" if descending else "asc",
+            page=1,
+        )
+        order = ""
+        if current == field_name:
+            order = "descending" if filters.dir == "desc" else "ascending"
+        columns.append((label, field_name, url + "#cases", order))
+    return columns
+
+
+def _pager(run_id: str, filters: RunFilters, matching: int | None) -> dict[str, Any] | None:
+    if not matching:
+        return None
+    pages = max(1, math.ceil(matching / PAGE_SIZE))
+    page = min(filters.page, pages)
+    base = f"/runs/{quote(run_id, safe='')}?"
+    return {
+        "page": page,
+        "pages": pages,
+        "first": (page - 1) * PAGE_SIZE + 1,
+        "last": min(page * PAGE_SIZE, matching),
+        "of": matching,
+        "previous": base + filters.query(page=page - 1) + "#cases" if page > 1 else None,
+        "next": base + filters.query(page=page + 1) + "#cases" if page < pages else None,
+    }
+
+
+def _run_matches(row: Mapping[str, Any], filters: RunsFilters) -> bool:
+    if filters.target and row["target"] != filters.target:
+        return False
+    if filters.status and row["status"] != filters.status:
+        return False
+    created: datetime = row["created_at"]
+    if filters.since and created.date() < date.fromisoformat(filters.since):
+        return False
+    if filters.until and created.date() > date.fromisoformat(filters.until):
+        return False
+    if filters.q:
+        text = " ".join(str(row[name] or "") for name in ("run_id", "target", "agent"))
+        if filters.q.casefold() not in text.casefold():
+            return False
+    return True
+
