@@ -6,7 +6,8 @@ checked to be of the kind asked for (`PRAGMA application_id`) and not from a new
 (`PRAGMA user_version`), set to WAL, and laid out (`FileKind.migrate`) when new or older. Every
 SQLite error becomes a `StoreError` naming the file, with a hint fitting its kind
 (`FileWording`). A file opened with `damaged` is checked for damage before its first write
-(`damage.py`).
+(`damage.py`). A file opened `read_only` (the viewer's) goes through the same checks but is
+never created, laid out, switched to WAL or written: SQLite opens it `mode=ro`.
 
 One connection per `Database`, shared by threads under one lock; transactions are begun and
 ended explicitly (`write`), and a busy file is waited on (`BUSY_TIMEOUT_S`).
@@ -17,6 +18,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -134,6 +136,12 @@ class Database:
     Given `damaged`, the file is checked for damage (`PRAGMA quick_check`, once per process
     while nothing else writes it) before its first write, and `damaged(problems)` is the error
     raised when the check fails: nothing is written to a damaged file.
+
+    With `read_only`, the file must exist and be of this kind at this layout: it is opened
+    through SQLite's `mode=ro`, so nothing (not its journal mode, not a migration) is ever
+    written to it, and `write` raises. A file another process is writing (WAL) is read as of
+    each statement's snapshot; SQLite itself makes the `-wal` and `-shm` files beside it when
+    they are missing, as any reader of a WAL file does, but never changes the file itself.
     """
 
     def __init__(
@@ -143,8 +151,10 @@ class Database:
         *,
         create: bool = True,
         damaged: Callable[[list[str]], StoreError] | None = None,
+        read_only: bool = False,
     ) -> None:
         self._memory = str(path) == ":memory:"
+        self._read_only = read_only and not self._memory
         self._path = Path(path)
         self._kind = kind
         self._damaged = damaged
@@ -155,13 +165,14 @@ class Database:
         self._checked_stamp: tuple[tuple[int, int], Stamp] | None = None
         self._checked = self._memory or damaged is None
         if not self._memory:
-            self._check_file(create)
+            self._check_file(create and not self._read_only)
         try:
             self._conn = sqlite3.connect(
-                ":memory:" if self._memory else self._path,
+                self._address(),
                 timeout=BUSY_TIMEOUT_S,
                 isolation_level=None,  # transactions are begun and ended explicitly
                 check_same_thread=False,  # one connection, guarded by self._lock
+                uri=self._read_only,
             )
         except sqlite3.Error as exc:
             raise self.error(exc) from None
@@ -186,6 +197,11 @@ class Database:
     def memory(self) -> bool:
         """Whether the database lives in memory only."""
         return self._memory
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the file was opened read-only (`write` raises)."""
+        return self._read_only
 
     def close(self) -> None:
         """Close the file. Everything written so far is already committed."""
@@ -222,7 +238,12 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """`use` inside one write transaction (`immediate`); the first write checks the file
-        for damage when opened with `damaged`."""
+        for damage when opened with `damaged`. A read-only file raises `StoreError`."""
+        if self._read_only:
+            raise StoreError(
+                f"the {self._kind.name} is open read-only; nothing can be written to it",
+                file=self._path,
+            )
         with self.use() as conn:
             if not self._checked:
                 self._check_undamaged(conn)
@@ -257,6 +278,16 @@ class Database:
         return StoreError(f"{name} error: {text}", file=self._path, hint=hint)
 
     # -- opening ----------------------------------------------------------------------------
+
+    def _address(self) -> str:
+        """What SQLite opens: the path, or read-only a URI asking `mode=ro`, the path quoted
+        so that no `?` or `#` in a file name is read as part of the URI."""
+        if self._memory:
+            return ":memory:"
+        if not self._read_only:
+            return str(self._path)
+        quoted = urllib.parse.quote(str(self._path.absolute()), safe="/")
+        return f"file:{quoted}?mode=ro"
 
     def _check_file(self, create: bool) -> None:
         # Look at the file before SQLite does: a file that is not a database is refused
@@ -305,6 +336,9 @@ class Database:
         with self.use() as conn:
             app_id, version, tables = identify(conn)
             self._check_identity(app_id, version, tables)
+            if self._read_only:
+                self._check_readable(app_id, version)
+                return
             if not self._memory:
                 # WAL: readers in other processes never block the writer nor see half a
                 # transaction. NORMAL sync with WAL keeps every commit across a killed process.
@@ -341,6 +375,24 @@ class Database:
                 file=self._path,
                 hint=kind.wording.newer,
             )
+
+    def _check_readable(self, app_id: int, version: int) -> None:
+        """A read-only file cannot be laid out: it must be of this kind at this layout."""
+        kind = self._kind
+        if app_id == kind.application_id and version == kind.schema_version:
+            return
+        if app_id == 0 and version == 0:  # an empty SQLite file: nothing stored yet
+            raise StoreError(
+                f"is an empty file, not yet an agenteval {kind.name}",
+                file=self._path,
+                hint=kind.wording.missing,
+            )
+        raise StoreError(
+            f"the {kind.name} has an older layout ({kind.schema_word} schema {version}; this "
+            f"version reads {kind.schema_version}), which only opening it for writing upgrades",
+            file=self._path,
+            hint=kind.wording.other,
+        )
 
     def _check_undamaged(self, conn: sqlite3.Connection) -> None:
         """Refuse to write to a damaged file, before the first write (see `damage.py`)."""

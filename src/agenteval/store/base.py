@@ -35,6 +35,7 @@ class StoreFile:
         *,
         create: bool = True,
         redactor: Redactor | None = None,
+        read_only: bool = False,
     ) -> None:
         self._path = Path(path)
         # Secrets never reach the store: every record is redacted on its way in (API keys
@@ -42,12 +43,20 @@ class StoreFile:
         self._redactor = redactor if redactor is not None else Redactor.from_environment()
         self._known_cases: dict[str, set[str]] = {}
         # Opening checks the file; its first write checks it for damage (`sqlite.damage`).
-        self._db = Database(path, STORE_FILE, create=create, damaged=self._damaged)
+        # Read-only (the viewer), it is never created, laid out or written: writes raise.
+        self._db = Database(
+            path, STORE_FILE, create=create, damaged=self._damaged, read_only=read_only
+        )
 
     @property
     def path(self) -> Path:
         """The store's file."""
         return self._path
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened read-only (every write raises `StoreError`)."""
+        return self._db.read_only
 
     def close(self) -> None:
         """Close the file. Everything written so far is already committed."""
