@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 from urllib.parse import quote
 
@@ -77,7 +78,7 @@ def test_the_runs_list_shows_every_run_newest_first(
 
 
 def test_the_runs_list_filters(viewer: Viewer, store: tuple[Path, str, str]) -> None:
-    _, base, candidate = store
+    _, base, _candidate = store
     only_xss = viewer.get("/", params={"q": "xss0"}).text
     assert XSS_RUN in only_xss and base not in only_xss
     none = viewer.get("/", params={"status": "running"}).text
@@ -85,13 +86,13 @@ def test_the_runs_list_filters(viewer: Viewer, store: tuple[Path, str, str]) -> 
     dated = viewer.get("/", params={"since": "2000-01-01", "until": "2000-01-02"}).text
     assert "No run matches these filters." in dated
     bad = viewer.get("/", params={"since": "yesterday"})
-    assert bad.status_code == 400 and "since='yesterday' is not a date" in bad.text
+    assert bad.status_code == 400 and "since='yesterday' is not a date" in unescape(bad.text)
 
 
 def test_a_run_shows_its_summary_cases_and_traces(
     viewer: Viewer, store: tuple[Path, str, str]
 ) -> None:
-    _, base, candidate = store
+    _, _base, candidate = store
     _summarized(viewer, candidate)
     page = viewer.get(f"/runs/{candidate}")
     assert page.status_code == 200
@@ -159,13 +160,13 @@ def test_bad_addresses_answer_400_naming_the_field(
     _, _, candidate = store
     for query, named in (("page=x", "page='x'"), ("sort=nope", "sort='nope'"), ("dir=up", "dir")):
         answer = viewer.get(f"/runs/{candidate}?{query}")
-        assert answer.status_code == 400 and named in answer.text
+        assert answer.status_code == 400 and named in unescape(answer.text)
 
 
 def test_every_answer_carries_the_security_headers(
     viewer: Viewer, store: tuple[Path, str, str]
 ) -> None:
-    _, base, candidate = store
+    _, _base, candidate = store
     for path in ("/", f"/runs/{candidate}", "/runs/nope", "/static/view.js", "/api/runs"):
         headers = viewer.get(path).headers
         policy = headers["content-security-policy"]
@@ -182,7 +183,7 @@ def test_a_request_for_another_host_is_refused(viewer: Viewer) -> None:
 
 def test_the_xss_corpus_never_reaches_a_page_unescaped(viewer: Viewer) -> None:
     _summarized(viewer, XSS_RUN)
-    info, results = xss_run()
+    _info, results = xss_run()
     pages = ["/", f"/runs/{XSS_RUN}", f"/runs/{XSS_RUN}/summary", f"/runs/{XSS_RUN}/cases"]
     pages += [
         f"/runs/{XSS_RUN}/trials/{quote(r.case.id, safe='')}/{r.trial.trial}" for r in results
@@ -257,8 +258,12 @@ def test_without_the_extra_the_command_says_what_to_install(tmp_path: Path) -> N
         "main(['view', '--store', 'runs.db'])\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
-        env=view_env(), timeout=120,
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=view_env(),
+        timeout=120,
     )
     assert done.returncode == 2
     assert "pip install 'agenteval[view]'" in done.stderr and "Traceback" not in done.stderr

@@ -113,7 +113,7 @@ def _summarized(viewer: Viewer, run_id: str) -> None:
 def test_the_runs_list_filters_and_opens_a_run(
     page: Watched, viewer: Viewer, store: tuple[Path, str, str, str]
 ) -> None:
-    _, base, candidate, big = store
+    _, _base, _candidate, _big = store
     page.page.goto(viewer.url + "/")
     rows = page.page.locator("tr[data-run]")
     assert rows.count() == 4

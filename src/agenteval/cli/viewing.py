@@ -90,8 +90,7 @@ def view_command(
         from agenteval.view.reader import StoreReader
     except ImportError as exc:
         raise ConfigError(
-            f"agenteval view needs its web server, which is not installed ({exc.name} is "
-            "missing)",
+            f"agenteval view needs its web server, which is not installed ({exc.name} is missing)",
             hint=f"{VIEW_EXTRA}, then run agenteval view again",
         ) from None
     settings = global_settings(flags.store)

@@ -165,15 +165,19 @@ class Pages:
     cache: IndexCache = field(init=False)
     env: Environment = field(init=False)
     _stats: dict[str, tuple[object, _RunStats]] = field(init=False, default_factory=dict)
-    _comparisons: dict[tuple[object, object], Comparison] = field(
-        init=False, default_factory=dict
-    )
+    _comparisons: dict[tuple[object, object], Comparison] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.cache = IndexCache(self.reader, prices_for=self.prices_for)
         self.env = report_environment(PackageLoader("agenteval.view", "templates"))
 
+    def close(self) -> None:
+        """Stop the background builds and close the store."""
+        self.cache.close()
+        self.reader.close()
+
     def _render(self, name: str, **context: Any) -> str:
+        context.setdefault("poll", None)
         return self.env.get_template(name).render(store=self.store_label, **context)
 
     def error(self, status: int, title: str, message: str, hint: str = "") -> str:
@@ -363,7 +367,7 @@ class Pages:
         prices = self.prices_for(info) or PriceTable.default()
         view = _numbered([result], [1], prices, state.index, info)[0]
         if state.index is not None:
-            view.index = state.index.position(case_id, trial) or view.index
+            view.index = _position(state.index, (case_id, trial)) or view.index
         return self._render(
             "trial.html.j2",
             info=info,
@@ -432,7 +436,7 @@ class Pages:
             if state.index is not None:
                 for view in views:
                     key = (view.result.case.id, view.result.trial.trial)
-                    view.index = state.index.position(*key) or view.index
+                    view.index = _position(state.index, key) or view.index
             references.update(scorer_references(info))
             sides.append({"label": label, "run_id": run_id, "views": views})
         if not any(side["views"] for side in sides):
@@ -482,6 +486,11 @@ def _numbered(
     for view, number in zip(views, numbers, strict=False):
         view.index = number
     return views
+
+
+def _position(index: RunIndex, key: tuple[str, int]) -> int | None:
+    """The trial's number in the run's table (its `#`), as the report numbers it."""
+    return next((row.index for row in index.rows if row.key == key), None)
 
 
 def _diff_view(comparison: Comparison) -> Any:
@@ -538,4 +547,3 @@ def _run_matches(row: Mapping[str, Any], filters: RunsFilters) -> bool:
         if filters.q.casefold() not in text.casefold():
             return False
     return True
-
