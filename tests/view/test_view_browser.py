@@ -35,7 +35,8 @@ BIG = 100_000
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+def browser(store: tuple[Path, str, str, str]) -> Iterator[Browser]:
+    # After the store: Playwright's sync API runs an event loop, inside which evaluate() refuses.
     assert CHROMIUM is not None
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -234,24 +235,17 @@ def test_a_live_run_updates_while_another_process_writes_it(
             writer.stdin.write("\n")
             writer.stdin.flush()
             assert writer.stdout.readline().startswith("stored")
-            page.page.wait_for_function(
-                f"document.querySelectorAll('#cases tbody.trial').length === {i + 1}", timeout=0
-            )
-        runs.wait_for_function(
-            f"document.querySelector(\"tr[data-run='{info.run_id}'] .c-done\").textContent"
-            " === '3/3'",
-            timeout=0,
-        )
+            wait_until(lambda n=i + 1: page.page.locator("#cases tbody.trial").count() == n)
+        done = runs.locator(f"tr[data-run='{info.run_id}'] .c-done")
+        wait_until(lambda: done.inner_text() == "3/3")
         writer.stdin.write("\n")
         writer.stdin.flush()
         assert writer.stdout.readline().startswith("finished")
-        runs.wait_for_function(
-            f"document.querySelector(\"tr[data-run='{info.run_id}'] .c-status\").textContent"
-            ".trim() === 'finished'",
-            timeout=0,
-        )
-        page.page.wait_for_selector("#summary p.headline", timeout=0)
-        assert "3" in page.page.inner_text("#summary p.headline")
+        status = runs.locator(f"tr[data-run='{info.run_id}'] .c-status")
+        wait_until(lambda: status.inner_text().strip() == "finished")
+        headline = page.page.locator("#summary p.headline")
+        wait_until(lambda: headline.count() and "3 trials" in headline.inner_text())
+        assert page.page.locator("#summary .pending").count() == 0
         runs.close()
     finally:
         writer.kill()

@@ -178,6 +178,7 @@ class Pages:
 
     def _render(self, name: str, **context: Any) -> str:
         context.setdefault("poll", None)
+        context.setdefault("stamp", None)
         return self.env.get_template(name).render(store=self.store_label, **context)
 
     def error(self, status: int, title: str, message: str, hint: str = "") -> str:
@@ -261,6 +262,8 @@ class Pages:
 
     def run_page(self, run_id: str, filters: RunFilters) -> str:
         info = self.info(run_id)
+        # Taken before the parts are read: a trial stored meanwhile changes the next poll's.
+        stamp = self.progress(run_id)["stamp"]
         summary_html, summary_pending = self.summary_fragment(run_id)
         cases_html, cases_pending = self.cases_fragment(run_id, filters)
         base = f"/runs/{quote(run_id, safe='')}"
@@ -275,6 +278,7 @@ class Pages:
             cases_pending=cases_pending,
             cases_src=f"{base}/cases" + (f"?{query}" if query else ""),
             poll=f"/api/runs/{quote(run_id, safe='')}/progress",
+            stamp=stamp,
         )
 
     def summary_fragment(self, run_id: str) -> tuple[str, bool]:
@@ -292,6 +296,7 @@ class Pages:
                     status=completeness(info, missing)["status"],
                     read=state.read,
                     total=state.total,
+                    behind=None,
                 ),
                 True,
             )
@@ -299,20 +304,28 @@ class Pages:
         context = run_context(
             info, index.summary, (index.total_latency, index.working_latency), missing=missing
         )
-        return self._render("summary.html.j2", **context), False
+        # An older summary is shown while the new one is built, saying so, and replaced when
+        # it is.
+        stamp = self.reader.stamp(run_id)
+        behind = None if index.stamp == stamp else (index.summary.trials, stamp.trials)
+        return self._render("summary.html.j2", **context, behind=behind), behind is not None
 
     def cases_fragment(self, run_id: str, filters: RunFilters) -> tuple[str, bool]:
         """One page of the run's case table; and whether it waits for the run's index."""
         info = self.info(run_id)
+        stamp = self.reader.stamp(run_id)
         state = self.cache.get(run_id)
         index = state.index
-        stored = self.reader.stamp(run_id).trials
+        stored = stamp.trials
         prices = self.prices_for(info) or PriceTable.default()
         waiting = filters.needs_index and index is None
+        # A filtered table drawn from an index older than the run is redrawn when the new one
+        # is built (the page polls while this part is pending).
+        stale = index is not None and index.stamp != stamp
         offset = (filters.page - 1) * PAGE_SIZE
         views: list[Any] = []
         matching: int | None = None
-        if index is not None:
+        if filters.needs_index and index is not None:
             keys = self.reader.search(run_id, filters.q) if filters.q else None
             matching, rows = index.select(
                 status=filters.status or None,
@@ -328,13 +341,13 @@ class Pages:
             results = self.reader.results(run_id, [(row.case_id, row.trial) for row in rows])
             views = _numbered(results, [row.index for row in rows], prices, index)
         elif not waiting:
-            # The run's own order needs no index: the page straight from the store.
+            # The run's own order needs no index: the page straight from the store, as it is
+            # now (a run being written gains trials before its index is rebuilt).
             matching = stored
             keys_page = self.reader.keys_in_order(run_id, offset, PAGE_SIZE)
             results = self.reader.results(run_id, keys_page)
-            views = _numbered(
-                results, range(offset + 1, offset + 1 + len(results)), prices, None, info
-            )
+            numbers = range(offset + 1, offset + 1 + len(results))
+            views = _numbered(results, numbers, prices, index, info)
         summary = index.summary if index is not None else None
         html = self._render(
             "cases.html.j2",
@@ -355,7 +368,7 @@ class Pages:
             references=scorer_references(info),
             end_words=END_REASON_WORDS,
         )
-        return html, waiting
+        return html, waiting or (filters.needs_index and stale)
 
     def trial_page(self, run_id: str, case_id: str, trial: int) -> str | None:
         """One trial's trace, opened; None when the run has no such trial."""

@@ -47,7 +47,8 @@
   }
 
   // A run page: its summary and case table again whenever the stored run changes.
-  var lastStamp = null;
+  // The stamp the page was drawn at: a trial stored before the first poll still refreshes it.
+  var lastStamp = document.body.getAttribute("data-stamp");
   function refresh(part) {
     var opened = Array.prototype.map.call(
       part.querySelectorAll("tr.trace:not([hidden])"), function (row) { return row.id; });
