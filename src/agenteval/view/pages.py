@@ -24,7 +24,7 @@ from agenteval.catalog import scorer_references
 from agenteval.pricing import PriceTable
 from agenteval.records import RunInfo, RunStatus, TrialResult
 from agenteval.redaction import Redactor
-from agenteval.report.compare import Comparison, compare_runs
+from agenteval.report.compare import CaseChange, Comparison, compare_runs
 from agenteval.report.html import diff_from_comparison
 from agenteval.report.html.diff import diff_view
 from agenteval.report.html.page import report_environment, run_context, trial_views
@@ -53,6 +53,9 @@ SORTS = {
 }
 """The case table's columns, each sortable by the field it names (as the report's table)."""
 _NUMERIC = {"index", "trial", "score", "latency", "tokens", "cost"}
+CHANGES_SHOWN = 500
+"""New failures (and fixes) listed on a comparison's page; the count says how many there are."""
+_CASE_TABLES = ("New failures", "New fixes")
 STATUS_CHOICES = [
     ("pass", "passed"),
     ("fail", "failed a scorer"),
@@ -413,27 +416,40 @@ class Pages:
     def compare_page(self, base: str, candidate: str) -> str:
         comparison = self.comparison(base, candidate)
         prefix = f"/compare/{quote(base, safe='')}/{quote(candidate, safe='')}"
-        changed = [
-            {
-                "case_id": change.case_id,
-                "kind": kind,
-                "scorer": change.scorer,
-                "base": f"{change.base_failed} of {change.base_judged}",
-                "candidate": f"{change.candidate_failed} of {change.candidate_judged}",
-                "url": f"{prefix}/cases/{quote(change.case_id, safe='')}",
+
+        def listed(changes: Sequence[CaseChange]) -> dict[str, Any]:
+            return {
+                "count": len(changes),
+                "rows": [
+                    {
+                        "case_id": change.case_id,
+                        "scorer": change.scorer,
+                        "base": f"{change.base_failed} of {change.base_judged}"
+                        if change.in_base
+                        else "not in base",
+                        "candidate": f"{change.candidate_failed} of {change.candidate_judged}",
+                        "reason": change.reason,
+                        "url": f"{prefix}/cases/{quote(change.case_id, safe='')}",
+                    }
+                    for change in changes[:CHANGES_SHOWN]
+                ],
             }
-            for kind, changes in (
-                ("new failure", comparison.new_failures),
-                ("fixed", comparison.new_fixes),
-            )
-            for change in changes
-        ]
+
+        # The case tables are drawn here, each case linking to its traces side by side; the
+        # rest of the report's baseline diff as the report draws it.
+        diff = diff_from_comparison(comparison)
+        diff = diff.model_copy(
+            update={"tables": [t for t in diff.tables if t.title not in _CASE_TABLES]}
+        )
         return self._render(
             "compare.html.j2",
             base=comparison.base,
             candidate=comparison.candidate,
-            diff=_diff_view(comparison),
-            changed=changed,
+            diff=diff_view(diff),
+            changes=[
+                ("New failures", listed(comparison.new_failures)),
+                ("New fixes", listed(comparison.new_fixes)),
+            ],
         )
 
     def compare_case_page(self, base: str, candidate: str, case_id: str) -> str | None:
@@ -504,10 +520,6 @@ def _numbered(
 def _position(index: RunIndex, key: tuple[str, int]) -> int | None:
     """The trial's number in the run's table (its `#`), as the report numbers it."""
     return next((row.index for row in index.rows if row.key == key), None)
-
-
-def _diff_view(comparison: Comparison) -> Any:
-    return diff_view(diff_from_comparison(comparison))
 
 
 def _columns(run_id: str, filters: RunFilters) -> list[tuple[str, str, str, str]]:
