@@ -69,13 +69,19 @@ def view_command(
         typer.Option(
             "--host",
             metavar="ADDRESS",
+            show_default=False,
             help="The address to listen on (default 127.0.0.1, this machine only; any other "
             "lets whoever reaches it read every stored run).",
         ),
     ] = "127.0.0.1",
     port: Annotated[
         int,
-        typer.Option("--port", metavar="PORT", help="The port (default 8000; 0 picks a free one)."),
+        typer.Option(
+            "--port",
+            metavar="PORT",
+            show_default=False,
+            help="The port (default 8000; 0 picks a free one).",
+        ),
     ] = 8000,
     *,
     flags: Flags,
