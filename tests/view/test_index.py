@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+import subprocess
 import threading
 from collections import Counter
 from contextlib import closing
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.view.bulk import expected_kind, expected_latency, write_bulk_run
+from tests.view.bulk import expected_kind, expected_latency, live_writer_command, write_bulk_run
 
 import agenteval
 from agenteval.case import EvalCase
@@ -271,7 +272,7 @@ def test_a_changed_run_is_rebuilt_and_its_old_index_served_meanwhile(tmp_path: P
                 TrialResult(case=case, trial=Trial(case_id="late", output="x"), scores={}),
             )
             state = cache.get(run_id)
-            entered.wait()
+            assert entered.wait(120)  # a guard against hanging, not a time limit
             during = cache.get(run_id)
             assert state.building and during.building
             assert during.index is old  # the stale index, while the new one builds
@@ -400,3 +401,37 @@ def test_the_last_page_of_a_100k_run_sorted_and_filtered(
     want = [r for r in index.rows if r.status == "fail" and "billing" in r.tags]
     assert count == len(want)
     assert page[0].case_id == max(r.case_id for r in want)
+
+
+def test_the_index_of_a_run_another_process_writes_follows_it_to_the_end(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    run_id = "20261202-120000-idx"
+    writer = subprocess.Popen(
+        live_writer_command(path, run_id, 120, 0.01),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert writer.stdout is not None
+    assert writer.stdout.readline().strip() == "created"
+    sizes: list[int] = []
+    with StoreReader(path, refresh_s=0) as reader:
+        cache = IndexCache(reader)
+        try:
+            while writer.poll() is None:
+                state = cache.get(run_id)
+                if state.index is not None:
+                    sizes.append(len(state.index.rows))
+            _, err = writer.communicate()
+            assert writer.returncode == 0, err
+            # A build begun before the end may be the one waited for: then the next one.
+            for _ in range(3):
+                final = cache.wait(run_id)
+                if final.index is not None and final.index.info.status is RunStatus.FINISHED:
+                    break
+        finally:
+            cache.close()
+    assert final.index is not None and len(final.index.rows) == 120
+    assert final.index.summary.trials == 120
+    assert sizes == sorted(sizes)  # the index only ever grows
+    assert any(0 < n < 120 for n in sizes), sizes  # it was read while the run was written

@@ -8,6 +8,7 @@ import hashlib
 import shutil
 import sqlite3
 import subprocess
+import sys
 import threading
 from contextlib import closing
 from pathlib import Path
@@ -468,3 +469,12 @@ def test_the_last_page_of_a_100k_run_reads_its_keys_and_results(bulk: tuple[Path
         assert reader.keys_in_order(run_id, BULK_TRIALS, 50) == []
         assert reader.stamp(run_id).trials == BULK_TRIALS
         assert reader.search(run_id, "CASE-049999") == {(case_id(49_999), 0), (case_id(49_999), 1)}
+
+
+def test_importing_the_viewer_imports_no_web_stack() -> None:
+    code = (
+        "import sys, agenteval.view; "
+        "assert not {'starlette', 'uvicorn'} & set(sys.modules), sorted(sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
