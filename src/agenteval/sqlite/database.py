@@ -296,13 +296,19 @@ class Database:
         of a WAL file makes its `-wal` and `-shm` files when missing, which a file refused
         must not get. With no `-wal` beside it, the file holds everything, so it is checked
         as `immutable` (no side files, no locks); the real connection checks again."""
-        if Path(f"{self._path}-wal").exists():
-            return  # a writer has it open (or left its WAL): the side files are there
-        try:
-            with closing(sqlite3.connect(self._address(immutable=True), uri=True)) as conn:
-                app_id, version, tables = identify(conn)
-        except sqlite3.Error as exc:
-            raise self.error(exc) from None
+        for attempt in range(2):
+            if Path(f"{self._path}-wal").exists():
+                return  # a writer has it open (or left its WAL): the side files are there
+            try:
+                with closing(sqlite3.connect(self._address(immutable=True), uri=True)) as conn:
+                    app_id, version, tables = identify(conn)
+                break
+            except sqlite3.Error as exc:
+                # Immutable, a writer changing the file under the read can tear it: a
+                # damaged file fails twice, a torn read not.
+                if attempt:
+                    raise self.error(exc) from None
+                time.sleep(0.05)
         self._check_identity(app_id, version, tables)
         self._check_readable(app_id, version)
 
