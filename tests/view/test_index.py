@@ -435,3 +435,35 @@ def test_the_index_of_a_run_another_process_writes_follows_it_to_the_end(tmp_pat
     assert final.index.summary.trials == 120
     assert sizes == sorted(sizes)  # the index only ever grows
     assert any(0 < n < 120 for n in sizes), sizes  # it was read while the run was written
+
+
+def test_many_threads_asking_at_once_start_one_build(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    (run_id,) = _store_with_runs(path, 1)
+    builds: list[str] = []
+    start = threading.Barrier(8)
+    indexes: list[RunIndex | None] = []
+
+    def prices_for(info: Any) -> PriceTable | None:
+        builds.append(threading.current_thread().name)
+        return None
+
+    with StoreReader(path) as reader:
+        cache = IndexCache(reader, prices_for=prices_for)
+
+        def ask() -> None:
+            start.wait()
+            cache.get(run_id)
+            indexes.append(cache.wait(run_id).index)
+
+        try:
+            threads = [threading.Thread(target=ask) for _ in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            cache.close()
+    assert builds == ["agenteval-view-index"]
+    assert len(indexes) == 8 and indexes[0] is not None
+    assert all(index is indexes[0] for index in indexes)
