@@ -91,12 +91,13 @@ SORTS = ("index", "case", "trial", "status", "failing", "score", "latency", "tok
 """The fields `RunIndex.select` sorts by (the report's sortable columns)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RunIndex:
     """A run as its pages list it, from one pass over its stored results (see the module).
 
     Built by `build_index`, kept by `IndexCache` until the run's stamp changes. `select` is
-    safe from many threads (sorted orders are kept once made).
+    safe from many threads (sorted orders are kept once made). Compared by identity: two
+    indexes are the same build or not.
     """
 
     run_id: str
