@@ -215,6 +215,10 @@ def test_select_filters_pages_and_refuses_an_unknown_sort(real_run: tuple[Path, 
     assert index.select(flaky=True)[1] == [r for r in rows if r.flaky]
     assert index.select(keys=found)[1] == [r for r in rows if r.case_id == "wobbly"]
     assert index.select(status="pass", tag="a", keys=found) == (0, [])
+    found_row = index.row("wobbly", 1)
+    assert found_row is not None and found_row.key == ("wobbly", 1)
+    assert found_row is index.rows[found_row.index - 1]
+    assert index.row("wobbly", 2) is None and index.row("nope", 0) is None
     count, page = index.select(offset=10, limit=3)
     assert count == 14 and [r.index for r in page] == [11, 12, 13]
     assert index.select(offset=20) == (14, [])

@@ -113,7 +113,16 @@ class RunIndex:
     build_s: float
     """How long the pass took."""
     _orders: dict[tuple[str, bool], list[Row]] = field(default_factory=dict, repr=False)
+    _by_key: dict[tuple[str, int], Row] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def row(self, case_id: str, trial: int) -> Row | None:
+        """The row of one (case, trial), None when the index has none (its number for a
+        trace's page, say); the lookup is made at the first call."""
+        with self._lock:
+            if not self._by_key and self.rows:
+                self._by_key.update((row.key, row) for row in self.rows)
+            return self._by_key.get((case_id, trial))
 
     @property
     def tags(self) -> list[str]:
