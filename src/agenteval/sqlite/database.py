@@ -20,7 +20,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -166,6 +166,8 @@ class Database:
         self._checked = self._memory or damaged is None
         if not self._memory:
             self._check_file(create and not self._read_only)
+        if self._read_only:
+            self._check_unopened()
         try:
             self._conn = sqlite3.connect(
                 self._address(),
@@ -279,7 +281,7 @@ class Database:
 
     # -- opening ----------------------------------------------------------------------------
 
-    def _address(self) -> str:
+    def _address(self, *, immutable: bool = False) -> str:
         """What SQLite opens: the path, or read-only a URI asking `mode=ro`, the path quoted
         so that no `?` or `#` in a file name is read as part of the URI."""
         if self._memory:
@@ -287,7 +289,28 @@ class Database:
         if not self._read_only:
             return str(self._path)
         quoted = urllib.parse.quote(str(self._path.absolute()), safe="/")
-        return f"file:{quoted}?mode=ro"
+        return f"file:{quoted}?mode=ro" + ("&immutable=1" if immutable else "")
+
+    def _check_unopened(self) -> None:
+        """Read-only, check the file is of this kind before opening it for reading: a reader
+        of a WAL file makes its `-wal` and `-shm` files when missing, which a file refused
+        must not get. With no `-wal` beside it, the file holds everything, so it is checked
+        as `immutable` (no side files, no locks); the real connection checks again."""
+        for attempt in range(2):
+            if Path(f"{self._path}-wal").exists():
+                return  # a writer has it open (or left its WAL): the side files are there
+            try:
+                with closing(sqlite3.connect(self._address(immutable=True), uri=True)) as conn:
+                    app_id, version, tables = identify(conn)
+                break
+            except sqlite3.Error as exc:
+                # Immutable, a writer changing the file under the read can tear it: a
+                # damaged file fails twice, a torn read not.
+                if attempt:
+                    raise self.error(exc) from None
+                time.sleep(0.05)
+        self._check_identity(app_id, version, tables)
+        self._check_readable(app_id, version)
 
     def _check_file(self, create: bool) -> None:
         # Look at the file before SQLite does: a file that is not a database is refused

@@ -91,12 +91,13 @@ SORTS = ("index", "case", "trial", "status", "failing", "score", "latency", "tok
 """The fields `RunIndex.select` sorts by (the report's sortable columns)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RunIndex:
     """A run as its pages list it, from one pass over its stored results (see the module).
 
     Built by `build_index`, kept by `IndexCache` until the run's stamp changes. `select` is
-    safe from many threads (sorted orders are kept once made).
+    safe from many threads (sorted orders are kept once made). Compared by identity: two
+    indexes are the same build or not.
     """
 
     run_id: str
@@ -112,7 +113,16 @@ class RunIndex:
     build_s: float
     """How long the pass took."""
     _orders: dict[tuple[str, bool], list[Row]] = field(default_factory=dict, repr=False)
+    _by_key: dict[tuple[str, int], Row] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def row(self, case_id: str, trial: int) -> Row | None:
+        """The row of one (case, trial), None when the index has none (its number for a
+        trace's page, say); the lookup is made at the first call."""
+        with self._lock:
+            if not self._by_key and self.rows:
+                self._by_key.update((row.key, row) for row in self.rows)
+            return self._by_key.get((case_id, trial))
 
     @property
     def tags(self) -> list[str]:

@@ -519,7 +519,8 @@ def _numbered(
 
 def _position(index: RunIndex, key: tuple[str, int]) -> int | None:
     """The trial's number in the run's table (its `#`), as the report numbers it."""
-    return next((row.index for row in index.rows if row.key == key), None)
+    row = index.row(*key)
+    return None if row is None else row.index
 
 
 def _columns(run_id: str, filters: RunFilters) -> list[tuple[str, str, str, str]]:
