@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import socket
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import closing
 from html import unescape
 from pathlib import Path
 from urllib.parse import quote
@@ -286,3 +288,26 @@ def test_importing_agenteval_view_imports_no_web_framework() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=view_env(), cwd=ROOT
     )
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_a_run_whose_summary_cannot_be_made_says_why(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    cases = [EvalCase(id=f"q{i}", input=f"{i}+{i}?", expected_output=str(2 * i)) for i in range(3)]
+    run = evaluate(_right, cases, store=path)
+    # One stored trial no agenteval wrote: the run's one-pass summary stops on it.
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute(
+            "UPDATE trials SET data = '{\"no\": \"trial\"}' WHERE run_id = ? AND case_id = 'q1'",
+            (run.run_id,),
+        )
+    with running_viewer(path) as running:
+        progress = f"/api/runs/{run.run_id}/progress"
+        wait_until(lambda: running.get(progress).json()["error"] is not None)
+        summary = running.get(f"/runs/{run.run_id}/summary")
+        assert summary.status_code == 200  # not pending: the page stops polling
+        assert "summary cannot be made" in summary.text and "q1" in unescape(summary.text)
+        page = running.get(f"/runs/{run.run_id}")
+        assert page.status_code == 200 and "Traceback" not in page.text
+        broken = running.get(f"/runs/{run.run_id}/trials/q1/0")
+        assert broken.status_code == 503 and "Traceback" not in broken.text
+        assert running.get(f"/runs/{run.run_id}/trials/q0/0").status_code == 200

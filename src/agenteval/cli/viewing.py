@@ -70,8 +70,8 @@ def view_command(
             "--host",
             metavar="ADDRESS",
             show_default=False,
-            help="The address to listen on (default 127.0.0.1, this machine only; any other "
-            "lets whoever reaches it read every stored run).",
+            help="The address to listen on (default: 127.0.0.1, this machine only); any other "
+            "lets whoever reaches it read every stored run.",
         ),
     ] = "127.0.0.1",
     port: Annotated[
@@ -80,7 +80,7 @@ def view_command(
             "--port",
             metavar="PORT",
             show_default=False,
-            help="The port (default 8000; 0 picks a free one).",
+            help="The port; 0 picks a free one (default: 8000).",
         ),
     ] = 8000,
     *,

@@ -304,7 +304,8 @@ class _Entry:
 
 class IndexCache:
     """The indexes of the runs pages ask for, at most `max_runs` of them (least recently
-    asked dropped first), built one at a time in one background thread.
+    asked dropped first), built one at a time in one background thread, the smallest waiting
+    run first.
 
     `get(run_id)` compares the run's stamp with its index's and starts a build when there is
     none or it changed; meanwhile it serves the index it has. Safe from many threads.
@@ -392,8 +393,15 @@ class IndexCache:
                     self._worker = None
                     self._lock.notify_all()
                     return
-                run_id = self._queue.popleft()
+                # The smallest run first: a run of a few trials is not kept waiting behind a
+                # large one asked for earlier (the runs list asks for every run at once).
+                run_id = min(self._queue, key=self._queued_size)
+                self._queue.remove(run_id)
             self._build(run_id)
+
+    def _queued_size(self, run_id: str) -> int:
+        entry = self._entries.get(run_id)
+        return 0 if entry is None else entry.total
 
     def _build(self, run_id: str) -> None:
         def progress(read: int, total: int) -> None:

@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 from agenteval.catalog import scorer_references
+from agenteval.errors import StoreError
 from agenteval.pricing import PriceTable
 from agenteval.records import RunInfo, RunStatus, TrialResult
 from agenteval.redaction import Redactor
@@ -300,8 +301,9 @@ class Pages:
                     read=state.read,
                     total=state.total,
                     behind=None,
+                    error=state.error,
                 ),
-                True,
+                state.error is None,
             )
         index = state.index
         context = run_context(
@@ -311,7 +313,10 @@ class Pages:
         # it is.
         stamp = self.reader.stamp(run_id)
         behind = None if index.stamp == stamp else (index.summary.trials, stamp.trials)
-        return self._render("summary.html.j2", **context, behind=behind), behind is not None
+        return (
+            self._render("summary.html.j2", **context, behind=behind, error=None),
+            behind is not None,
+        )
 
     def cases_fragment(self, run_id: str, filters: RunFilters) -> tuple[str, bool]:
         """One page of the run's case table; and whether it waits for the run's index."""
@@ -327,6 +332,7 @@ class Pages:
         stale = index is not None and index.stamp != stamp
         offset = (filters.page - 1) * PAGE_SIZE
         views: list[Any] = []
+        unreadable: list[str] = []
         matching: int | None = None
         if filters.needs_index and index is not None:
             keys = self.reader.search(run_id, filters.q) if filters.q else None
@@ -341,16 +347,21 @@ class Pages:
                 offset=offset,
                 limit=PAGE_SIZE,
             )
-            results = self.reader.results(run_id, [(row.case_id, row.trial) for row in rows])
-            views = _numbered(results, [row.index for row in rows], prices, index)
+            results, unreadable = self._readable(run_id, [row.key for row in rows])
+            number_of = {row.key: row.index for row in rows}
+            views = _numbered(
+                results, [number_of[r.case.id, r.trial.trial] for r in results], prices, index
+            )
         elif not waiting:
             # The run's own order needs no index: the page straight from the store, as it is
             # now (a run being written gains trials before its index is rebuilt).
             matching = stored
             keys_page = self.reader.keys_in_order(run_id, offset, PAGE_SIZE)
-            results = self.reader.results(run_id, keys_page)
-            numbers = range(offset + 1, offset + 1 + len(results))
-            views = _numbered(results, numbers, prices, index, info)
+            results, unreadable = self._readable(run_id, keys_page)
+            at = {key: offset + 1 + n for n, key in enumerate(keys_page)}
+            views = _numbered(
+                results, [at[r.case.id, r.trial.trial] for r in results], prices, index, info
+            )
         summary = index.summary if index is not None else None
         html = self._render(
             "cases.html.j2",
@@ -370,8 +381,27 @@ class Pages:
             pager=_pager(run_id, filters, matching),
             references=scorer_references(info),
             end_words=END_REASON_WORDS,
+            unreadable=unreadable,
         )
         return html, waiting or (filters.needs_index and stale)
+
+    def _readable(
+        self, run_id: str, keys: Sequence[tuple[str, int]]
+    ) -> tuple[list[TrialResult], list[str]]:
+        """The stored results of `keys`, and what is wrong with each that cannot be read (a
+        damaged row), so one bad trial does not hide its page's others."""
+        try:
+            return self.reader.results(run_id, keys), []
+        except StoreError:
+            pass
+        results: list[TrialResult] = []
+        problems: list[str] = []
+        for key in keys:
+            try:
+                results.extend(self.reader.results(run_id, [key]))
+            except StoreError as exc:
+                problems.append(exc.render())
+        return results, problems
 
     def trial_page(self, run_id: str, case_id: str, trial: int) -> str | None:
         """One trial's trace, opened; None when the run has no such trial."""
@@ -492,6 +522,7 @@ class Pages:
             "trials": stamp.trials,
             "stamp": str(hash(stamp)),
             "summarized": state.index is not None and state.index.stamp == stamp,
+            "error": state.error,
             "read": state.read,
             "total": state.total,
         }

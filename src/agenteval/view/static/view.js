@@ -77,11 +77,11 @@
       var changed = lastStamp !== null && progress.stamp !== lastStamp;
       lastStamp = progress.stamp;
       var work = [];
-      if (changed || (pending && progress.summarized)) {
+      if (changed || (pending && (progress.summarized || progress.error))) {
         Array.prototype.forEach.call(parts, function (part) { work.push(refresh(part)); });
       }
       return Promise.all(work).then(function () {
-        var live = progress.status === "running" || !progress.summarized ||
+        var live = progress.status === "running" || (!progress.summarized && !progress.error) ||
           document.querySelectorAll("[data-src][data-pending]").length > 0;
         document.body.classList.toggle("live", progress.status === "running");
         if (live) window.setTimeout(pollRun, POLL_MS);
