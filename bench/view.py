@@ -173,7 +173,9 @@ _FLOOR_SQL = (
     "SELECT c.case_id, t.trial, c.data, t.data,"
     " (SELECT json_group_array(json(s.data)) FROM scores s WHERE s.run_id = t.run_id"
     "  AND s.case_id = t.case_id AND s.trial = t.trial)"
-    " FROM cases c JOIN trials t ON t.run_id = c.run_id AND t.case_id = c.case_id"
+    # CROSS JOIN: cases in order by their index, then each case's trials by the primary key
+    # (a plain JOIN lets SQLite scan trials and sort them all: 1.2 s for the last page of 100k).
+    " FROM cases c CROSS JOIN trials t ON t.run_id = c.run_id AND t.case_id = c.case_id"
     " WHERE c.run_id = ? ORDER BY c.idx, t.trial LIMIT ? OFFSET ?"
 )
 
