@@ -386,9 +386,9 @@ def measure_compare(
 # -- in the browser --------------------------------------------------------------------------
 
 
-def first_row_seconds(url: str, text: str) -> tuple[float, int, int]:
+def first_row_seconds(url: str, text: str) -> tuple[float, list[str], int]:
     """Headless Chromium: seconds from navigating to `url` until `text` is visible; the
-    number of /api/ requests made by then and the bytes of their answers."""
+    /api/ requests answered by then (their paths, in order) and the bytes of their answers."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -396,9 +396,11 @@ def first_row_seconds(url: str, text: str) -> tuple[float, int, int]:
         try:
             page = browser.new_page()
             api: list[int] = []
+            paths: list[str] = []
 
             def answered(response: Any) -> None:
                 if "/api/" in response.url:
+                    paths.append(response.url.split("/", 3)[3])
                     try:
                         api.append(len(response.body()))
                     except Exception:  # a body gone with a closed page: counted, 0 bytes
@@ -409,7 +411,7 @@ def first_row_seconds(url: str, text: str) -> tuple[float, int, int]:
             page.goto(url)
             page.get_by_text(text, exact=True).first.wait_for(state="visible", timeout=600_000)
             seconds = time.perf_counter() - start
-            return seconds, len(api), sum(api)
+            return seconds, list(paths), sum(api)
         finally:
             browser.close()
 
@@ -468,11 +470,38 @@ def measure_inspect(figures: Figures, size: str, samples: int, tries: int) -> No
             figures.add(
                 f"{size}: Chromium, first trial row visible (fresh server)", "s", INSPECT, seconds
             )
-            figures.add(f"{size}: Chromium, /api/ calls until then", "", INSPECT, calls)
+            figures.add(f"{size}: Chromium, /api/ calls until then", "", INSPECT, len(calls))
             figures.add(
                 f"{size}: Chromium, /api/ bytes until then", "KB", INSPECT, size_bytes / 1e3
             )
             figures.add(f"{size}: peak RSS, first page served", "MB", INSPECT, server.peak_rss_mb())
+        # The server's part: the same /api/ calls, one after another over HTTP (the browser
+        # makes some at once, and between them unpacks and parses in its workers).
+        with inspect_view(python, folder, scratch) as server:
+            figures.add(
+                f"{size}: the first row's /api/ calls over HTTP, cold",
+                "s",
+                INSPECT,
+                replay(server, calls),
+            )
+            figures.add(
+                f"{size}: the first row's /api/ calls over HTTP, warm",
+                "s",
+                INSPECT,
+                replay(server, calls),
+            )
+
+
+def replay(server: Server, paths: list[str]) -> float:
+    """Seconds for `paths`, asked in order (the events stream, which never ends, left out;
+    `/api/flow` answers 404 to the browser too when the folder has no flow file)."""
+    start = time.perf_counter()
+    for path in paths:
+        if not path.startswith("api/events"):
+            response = server.client.get("/" + path)
+            if response.status_code >= 500 or response.status_code in (400, 403):
+                raise RuntimeError(f"{path}: {response.status_code} {response.text[:300]}")
+    return time.perf_counter() - start
 
 
 # -- stores ----------------------------------------------------------------------------------
