@@ -178,6 +178,8 @@ def test_comparing_two_runs_from_the_list(
     page.page.check(f"tr[data-run='{candidate}'] input[name=candidate]")
     page.page.click("#compare-form button[type=submit]")
     page.page.wait_for_url(f"**/compare/{base}/{candidate}")
+    # Made in the background: the page shows it when it is made.
+    page.page.wait_for_selector("#diff", timeout=0)
     assert "1 new failures" in page.page.inner_text("#diff")
     page.page.click("#changed-cases a")
     page.page.wait_for_url("**/cases/q3")
@@ -235,7 +237,9 @@ def test_a_live_run_updates_while_another_process_writes_it(
             writer.stdin.write("\n")
             writer.stdin.flush()
             assert writer.stdout.readline().startswith("stored")
-            wait_until(lambda n=i + 1: page.page.locator("#cases tbody.trial").count() == n)
+            wait_until(
+                lambda n=i + 1: page.page.locator("#cases tbody.trial").count() == n, tries=3000
+            )
         done = runs.locator(f"tr[data-run='{info.run_id}'] .c-done")
         wait_until(lambda: done.inner_text() == "3/3")
         writer.stdin.write("\n")
@@ -262,6 +266,7 @@ def test_the_xss_corpus_runs_nowhere(
         f"/runs/{XSS_RUN}/trials/{quote(r.case.id, safe='')}/{r.trial.trial}" for r in results
     ]
     addresses += [f"/compare/{XSS_RUN}/{XSS_RUN}/cases/{quote(results[0].case.id, safe='')}"]
+    wait_until(lambda: viewer.get(f"/api/compare/{XSS_RUN}/{XSS_RUN}").json()["ready"])
     for address in addresses:
         page.page.goto(viewer.url + address)
         for button in page.page.locator("button.open-trace").all():

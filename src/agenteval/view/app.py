@@ -14,6 +14,7 @@ the case's traces side by side), `/compare?base=&candidate=` (the runs list's fo
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 from urllib.parse import quote
@@ -27,7 +28,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agenteval.errors import StoreError
+from agenteval.errors import AgentEvalError, StoreError
 from agenteval.view.pages import BadRequest, Pages, RunFilters, RunsFilters
 from agenteval.view.reader import UnknownRun
 
@@ -93,6 +94,12 @@ def create_app(pages: Pages, *, hosts: Sequence[str] = ("127.0.0.1", "localhost"
                 return html(400, "Bad address", str(exc))
             except StoreError as exc:
                 return html(503, "The store cannot be read", exc.render())
+            except AgentEvalError as exc:  # a comparison that cannot be made, say
+                return html(400, "This cannot be shown", exc.render())
+            except Exception as exc:
+                # The viewer's own bug: one line on the page, the traceback in the terminal.
+                traceback.print_exc()
+                return html(500, "The viewer failed", f"{type(exc).__name__}: {exc}")
             if response is None:
                 return html(404, "Not found", f"Nothing at {request.url.path}.")
             return response
@@ -132,7 +139,12 @@ def create_app(pages: Pages, *, hosts: Sequence[str] = ("127.0.0.1", "localhost"
 
     def compare(request: Request) -> Response:
         params = request.path_params
-        return HTMLResponse(pages.compare_page(params["base"], params["candidate"]))
+        text, pending = pages.compare_page(params["base"], params["candidate"])
+        return HTMLResponse(text, status_code=202 if pending else 200)
+
+    def api_compare(request: Request) -> Response:
+        params = request.path_params
+        return JSONResponse(pages.compare_progress(params["base"], params["candidate"]))
 
     def compare_case(request: Request) -> Response | None:
         params = request.path_params
@@ -168,6 +180,7 @@ def create_app(pages: Pages, *, hosts: Sequence[str] = ("127.0.0.1", "localhost"
         Route("/compare/{base}/{candidate}/cases/{case_id:path}", guarded(compare_case)),
         Route("/api/runs", guarded(api_runs)),
         Route("/api/runs/{run_id}/progress", guarded(api_progress)),
+        Route("/api/compare/{base}/{candidate}", guarded(api_compare)),
         Route("/static/{name}", guarded(static)),
     ]
 

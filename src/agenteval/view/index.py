@@ -302,6 +302,10 @@ class _Entry:
         return IndexState(self.index, self.building, self.read, self.total, self.error)
 
 
+INLINE_TRIALS = 2_000
+"""The largest run `IndexCache.get(..., inline=True)` builds in the asking thread (~0.2 s)."""
+
+
 class IndexCache:
     """The indexes of the runs pages ask for, at most `max_runs` of them (least recently
     asked dropped first), built one at a time in one background thread, the smallest waiting
@@ -312,21 +316,34 @@ class IndexCache:
     """
 
     def __init__(
-        self, reader: StoreReader, max_runs: int = 8, *, prices_for: PricesFor | None = None
+        self,
+        reader: StoreReader,
+        max_runs: int = 8,
+        *,
+        prices_for: PricesFor | None = None,
+        on_built: Callable[[RunIndex], None] | None = None,
     ) -> None:
         self._reader = reader
         self._max_runs = max(max_runs, 1)
         self._prices_for = prices_for
+        # Told of each index as it is built, before it can be dropped: what a page keeps of
+        # many runs (the runs list's figures) outlives the few indexes kept.
+        self._on_built = on_built
         self._lock = threading.Condition()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._queue: deque[str] = deque()
         self._worker: threading.Thread | None = None
         self._stop = threading.Event()
 
-    def get(self, run_id: str) -> IndexState:
+    def get(self, run_id: str, *, inline: bool = False) -> IndexState:
         """The run's index as it is now, starting a build if it is missing or stale;
-        `UnknownRun` when no such run is stored."""
+        `UnknownRun` when no such run is stored.
+
+        With `inline`, a run of at most `INLINE_TRIALS` trials is built in the calling thread
+        before answering (a page about that run: a small run's summary is never kept waiting
+        behind a large run's build in the background thread)."""
         stamp = self._reader.stamp(run_id)
+        here = False
         with self._lock:
             entry = self._entries.get(run_id)
             if entry is None:
@@ -340,14 +357,27 @@ class IndexCache:
                 and not self._stop.is_set()
             ):
                 entry.building, entry.read, entry.total = True, 0, stamp.trials
-                self._queue.append(run_id)
-                if self._worker is None:
-                    self._worker = threading.Thread(
-                        target=self._work, name="agenteval-view-index", daemon=True
-                    )
-                    self._worker.start()
+                here = inline and stamp.trials <= INLINE_TRIALS
+                if not here:
+                    self._queue.append(run_id)
+                    if self._worker is None:
+                        self._worker = threading.Thread(
+                            target=self._work, name="agenteval-view-index", daemon=True
+                        )
+                        self._worker.start()
             self._evict()
-            return entry.state()
+            state = entry.state()
+        if here:
+            self._build(run_id)
+            return self.peek(run_id)
+        return state
+
+    def peek(self, run_id: str) -> IndexState:
+        """The run's index as it is now, without starting a build (a page that only uses an
+        index when there is one: a trace's number)."""
+        with self._lock:
+            entry = self._entries.get(run_id)
+            return _Entry().state() if entry is None else entry.state()
 
     def wait(self, run_id: str, timeout: float | None = None) -> IndexState:
         """`get`, then wait (at most `timeout` seconds) for the build it started or found to
@@ -437,3 +467,5 @@ class IndexCache:
             elif error is not None:
                 entry.error, entry.failed_at = error, failed_at
             self._lock.notify_all()
+        if index is not None and self._on_built is not None:
+            self._on_built(index)

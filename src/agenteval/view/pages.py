@@ -11,7 +11,9 @@ the run's `RunIndex`, built once in the background (`IndexCache`) and shown when
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -34,7 +36,7 @@ from agenteval.report.simulation import END_REASON_WORDS
 from agenteval.report.terminal import format_rate, format_seconds, format_usd
 from agenteval.store import RunStore
 from agenteval.view.index import IndexCache, RunIndex
-from agenteval.view.reader import StoreReader
+from agenteval.view.reader import Stamp, StoreReader
 
 __all__ = ["PAGE_SIZE", "BadRequest", "Pages", "RunFilters", "RunsFilters"]
 
@@ -54,6 +56,12 @@ SORTS = {
 }
 """The case table's columns, each sortable by the field it names (as the report's table)."""
 _NUMERIC = {"index", "trial", "score", "latency", "tokens", "cost"}
+FLAKY_SHOWN = 50
+"""Flaky cases a run's summary lists (the case table's "flaky only" filter lists them all)."""
+SUMMARIES_KEPT = 16
+"""Runs whose drawn summary is kept, each until the run changes."""
+COMPARISONS_KEPT = 4
+"""Comparisons kept, each until one of its runs changes."""
 CHANGES_SHOWN = 500
 """New failures (and fixes) listed on a comparison's page; the count says how many there are."""
 _CASE_TABLES = ("New failures", "New fixes")
@@ -168,15 +176,25 @@ class Pages:
     prices_for: Callable[[RunInfo], PriceTable | None] = lambda info: None
     cache: IndexCache = field(init=False)
     env: Environment = field(init=False)
-    _stats: dict[str, tuple[object, _RunStats]] = field(init=False, default_factory=dict)
-    _comparisons: dict[tuple[object, object], Comparison] = field(init=False, default_factory=dict)
+    _stats: dict[str, tuple[Stamp, _RunStats]] = field(init=False, default_factory=dict)
+    _summaries: dict[str, tuple[tuple[Stamp, Stamp], str]] = field(init=False, default_factory=dict)
+    _comparisons: dict[tuple[str, str, Stamp, Stamp], Future[Comparison]] = field(
+        init=False, default_factory=dict
+    )
+    _comparing: ThreadPoolExecutor = field(init=False)
+    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.cache = IndexCache(self.reader, prices_for=self.prices_for)
+        self.cache = IndexCache(
+            self.reader, prices_for=self.prices_for, on_built=self._record_stats
+        )
         self.env = report_environment(PackageLoader("agenteval.view", "templates"))
+        # One comparison at a time, off the request: two large runs take a while to read.
+        self._comparing = ThreadPoolExecutor(1, thread_name_prefix="agenteval-view-compare")
 
     def close(self) -> None:
         """Stop the background builds and close the store."""
+        self._comparing.shutdown(wait=False, cancel_futures=True)
         self.cache.close()
         self.reader.close()
 
@@ -200,7 +218,7 @@ class Pages:
         rows = []
         for run in self.reader.runs():
             live = run.status is RunStatus.RUNNING
-            stats = self._run_stats(run.run_id)
+            stats, pending = self._run_stats(run.run_id)
             status = (
                 "incomplete"
                 if run.status is RunStatus.FINISHED and not run.complete
@@ -220,7 +238,7 @@ class Pages:
                     "done": f"{run.trials_done:,}/{run.trials_total:,}",
                     "rate": stats.rate if stats else "…",
                     "cost": stats.cost if stats else "…",
-                    "pending": stats is None,
+                    "pending": pending,
                     "duration": format_seconds((end - run.created_at).total_seconds())
                     if end is not None
                     else "running"
@@ -230,22 +248,27 @@ class Pages:
             )
         return rows
 
-    def _run_stats(self, run_id: str) -> _RunStats | None:
-        state = self.cache.get(run_id)
-        index = state.index
-        if index is None:
+    def _record_stats(self, index: RunIndex) -> None:
+        """Keep what the runs list shows of a run as soon as its index is built (the index
+        itself may be dropped for others soon after)."""
+        summary = index.summary
+        stats = _RunStats(
+            rate=format_rate(summary.passed) if summary.passed.total else "none judged",
+            cost=format_usd(summary.cost.total_usd),
+        )
+        with self._lock:
+            self._stats[index.run_id] = (index.stamp, stats)
+
+    def _run_stats(self, run_id: str) -> tuple[_RunStats | None, bool]:
+        """The run's figures for the list (the last known while newer ones are made), and
+        whether newer ones are being made."""
+        stamp = self.reader.stamp(run_id)
+        with self._lock:
             known = self._stats.get(run_id)
-            return known[1] if known else None
-        known = self._stats.get(run_id)
-        if known is None or known[0] != index.stamp:
-            summary = index.summary
-            stats = _RunStats(
-                rate=format_rate(summary.passed) if summary.passed.total else "none judged",
-                cost=format_usd(summary.cost.total_usd),
-            )
-            self._stats[run_id] = (index.stamp, stats)
-            return stats
-        return known[1]
+        if known is not None and known[0] == stamp:
+            return known[1], False
+        self.cache.get(run_id)  # builds it, and `_record_stats` keeps its figures
+        return (known[1] if known else None), True
 
     def runs_page(self, filters: RunsFilters) -> str:
         rows = self.runs_rows()
@@ -289,7 +312,7 @@ class Pages:
         """The run's summary as the report draws it, or a line saying how far its reading has
         got; and whether it is still being read."""
         info = self.info(run_id)
-        state = self.cache.get(run_id)
+        state = self.cache.get(run_id, inline=True)
         missing = self.reader.missing(run_id)
         if state.index is None:
             return (
@@ -306,23 +329,33 @@ class Pages:
                 state.error is None,
             )
         index = state.index
-        context = run_context(
-            info, index.summary, (index.total_latency, index.working_latency), missing=missing
-        )
         # An older summary is shown while the new one is built, saying so, and replaced when
-        # it is.
+        # it is. Drawn once per state of the run: a large run's summary is large.
         stamp = self.reader.stamp(run_id)
         behind = None if index.stamp == stamp else (index.summary.trials, stamp.trials)
-        return (
-            self._render("summary.html.j2", **context, behind=behind, error=None),
-            behind is not None,
+        with self._lock:
+            drawn = self._summaries.get(run_id)
+        if drawn is not None and drawn[0] == (index.stamp, stamp):
+            return drawn[1], behind is not None
+        context = run_context(
+            info,
+            index.summary,
+            (index.total_latency, index.working_latency),
+            missing=missing,
+            flaky_shown=FLAKY_SHOWN,
         )
+        html = self._render("summary.html.j2", **context, behind=behind, error=None)
+        with self._lock:
+            self._summaries[run_id] = ((index.stamp, stamp), html)
+            while len(self._summaries) > SUMMARIES_KEPT:
+                self._summaries.pop(next(iter(self._summaries)))
+        return html, behind is not None
 
     def cases_fragment(self, run_id: str, filters: RunFilters) -> tuple[str, bool]:
         """One page of the run's case table; and whether it waits for the run's index."""
         info = self.info(run_id)
         stamp = self.reader.stamp(run_id)
-        state = self.cache.get(run_id)
+        state = self.cache.get(run_id, inline=True)
         index = state.index
         stored = stamp.trials
         prices = self.prices_for(info) or PriceTable.default()
@@ -409,7 +442,7 @@ class Pages:
         result = self.reader.result(run_id, case_id, trial)
         if result is None:
             return None
-        state = self.cache.get(run_id)
+        state = self.cache.peek(run_id)
         prices = self.prices_for(info) or PriceTable.default()
         view = _numbered([result], [1], prices, state.index, info)[0]
         if state.index is not None:
@@ -426,26 +459,46 @@ class Pages:
 
     # -- comparing -----------------------------------------------------------------------------
 
-    def comparison(self, base: str, candidate: str) -> Comparison:
-        """`agenteval compare` of the two runs (kept while neither changes)."""
-        key = (self.reader.stamp(base), self.reader.stamp(candidate))
-        known = self._comparisons.get(key)
-        if known is not None:
-            return known
+    def comparison(self, base: str, candidate: str) -> Future[Comparison]:
+        """`agenteval compare` of the two runs, made in the background once and kept while
+        neither run changes (`UnknownRun` at once for a run not stored)."""
+        key = (base, candidate, self.reader.stamp(base), self.reader.stamp(candidate))
+        with self._lock:
+            known = self._comparisons.get(key)
+            if known is None:
+                known = self._comparing.submit(self._compare, base, candidate)
+                self._comparisons[key] = known
+                # A few at most: each holds both runs' summaries.
+                while len(self._comparisons) > COMPARISONS_KEPT:
+                    self._comparisons.pop(next(iter(self._comparisons)))
+        return known
+
+    def _compare(self, base: str, candidate: str) -> Comparison:
         candidate_info = self.reader.info(candidate)
         with RunStore(self.reader.path, read_only=True) as store:
-            comparison = compare_runs(
-                store, base, candidate, prices=self.prices_for(candidate_info)
-            )
-        # Two at most: a comparison holds both runs' summaries.
-        while len(self._comparisons) >= 2:
-            self._comparisons.pop(next(iter(self._comparisons)))
-        self._comparisons[key] = comparison
-        return comparison
+            return compare_runs(store, base, candidate, prices=self.prices_for(candidate_info))
 
-    def compare_page(self, base: str, candidate: str) -> str:
-        comparison = self.comparison(base, candidate)
+    def compare_progress(self, base: str, candidate: str) -> dict[str, Any]:
+        """What a comparison's page polls while it is made."""
+        job = self.comparison(base, candidate)
+        error = job.exception() if job.done() else None
+        return {"ready": job.done(), "error": None if error is None else str(error)}
+
+    def compare_page(self, base: str, candidate: str) -> tuple[str, bool]:
+        """The comparison's page, or a page saying it is being made (and whether it is)."""
+        job = self.comparison(base, candidate)
         prefix = f"/compare/{quote(base, safe='')}/{quote(candidate, safe='')}"
+        if not job.done():
+            sizes = [self.reader.stamp(run_id).trials for run_id in (base, candidate)]
+            page = self._render(
+                "comparing.html.j2",
+                base=self.info(base),
+                candidate=self.info(candidate),
+                sizes=sizes,
+                poll=f"/api{prefix}",
+            )
+            return page, True
+        comparison = job.result()  # a user's mistake (an AgentEvalError) is the app's to say
 
         def listed(changes: Sequence[CaseChange]) -> dict[str, Any]:
             return {
@@ -471,7 +524,7 @@ class Pages:
         diff = diff.model_copy(
             update={"tables": [t for t in diff.tables if t.title not in _CASE_TABLES]}
         )
-        return self._render(
+        page = self._render(
             "compare.html.j2",
             base=comparison.base,
             candidate=comparison.candidate,
@@ -481,6 +534,7 @@ class Pages:
                 ("New fixes", listed(comparison.new_fixes)),
             ],
         )
+        return page, False
 
     def compare_case_page(self, base: str, candidate: str, case_id: str) -> str | None:
         """The case's trials in both runs side by side; None when neither run has it."""
@@ -489,7 +543,7 @@ class Pages:
         for label, run_id in (("base", base), ("candidate", candidate)):
             info = self.info(run_id)
             results = self.reader.case_results(run_id, case_id)
-            state = self.cache.get(run_id)
+            state = self.cache.peek(run_id)
             prices = self.prices_for(info) or PriceTable.default()
             views = _numbered(results, range(1, len(results) + 1), prices, state.index, info)
             if state.index is not None:
@@ -515,7 +569,7 @@ class Pages:
         """What a run page polls: the run's status, trials stored and a token that changes
         whenever anything the page shows does."""
         stamp = self.reader.stamp(run_id)
-        state = self.cache.get(run_id)
+        state = self.cache.get(run_id, inline=True)
         return {
             "run_id": run_id,
             "status": stamp.status,

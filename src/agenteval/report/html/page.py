@@ -179,10 +179,12 @@ def run_context(
     *,
     diff: BaselineDiff | BaseModel | Mapping[str, Any] | None = None,
     missing: MissingTrials | None = None,
+    flaky_shown: int | None = None,
 ) -> dict[str, Any]:
     """What the shared parts (`run_head`, `diff`, `summary`, `trial`) read of a run: `info`
     (redacted by the caller), its summary, the trials' total and working latencies for the
-    histogram, the baseline diff and the trials it lacks."""
+    histogram, the baseline diff and the trials it lacks; `flaky_shown` caps the flaky cases
+    listed (the viewer's pages; the one-file report lists them all)."""
     return {
         "info": info,
         "status": completeness(info, missing)["status"],
@@ -198,6 +200,7 @@ def run_context(
         "histogram": histogram(list(latencies[0]), list(latencies[1]), summary),
         "cost_bars": cost_bars(summary),
         "diff": diff_view(diff),
+        "flaky_shown": flaky_shown,
     }
 
 

@@ -14,6 +14,16 @@
   }
   openAll(document);
 
+  // A flaky case named in a summary opens the run's table searched for it (the one-file
+  // report filters its table in place; here the server filters).
+  document.addEventListener("click", function (event) {
+    var target = event.target;
+    var button = target instanceof Element && target.closest("[data-case-filter]");
+    if (!button) return;
+    var query = "?q=" + encodeURIComponent(button.getAttribute("data-case-filter"));
+    window.location.assign(window.location.pathname + query + "#cases");
+  });
+
   var url = document.body.getAttribute("data-poll");
   if (!url) return;
 
@@ -89,5 +99,15 @@
     }).catch(function () { window.setTimeout(pollRun, POLL_MS * 4); });
   }
 
-  if (url === "/api/runs") pollRuns(); else pollRun();
+  // A comparison being made: the page again when it is.
+  function pollComparison() {
+    get(url).then(function (response) { return response.json(); }).then(function (state) {
+      if (state.ready) window.location.reload();
+      else window.setTimeout(pollComparison, POLL_MS);
+    }).catch(function () { window.setTimeout(pollComparison, POLL_MS * 4); });
+  }
+
+  if (url === "/api/runs") pollRuns();
+  else if (url.indexOf("/api/compare/") === 0) pollComparison();
+  else pollRun();
 })();
