@@ -175,6 +175,25 @@ class PagedRecords(StoreFile):
             ).fetchall()
         return [(case_id, int(trial)) for (trial,) in rows]
 
+    def search_fields(self, run_id: str) -> Iterator[tuple[EvalCase, int, str | None]]:
+        """Every stored trial of the run in report order as (its case, its trial number, its
+        answer): what the report's case table searches (each case parsed once, only the
+        answer read of a trial). One snapshot, read a chunk at a time."""
+        with self._snapshot() as conn:
+            cursor = conn.execute(
+                "SELECT c.case_id, c.data, t.trial, json_extract(t.data, '$.output')"
+                " FROM cases c JOIN trials t ON t.run_id = c.run_id AND t.case_id = c.case_id"
+                " WHERE c.run_id = ? ORDER BY c.idx, t.trial",
+                (run_id,),
+            )
+            case: EvalCase | None = None
+            while rows := cursor.fetchmany(_CHUNK):
+                for case_id, case_data, trial, output in rows:
+                    if case is None or case.id != case_id:
+                        where = f"case {case_id!r} of run {run_id!r}"
+                        case = self._parse(EvalCase, case_data, where)
+                    yield case, int(trial), output if isinstance(output, str) else None
+
     def search_keys(self, run_id: str, text: str) -> set[tuple[str, int]]:
         """The (case id, trial) pairs whose stored trial JSON, or whose case's, holds `text`,
         ignoring case. Done in SQL (LIKE), but for letters LIKE cannot fold (non-ASCII)."""

@@ -1,0 +1,125 @@
+"""The viewer shows what the one-file report shows: a real run (`agenteval run` in its own
+process: flaky cases over several trials, failures, errors, unscored trials, tags, case ids in
+mixed case) read through a real `agenteval view` over HTTP, against `agenteval report --html` of
+the same stored run. The report's case table is judged from the JSON its own script reads
+(`#trials-data`) with report.js's rules (`_report_search`, `_report_sort`)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from tests.view.server import Viewer, running_viewer, view_env, wait_until
+
+_AGENT = """
+import random
+
+def answer(question: str) -> str:
+    if "boom" in question:
+        raise RuntimeError("agent exploded")
+    if "flip" in question:
+        return "yes" if random.random() < 0.5 else "no"
+    return "yes"
+"""
+_KINDS = ("ok", "flip", "boom", "none", "wrong")
+_TAGS: tuple[list[str], ...] = (["alpha"], ["beta"], ["alpha", "gamma"], [], ["beta"])
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[dict[str, Any]]]:
+    """A store with one real run of 24 cases x 3 trials, and the rows of its report.html."""
+    folder = tmp_path_factory.mktemp("revtruth")
+    (folder / "agent.py").write_text(_AGENT, encoding="utf-8")
+    cases = []
+    for i in range(24):
+        kind = _KINDS[i % 5]
+        case: dict[str, Any] = {
+            # Mixed case and punctuation: a plain order and a locale's differ on these.
+            "id": f"Case-{i:02d}" if i % 2 else f"case_{i:02d}",
+            "input": f"question {i} {kind}",
+            "tags": _TAGS[i % 5],
+        }
+        if kind != "none":
+            case["expected_output"] = "no" if kind == "wrong" else "yes"
+        cases.append(case)
+    (folder / "cases.yaml").write_text(yaml.safe_dump(cases), encoding="utf-8")
+    (folder / "agenteval.yaml").write_text(
+        "dataset: cases.yaml\nagent: agent.py:answer\ntrials: 3\nretries: 0\n", encoding="utf-8"
+    )
+    store = folder / "runs.db"
+    command = [sys.executable, "-m", "agenteval"]
+    env = {**view_env(), "AGENTEVAL_STORE": str(store)}
+    subprocess.run([*command, "run", "."], cwd=folder, env=env, capture_output=True, check=False)
+    listed = subprocess.run(
+        [*command, "runs"], cwd=folder, env=env, capture_output=True, text=True, check=True
+    )
+    run_id = re.findall(r"\d{8}-\d{6}-[0-9a-f]{4}", listed.stdout)[0]
+    report = folder / "report.html"
+    subprocess.run(
+        [*command, "report", run_id, "--html", str(report)], cwd=folder, env=env, check=True
+    )
+    text = report.read_text(encoding="utf-8")
+    found = re.search(r'<script[^>]*id="trials-data"[^>]*>(.*?)</script>', text, re.S)
+    assert found is not None
+    return store, run_id, json.loads(found.group(1))
+
+
+@pytest.fixture(scope="module")
+def viewer(stored: tuple[Path, str, list[dict[str, Any]]]) -> Iterator[Viewer]:
+    with running_viewer(stored[0]) as running:
+        run_id = stored[1]
+        wait_until(lambda: running.get(f"/runs/{run_id}/summary").status_code == 200)
+        yield running
+
+
+def _numbers(page: str) -> list[int]:
+    """The # of every trial row on a page of the viewer's table, in the page's order."""
+    return [int(n) for n in re.findall(r'<tbody class="trial" data-i="(\d+)">', page)]
+
+
+def _count(page: str) -> str:
+    found = re.search(r'id="f-count"[^>]*>([^<]*)<', page)
+    assert found is not None
+    return unescape(found.group(1))
+
+
+def _report_search(rows: list[dict[str, Any]], query: str) -> list[int]:
+    """report.js's `matches` on its search box alone."""
+    q = query.strip().lower()
+    return [r["i"] for r in rows if q in r["text"] or q in r["case"].lower()]
+
+
+def test_search_finds_what_the_reports_search_finds_and_not_the_stored_json(
+    viewer: Viewer, stored: tuple[Path, str, list[dict[str, Any]]]
+) -> None:
+    # Before the fix the viewer searched the stored JSON whole: `latency_s` or `trial` (its
+    # keys) found every trial, `yes` every case expecting it, `agent exploded` the errors;
+    # the report finds none of these but `yes` in the answers.
+    _, run_id, rows = stored
+    for query in (
+        "latency_s",
+        "trial",
+        "expected_output",
+        "agent exploded",
+        "yes",
+        "NO",
+        "alpha",
+        "gamma",
+        "case-0",
+        "CASE_1",
+        "question 1",
+        " flip ",
+        "zzz",
+    ):
+        page = viewer.get(f"/runs/{run_id}", params={"q": query}).text
+        expected = _report_search(rows, query)
+        assert _count(page) == f"{len(expected)} of {len(rows)} trials", query
+        assert _numbers(page) == expected[:50], query
