@@ -123,3 +123,28 @@ def test_search_finds_what_the_reports_search_finds_and_not_the_stored_json(
         expected = _report_search(rows, query)
         assert _count(page) == f"{len(expected)} of {len(rows)} trials", query
         assert _numbers(page) == expected[:50], query
+
+
+def _pager(page: str) -> str:
+    found = re.search(r"<span>(trials [^<]*)</span>", page)
+    assert found is not None
+    return unescape(found.group(1))
+
+
+def test_a_page_past_the_end_shows_the_last_page_its_pager_names(
+    viewer: Viewer, stored: tuple[Path, str, list[dict[str, Any]]]
+) -> None:
+    # Before the fix, ?page=9 said "trials 51–72 of 72 · page 2 of 2" over an empty table
+    # and "No trial matches these filters."
+    _, run_id, rows = stored
+    numbers = [r["i"] for r in rows]
+    page = viewer.get(f"/runs/{run_id}", params={"page": 9}).text
+    assert _pager(page) == "trials 51–72 of 72 · page 2 of 2"
+    assert _numbers(page) == numbers[50:] and "No trial matches" not in page
+    failed = [r["i"] for r in rows if r["status"] == "fail"]
+    assert 0 < len(failed) <= 50
+    page = viewer.get(f"/runs/{run_id}", params={"status": "fail", "page": 3}).text
+    assert _pager(page) == f"trials 1–{len(failed)} of {len(failed)} · page 1 of 1"
+    assert _numbers(page) == failed
+    empty = viewer.get(f"/runs/{run_id}", params={"q": "zzz", "page": 2}).text
+    assert _numbers(empty) == [] and "No trial matches these filters." in empty

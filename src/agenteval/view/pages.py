@@ -33,7 +33,7 @@ from agenteval.report.json_document import completeness
 from agenteval.report.simulation import END_REASON_WORDS
 from agenteval.report.terminal import format_rate, format_seconds, format_usd
 from agenteval.store import RunStore
-from agenteval.view.index import IndexCache, RunIndex
+from agenteval.view.index import IndexCache, Row, RunIndex
 from agenteval.view.reader import StoreReader
 
 __all__ = ["PAGE_SIZE", "BadRequest", "Pages", "RunFilters", "RunsFilters"]
@@ -336,17 +336,24 @@ class Pages:
         matching: int | None = None
         if filters.needs_index and index is not None:
             keys = self.reader.search(run_id, filters.q) if filters.q else None
-            matching, rows = index.select(
-                status=filters.status or None,
-                scorer=filters.scorer or None,
-                tag=filters.tag or None,
-                flaky=filters.flaky,
-                keys=keys,
-                sort=filters.sort or None,
-                descending=filters.dir == "desc",
-                offset=offset,
-                limit=PAGE_SIZE,
-            )
+
+            def chosen(offset: int) -> tuple[int, list[Row]]:
+                return index.select(
+                    status=filters.status or None,
+                    scorer=filters.scorer or None,
+                    tag=filters.tag or None,
+                    flaky=filters.flaky,
+                    keys=keys,
+                    sort=filters.sort or None,
+                    descending=filters.dir == "desc",
+                    offset=offset,
+                    limit=PAGE_SIZE,
+                )
+
+            matching, rows = chosen(offset)
+            if offset >= matching > 0:
+                # A page past the end shows the last page, as its pager says.
+                matching, rows = chosen(_last_offset(matching))
             results, unreadable = self._readable(run_id, [row.key for row in rows])
             number_of = {row.key: row.index for row in rows}
             views = _numbered(
@@ -356,6 +363,8 @@ class Pages:
             # The run's own order needs no index: the page straight from the store, as it is
             # now (a run being written gains trials before its index is rebuilt).
             matching = stored
+            if offset >= stored > 0:
+                offset = _last_offset(stored)  # a page past the end: the last, as the pager
             keys_page = self.reader.keys_in_order(run_id, offset, PAGE_SIZE)
             results, unreadable = self._readable(run_id, keys_page)
             at = {key: offset + 1 + n for n, key in enumerate(keys_page)}
@@ -570,6 +579,11 @@ def _columns(run_id: str, filters: RunFilters) -> list[tuple[str, str, str, str]
             order = "descending" if filters.dir == "desc" else "ascending"
         columns.append((label, field_name, url + "#cases", order))
     return columns
+
+
+def _last_offset(matching: int) -> int:
+    """Where the last page of `matching` trials starts."""
+    return (max(1, math.ceil(matching / PAGE_SIZE)) - 1) * PAGE_SIZE
 
 
 def _pager(run_id: str, filters: RunFilters, matching: int | None) -> dict[str, Any] | None:
