@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from playwright.sync_api import sync_playwright
 from tests.view.server import Viewer, running_viewer, view_env, wait_until
 
 _AGENT = """
@@ -29,6 +31,7 @@ def answer(question: str) -> str:
         return "yes" if random.random() < 0.5 else "no"
     return "yes"
 """
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 _KINDS = ("ok", "flip", "boom", "none", "wrong")
 _TAGS: tuple[list[str], ...] = (["alpha"], ["beta"], ["alpha", "gamma"], [], ["beta"])
 
@@ -148,3 +151,53 @@ def test_a_page_past_the_end_shows_the_last_page_its_pager_names(
     assert _numbers(page) == failed
     empty = viewer.get(f"/runs/{run_id}", params={"q": "zzz", "page": 2}).text
     assert _numbers(empty) == [] and "No trial matches these filters." in empty
+
+
+_SORTS = ("index", "case", "trial", "status", "failing", "score", "latency", "tokens", "cost")
+
+
+def _viewer_order(viewer: Viewer, run_id: str, params: dict[str, str]) -> list[int]:
+    order: list[int] = []
+    for page in (1, 2):
+        order += _numbers(viewer.get(f"/runs/{run_id}", params={**params, "page": page}).text)
+    return order
+
+
+def test_the_runs_order_reversed_by_its_hash_column_is_reversed(
+    viewer: Viewer, stored: tuple[Path, str, list[dict[str, Any]]]
+) -> None:
+    # Before the fix, clicking '#' (the column's link: sort=index&dir=desc) drew the run in
+    # its own order, 1 first, under a header saying "descending".
+    _, run_id, rows = stored
+    first = viewer.get(f"/runs/{run_id}").text
+    link = re.search(r'<a class="sort" href="([^"]*)">#</a>', first)
+    assert link is not None
+    reversed_page = viewer.get(unescape(link.group(1)).split("#")[0]).text
+    assert _numbers(reversed_page) == [r["i"] for r in rows][::-1][:50]
+    assert 'aria-sort="descending"><a class="sort"' in reversed_page
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine")
+def test_every_sort_orders_the_trials_as_the_reports_table_does(
+    viewer: Viewer, stored: tuple[Path, str, list[dict[str, Any]]]
+) -> None:
+    # Before the fix the report sorted case ids with localeCompare ("case_00" before
+    # "Case-01", and whatever the browser's locale says) and the viewer by code point
+    # ("Case-01" first): the two tables listed the same run in different orders.
+    store, run_id, _ = stored
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.goto((store.parent / "report.html").as_uri())
+            for field in _SORTS:
+                for direction in ("asc", "desc"):
+                    button = "i" if field == "index" else field  # report.js calls '#' i
+                    page.click(f"button.sort[data-sort={button}]")
+                    shown = page.eval_on_selector_all(
+                        "tbody.trial", "els => els.map(e => Number(e.dataset.i))"
+                    )
+                    params = {"sort": field, "dir": direction}
+                    assert _viewer_order(viewer, run_id, params) == shown, (field, direction)
+        finally:
+            browser.close()

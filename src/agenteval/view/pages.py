@@ -134,9 +134,12 @@ class RunFilters:
     @property
     def needs_index(self) -> bool:
         """Whether this table needs every trial read (anything but the run's order unfiltered)."""
-        return bool(
-            self.q or self.status or self.scorer or self.tag or self.flaky
-        ) or self.sort not in ("", "index")
+        # The run's order reversed (`#` clicked) is a sort too: the store reads it forwards.
+        return (
+            bool(self.q or self.status or self.scorer or self.tag or self.flaky)
+            or self.sort not in ("", "index")
+            or self.dir == "desc"
+        )
 
     def query(self, **changes: Any) -> str:
         """The address's query with `changes`, leaving out the defaults."""
