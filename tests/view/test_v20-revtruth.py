@@ -201,3 +201,34 @@ def test_every_sort_orders_the_trials_as_the_reports_table_does(
                     assert _viewer_order(viewer, run_id, params) == shown, (field, direction)
         finally:
             browser.close()
+
+
+def test_the_viewer_sees_runs_stored_after_a_writer_has_closed_the_file(tmp_path: Path) -> None:
+    # Before the fix: the viewer opens a second read-only connection, whose opening read the
+    # file's header with Python's open() and closed it, which (POSIX) dropped every lock the
+    # viewer's process held on the file. The next writer to close (`agenteval run`, `rescore`)
+    # saw itself alone, folded and deleted the WAL, and the viewer read its old picture for
+    # good: a run stored, rescored or started afterwards never showed until a restart.
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    (folder / "agent.py").write_text("def answer(question: str) -> str:\n    return 'yes'\n")
+    (folder / "cases.yaml").write_text(
+        yaml.safe_dump(
+            [{"id": f"c{i}", "input": f"q{i}", "expected_output": "yes"} for i in range(3)]
+        )
+    )
+    (folder / "agenteval.yaml").write_text("dataset: cases.yaml\nagent: agent.py:answer\n")
+    store = tmp_path / "runs.db"
+    env = {**view_env(), "AGENTEVAL_STORE": str(store)}
+    command = [sys.executable, "-m", "agenteval", "run", "."]
+    subprocess.run(command, cwd=folder, env=env, capture_output=True, check=True)
+    with running_viewer(store) as viewer:
+        # Every page's reads: more than one connection of the viewer's open at once.
+        first = viewer.get("/api/runs").json()[0]["run_id"]
+        assert viewer.get(f"/runs/{first}").status_code == 200
+        wait_until(lambda: viewer.get(f"/runs/{first}/summary").status_code == 200)
+        for _ in range(2):  # the first writer's close deleted the WAL; the second is unseen
+            subprocess.run(command, cwd=folder, env=env, capture_output=True, check=True)
+        answer = viewer.get("/api/runs")
+        assert answer.status_code == 200, answer.text
+        wait_until(lambda: len(viewer.get("/api/runs").json()) == 3, tries=100)
