@@ -19,7 +19,13 @@ from typing import Any
 import pytest
 import yaml
 from playwright.sync_api import sync_playwright
+from tests.view.bulk import write_bulk_run
 from tests.view.server import Viewer, running_viewer, view_env, wait_until
+
+from agenteval.score import Score
+from agenteval.store import RunStore
+from agenteval.view.pages import Pages
+from agenteval.view.reader import StoreReader
 
 _AGENT = """
 import random
@@ -232,3 +238,36 @@ def test_the_viewer_sees_runs_stored_after_a_writer_has_closed_the_file(tmp_path
         answer = viewer.get("/api/runs")
         assert answer.status_code == 200, answer.text
         wait_until(lambda: len(viewer.get("/api/runs").json()) == 3, tries=100)
+
+
+def test_the_runs_list_keeps_polling_while_a_changed_runs_pass_rate_is_redone(
+    tmp_path: Path,
+) -> None:
+    # Before the fix, a run just finished (or rescored) was listed with its older index's
+    # pass rate and `pending: false`, so the runs list stopped polling and kept, say,
+    # "34 of 93" where `agenteval show` says "34 of 96" until the page was reloaded.
+    path = tmp_path / "runs.db"
+    run_id = write_bulk_run(path, trials=20)
+    pages = Pages(StoreReader(path, refresh_s=0), store_label="test")
+    try:
+        pages.runs_rows()
+        assert pages.cache.wait(run_id, 60).index is not None
+        before = pages.runs_rows()[0]
+        assert not before["pending"]
+        with RunStore(path) as store:
+            first = next(
+                r
+                for r in store.iter_results(run_id)
+                if r.trial.failure is None and r.scores["exact_match"].passed
+            )
+            failed = Score(name="exact_match", value=0.0, passed=False, reason="rescored")
+            store.replace_scores(
+                run_id, first.case.id, first.trial.trial, {"exact_match": failed}, merge=True
+            )
+        changed = pages.runs_rows()[0]
+        assert changed["pending"]  # the list polls on: its rate is being redone
+        pages.cache.wait(run_id, 60)
+        after = pages.runs_rows()[0]
+        assert not after["pending"] and after["rate"] != before["rate"]
+    finally:
+        pages.close()

@@ -203,7 +203,7 @@ class Pages:
         rows = []
         for run in self.reader.runs():
             live = run.status is RunStatus.RUNNING
-            stats = self._run_stats(run.run_id)
+            stats, current = self._run_stats(run.run_id)
             status = (
                 "incomplete"
                 if run.status is RunStatus.FINISHED and not run.complete
@@ -223,7 +223,9 @@ class Pages:
                     "done": f"{run.trials_done:,}/{run.trials_total:,}",
                     "rate": stats.rate if stats else "…",
                     "cost": stats.cost if stats else "…",
-                    "pending": stats is None,
+                    # Stats of an older index (a run just finished or rescored) are shown
+                    # while the new one builds, and the list keeps polling until it is.
+                    "pending": stats is None or not current,
                     "duration": format_seconds((end - run.created_at).total_seconds())
                     if end is not None
                     else "running"
@@ -233,12 +235,15 @@ class Pages:
             )
         return rows
 
-    def _run_stats(self, run_id: str) -> _RunStats | None:
+    def _run_stats(self, run_id: str) -> tuple[_RunStats | None, bool]:
+        """The run's stats from its latest index, and whether that index is current (no
+        newer one being built)."""
         state = self.cache.get(run_id)
         index = state.index
+        current = not state.building
         if index is None:
             known = self._stats.get(run_id)
-            return known[1] if known else None
+            return (known[1] if known else None), current
         known = self._stats.get(run_id)
         if known is None or known[0] != index.stamp:
             summary = index.summary
@@ -247,8 +252,8 @@ class Pages:
                 cost=format_usd(summary.cost.total_usd),
             )
             self._stats[run_id] = (index.stamp, stats)
-            return stats
-        return known[1]
+            return stats, current
+        return known[1], current
 
     def runs_page(self, filters: RunsFilters) -> str:
         rows = self.runs_rows()
