@@ -271,3 +271,32 @@ def test_the_runs_list_keeps_polling_while_a_changed_runs_pass_rate_is_redone(
         assert not after["pending"] and after["rate"] != before["rate"]
     finally:
         pages.close()
+
+
+def test_a_comparison_notes_what_agenteval_compare_notes_of_an_unfinished_run(
+    tmp_path: Path,
+) -> None:
+    # Before the fix the viewer's comparison (and the report's baseline diff) left out
+    # `agenteval compare`'s notes that a run is unfinished, partial or missing trials ("only
+    # its stored trials are compared") and that cases went unjudged: a comparison against a
+    # run still being written read as a whole one.
+    path = tmp_path / "runs.db"
+    base = write_bulk_run(path, trials=20)
+    candidate = write_bulk_run(path, trials=20, finished=False)
+    printed = subprocess.run(
+        [sys.executable, "-m", "agenteval", "compare", base, candidate, "--store", str(path)],
+        env=view_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    notes = [
+        " ".join(line.removeprefix("note: ").split())
+        for line in re.split(r"\n(?=\S)", printed.stdout + printed.stderr)
+        if line.startswith("note: ") and "only its stored trials" in line
+    ]
+    assert notes, printed.stdout + printed.stderr
+    with running_viewer(path) as viewer:
+        page = unescape(re.sub(r"\s+", " ", viewer.get(f"/compare/{base}/{candidate}").text))
+    for note in notes:
+        assert note in page
