@@ -300,3 +300,20 @@ def test_a_comparison_notes_what_agenteval_compare_notes_of_an_unfinished_run(
         page = unescape(re.sub(r"\s+", " ", viewer.get(f"/compare/{base}/{candidate}").text))
     for note in notes:
         assert note in page
+
+
+def test_a_trace_is_numbered_as_in_the_report_before_the_runs_index_is_built(
+    stored: tuple[Path, str, list[dict[str, Any]]],
+) -> None:
+    # Before the fix a trial's own page, opened before its run's index was built (a fresh
+    # viewer, a large run), numbered it 1 ('#1', '#trace-1'), and the side-by-side page its
+    # trials 1, 2, 3, whatever their place in the run.
+    store, run_id, rows = stored
+    last = rows[-1]
+    with running_viewer(store) as fresh:
+        page = fresh.get(f"/runs/{run_id}/trials/{last['case']}/{last['trial']}").text
+    assert _numbers(page) == [last["i"]]
+    with running_viewer(store) as fresh:
+        page = fresh.get(f"/compare/{run_id}/{run_id}/cases/{last['case']}").text
+    same_case = [r["i"] for r in rows if r["case"] == last["case"]]
+    assert _numbers(page) == same_case * 2

@@ -126,6 +126,26 @@ class PagedRecords(StoreFile):
             ).fetchall()
         return [(str(case_id), int(trial)) for case_id, trial in rows]
 
+    def position(self, run_id: str, case_id: str, trial: int) -> int | None:
+        """The stored trial's number from 1 in report order (case order, then trial), as the
+        report's `#` column numbers it; None when it is not stored."""
+        with self._snapshot() as conn:
+            found = conn.execute(
+                "SELECT c.idx FROM cases c JOIN trials t"
+                " ON t.run_id = c.run_id AND t.case_id = c.case_id"
+                " WHERE c.run_id = ? AND c.case_id = ? AND t.trial = ?",
+                (run_id, case_id, trial),
+            ).fetchone()
+            if found is None:
+                return None
+            before = conn.execute(
+                "SELECT COUNT(*) FROM cases c JOIN trials t"
+                " ON t.run_id = c.run_id AND t.case_id = c.case_id"
+                " WHERE c.run_id = ? AND (c.idx < ? OR (c.idx = ? AND t.trial < ?))",
+                (run_id, found[0], found[0], trial),
+            ).fetchone()[0]
+        return int(before) + 1
+
     def results_of(self, run_id: str, keys: Sequence[tuple[str, int]]) -> list[TrialResult]:
         """The stored results of `keys`, in their order (a key with no stored trial is left
         out); only these rows are read and parsed."""

@@ -428,9 +428,10 @@ class Pages:
             return None
         state = self.cache.get(run_id)
         prices = self.prices_for(info) or PriceTable.default()
-        view = _numbered([result], [1], prices, state.index, info)[0]
-        if state.index is not None:
-            view.index = _position(state.index, (case_id, trial)) or view.index
+        # Its number in the whole run's table: from the index, else counted in the store.
+        number = _position(state.index, (case_id, trial)) if state.index is not None else None
+        number = number or self.reader.position(run_id, case_id, trial) or 1
+        view = _numbered([result], [number], prices, state.index, info)[0]
         return self._render(
             "trial.html.j2",
             info=info,
@@ -508,11 +509,14 @@ class Pages:
             results = self.reader.case_results(run_id, case_id)
             state = self.cache.get(run_id)
             prices = self.prices_for(info) or PriceTable.default()
-            views = _numbered(results, range(1, len(results) + 1), prices, state.index, info)
-            if state.index is not None:
-                for view in views:
-                    key = (view.result.case.id, view.result.trial.trial)
-                    view.index = _position(state.index, key) or view.index
+            # Each numbered as in its whole run's table (the index's, else the store's count).
+            numbers = [
+                (_position(state.index, key) if state.index is not None else None)
+                or self.reader.position(run_id, *key)
+                or n
+                for n, key in enumerate(((r.case.id, r.trial.trial) for r in results), start=1)
+            ]
+            views = _numbered(results, numbers, prices, state.index, info)
             references.update(scorer_references(info))
             sides.append({"label": label, "run_id": run_id, "views": views})
         if not any(side["views"] for side in sides):

@@ -217,6 +217,11 @@ class StoreReader:
         found = self.results(run_id, [(case_id, trial)])
         return found[0] if found else None
 
+    def position(self, run_id: str, case_id: str, trial: int) -> int | None:
+        """The stored trial's number in the run's table (its `#`); None when not stored."""
+        with self._run(run_id) as store:
+            return store.position(run_id, case_id, trial)
+
     def keys_in_order(self, run_id: str, offset: int, limit: int) -> list[tuple[str, int]]:
         """The run's stored (case id, trial) pairs in report order, `limit` from `offset`."""
         with self._run(run_id) as store:
