@@ -317,3 +317,23 @@ def test_a_trace_is_numbered_as_in_the_report_before_the_runs_index_is_built(
         page = fresh.get(f"/compare/{run_id}/{run_id}/cases/{last['case']}").text
     same_case = [r["i"] for r in rows if r["case"] == last["case"]]
     assert _numbers(page) == same_case * 2
+
+
+def test_the_runs_list_shows_every_runs_pass_rate_with_more_runs_than_indexes_kept(
+    tmp_path: Path,
+) -> None:
+    # Before the fix, with more runs than the 8 indexes kept, each poll of the list asked for
+    # every run's index, dropping one built to make room and rebuilding it at the next poll:
+    # the smallest runs were rebuilt over and over, the others showed '…' for good.
+    path = tmp_path / "runs.db"
+    runs = [write_bulk_run(path, trials=2 * (n + 1)) for n in range(10)]
+    with running_viewer(path) as viewer:
+
+        def settled() -> bool:
+            listed = viewer.get("/api/runs").json()
+            return len(listed) == 10 and not any(row["pending"] for row in listed)
+
+        wait_until(settled, tries=300)
+        listed = {row["run_id"]: row for row in viewer.get("/api/runs").json()}
+    assert sorted(listed) == sorted(runs)
+    assert all(row["rate"] not in ("…", "") for row in listed.values())

@@ -238,6 +238,12 @@ class Pages:
     def _run_stats(self, run_id: str) -> tuple[_RunStats | None, bool]:
         """The run's stats from its latest index, and whether that index is current (no
         newer one being built)."""
+        known = self._stats.get(run_id)
+        if known is not None and known[0] == self.reader.stamp(run_id):
+            # Figures of the run as it is: not asked of the cache, which keeps the indexes of
+            # 8 runs only (asking would rebuild one dropped, and with more runs than that the
+            # list would drop and rebuild them in turn, the largest never shown).
+            return known[1], True
         state = self.cache.get(run_id)
         index = state.index
         current = not state.building
