@@ -126,6 +126,23 @@ def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("COMMIT")
 
 
+_OPEN_FILES: dict[tuple[int, int], int] = {}
+"""The files (device, inode) this process has open through a `Database`, and how many times.
+Opening one of them again must not open and close the file outside SQLite: on POSIX, closing
+any descriptor of a file drops every lock the process holds on it, and a writer in another
+process that then finds no lock closes as the last user, folds the WAL into the file and
+deletes it under this process's readers (which then read a stale, later a torn, file)."""
+_OPEN_LOCK = threading.Lock()
+
+
+def _file_key(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino)
+
+
 class Database:
     """One open SQLite file of a `FileKind` (or ":memory:"), its connection and its lock.
 
@@ -164,9 +181,13 @@ class Database:
         # written, in memory, or a kind not checked).
         self._checked_stamp: tuple[tuple[int, int], Stamp] | None = None
         self._checked = self._memory or damaged is None
-        if not self._memory:
+        self._key = None if self._memory else _file_key(self._path)
+        with _OPEN_LOCK:
+            # Open here already: checked then, and looking again would drop its locks.
+            known = self._key is not None and _OPEN_FILES.get(self._key, 0) > 0
+        if not self._memory and not known:
             self._check_file(create and not self._read_only)
-        if self._read_only:
+        if self._read_only and not known:
             self._check_unopened()
         try:
             self._conn = sqlite3.connect(
@@ -184,6 +205,11 @@ class Database:
             self._conn.close()
             self._conn = None
             raise
+        if not self._memory:
+            self._key = _file_key(self._path)  # a file created by this opening has one now
+            if self._key is not None:
+                with _OPEN_LOCK:
+                    _OPEN_FILES[self._key] = _OPEN_FILES.get(self._key, 0) + 1
 
     @property
     def path(self) -> Path:
@@ -218,6 +244,13 @@ class Database:
                 )
                 self._conn.close()
                 self._conn = None
+                if self._key is not None:
+                    with _OPEN_LOCK:
+                        left = _OPEN_FILES.get(self._key, 0) - 1
+                        if left > 0:
+                            _OPEN_FILES[self._key] = left
+                        else:
+                            _OPEN_FILES.pop(self._key, None)
                 if unchanged:
                     remember(self._path)
 

@@ -126,6 +126,26 @@ class PagedRecords(StoreFile):
             ).fetchall()
         return [(str(case_id), int(trial)) for case_id, trial in rows]
 
+    def position(self, run_id: str, case_id: str, trial: int) -> int | None:
+        """The stored trial's number from 1 in report order (case order, then trial), as the
+        report's `#` column numbers it; None when it is not stored."""
+        with self._snapshot() as conn:
+            found = conn.execute(
+                "SELECT c.idx FROM cases c JOIN trials t"
+                " ON t.run_id = c.run_id AND t.case_id = c.case_id"
+                " WHERE c.run_id = ? AND c.case_id = ? AND t.trial = ?",
+                (run_id, case_id, trial),
+            ).fetchone()
+            if found is None:
+                return None
+            before = conn.execute(
+                "SELECT COUNT(*) FROM cases c JOIN trials t"
+                " ON t.run_id = c.run_id AND t.case_id = c.case_id"
+                " WHERE c.run_id = ? AND (c.idx < ? OR (c.idx = ? AND t.trial < ?))",
+                (run_id, found[0], found[0], trial),
+            ).fetchone()[0]
+        return int(before) + 1
+
     def results_of(self, run_id: str, keys: Sequence[tuple[str, int]]) -> list[TrialResult]:
         """The stored results of `keys`, in their order (a key with no stored trial is left
         out); only these rows are read and parsed."""
@@ -174,6 +194,25 @@ class PagedRecords(StoreFile):
                 (run_id, case_id),
             ).fetchall()
         return [(case_id, int(trial)) for (trial,) in rows]
+
+    def search_fields(self, run_id: str) -> Iterator[tuple[EvalCase, int, str | None]]:
+        """Every stored trial of the run in report order as (its case, its trial number, its
+        answer): what the report's case table searches (each case parsed once, only the
+        answer read of a trial). One snapshot, read a chunk at a time."""
+        with self._snapshot() as conn:
+            cursor = conn.execute(
+                "SELECT c.case_id, c.data, t.trial, json_extract(t.data, '$.output')"
+                " FROM cases c JOIN trials t ON t.run_id = c.run_id AND t.case_id = c.case_id"
+                " WHERE c.run_id = ? ORDER BY c.idx, t.trial",
+                (run_id,),
+            )
+            case: EvalCase | None = None
+            while rows := cursor.fetchmany(_CHUNK):
+                for case_id, case_data, trial, output in rows:
+                    if case is None or case.id != case_id:
+                        where = f"case {case_id!r} of run {run_id!r}"
+                        case = self._parse(EvalCase, case_data, where)
+                    yield case, int(trial), output if isinstance(output, str) else None
 
     def search_keys(self, run_id: str, text: str) -> set[tuple[str, int]]:
         """The (case id, trial) pairs whose stored trial JSON, or whose case's, holds `text`,

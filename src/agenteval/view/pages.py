@@ -35,7 +35,7 @@ from agenteval.report.json_document import completeness
 from agenteval.report.simulation import END_REASON_WORDS
 from agenteval.report.terminal import format_rate, format_seconds, format_usd
 from agenteval.store import RunStore
-from agenteval.view.index import IndexCache, RunIndex
+from agenteval.view.index import IndexCache, Row, RunIndex
 from agenteval.view.reader import Stamp, StoreReader
 
 __all__ = ["PAGE_SIZE", "BadRequest", "Pages", "RunFilters", "RunsFilters"]
@@ -142,9 +142,12 @@ class RunFilters:
     @property
     def needs_index(self) -> bool:
         """Whether this table needs every trial read (anything but the run's order unfiltered)."""
-        return bool(
-            self.q or self.status or self.scorer or self.tag or self.flaky
-        ) or self.sort not in ("", "index")
+        # The run's order reversed (`#` clicked) is a sort too: the store reads it forwards.
+        return (
+            bool(self.q or self.status or self.scorer or self.tag or self.flaky)
+            or self.sort not in ("", "index")
+            or self.dir == "desc"
+        )
 
     def query(self, **changes: Any) -> str:
         """The address's query with `changes`, leaving out the defaults."""
@@ -369,17 +372,24 @@ class Pages:
         matching: int | None = None
         if filters.needs_index and index is not None:
             keys = self.reader.search(run_id, filters.q) if filters.q else None
-            matching, rows = index.select(
-                status=filters.status or None,
-                scorer=filters.scorer or None,
-                tag=filters.tag or None,
-                flaky=filters.flaky,
-                keys=keys,
-                sort=filters.sort or None,
-                descending=filters.dir == "desc",
-                offset=offset,
-                limit=PAGE_SIZE,
-            )
+
+            def chosen(offset: int) -> tuple[int, list[Row]]:
+                return index.select(
+                    status=filters.status or None,
+                    scorer=filters.scorer or None,
+                    tag=filters.tag or None,
+                    flaky=filters.flaky,
+                    keys=keys,
+                    sort=filters.sort or None,
+                    descending=filters.dir == "desc",
+                    offset=offset,
+                    limit=PAGE_SIZE,
+                )
+
+            matching, rows = chosen(offset)
+            if offset >= matching > 0:
+                # A page past the end shows the last page, as its pager says.
+                matching, rows = chosen(_last_offset(matching))
             results, unreadable = self._readable(run_id, [row.key for row in rows])
             number_of = {row.key: row.index for row in rows}
             views = _numbered(
@@ -389,6 +399,8 @@ class Pages:
             # The run's own order needs no index: the page straight from the store, as it is
             # now (a run being written gains trials before its index is rebuilt).
             matching = stored
+            if offset >= stored > 0:
+                offset = _last_offset(stored)  # a page past the end: the last, as the pager
             keys_page = self.reader.keys_in_order(run_id, offset, PAGE_SIZE)
             results, unreadable = self._readable(run_id, keys_page)
             at = {key: offset + 1 + n for n, key in enumerate(keys_page)}
@@ -444,9 +456,10 @@ class Pages:
             return None
         state = self.cache.peek(run_id)
         prices = self.prices_for(info) or PriceTable.default()
-        view = _numbered([result], [1], prices, state.index, info)[0]
-        if state.index is not None:
-            view.index = _position(state.index, (case_id, trial)) or view.index
+        # Its number in the whole run's table: from the index, else counted in the store.
+        number = _position(state.index, (case_id, trial)) if state.index is not None else None
+        number = number or self.reader.position(run_id, case_id, trial) or 1
+        view = _numbered([result], [number], prices, state.index, info)[0]
         return self._render(
             "trial.html.j2",
             info=info,
@@ -545,11 +558,14 @@ class Pages:
             results = self.reader.case_results(run_id, case_id)
             state = self.cache.peek(run_id)
             prices = self.prices_for(info) or PriceTable.default()
-            views = _numbered(results, range(1, len(results) + 1), prices, state.index, info)
-            if state.index is not None:
-                for view in views:
-                    key = (view.result.case.id, view.result.trial.trial)
-                    view.index = _position(state.index, key) or view.index
+            # Each numbered as in its whole run's table (the index's, else the store's count).
+            numbers = [
+                (_position(state.index, key) if state.index is not None else None)
+                or self.reader.position(run_id, *key)
+                or n
+                for n, key in enumerate(((r.case.id, r.trial.trial) for r in results), start=1)
+            ]
+            views = _numbered(results, numbers, prices, state.index, info)
             references.update(scorer_references(info))
             sides.append({"label": label, "run_id": run_id, "views": views})
         if not any(side["views"] for side in sides):
@@ -624,6 +640,11 @@ def _columns(run_id: str, filters: RunFilters) -> list[tuple[str, str, str, str]
             order = "descending" if filters.dir == "desc" else "ascending"
         columns.append((label, field_name, url + "#cases", order))
     return columns
+
+
+def _last_offset(matching: int) -> int:
+    """Where the last page of `matching` trials starts."""
+    return (max(1, math.ceil(matching / PAGE_SIZE)) - 1) * PAGE_SIZE
 
 
 def _pager(run_id: str, filters: RunFilters, matching: int | None) -> dict[str, Any] | None:

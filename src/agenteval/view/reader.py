@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agenteval.records import MissingTrials, RunInfo, TrialResult
+from agenteval.report.html.trials import search_text
 from agenteval.store import RunStore, RunSummaryRow
 
 __all__ = ["RunRow", "Stamp", "StoreReader", "UnknownRun"]
@@ -216,16 +217,33 @@ class StoreReader:
         found = self.results(run_id, [(case_id, trial)])
         return found[0] if found else None
 
+    def position(self, run_id: str, case_id: str, trial: int) -> int | None:
+        """The stored trial's number in the run's table (its `#`); None when not stored."""
+        with self._run(run_id) as store:
+            return store.position(run_id, case_id, trial)
+
     def keys_in_order(self, run_id: str, offset: int, limit: int) -> list[tuple[str, int]]:
         """The run's stored (case id, trial) pairs in report order, `limit` from `offset`."""
         with self._run(run_id) as store:
             return store.keys_in_order(run_id, offset, limit)
 
     def search(self, run_id: str, text: str) -> set[tuple[str, int]]:
-        """The (case id, trial) pairs whose stored trial or case JSON holds `text`, ignoring
-        case (all of them for an empty text is not asked: empty gives the empty set)."""
+        """The (case id, trial) pairs the report's search finds for `text`: ignoring case, in
+        the case id, the case's input, the trial's answer or the case's tags (`search_text`),
+        not anywhere in the stored JSON (its keys, expectations, errors); the empty text finds
+        nothing (it is not asked)."""
+        needle = text.strip().lower()  # as report.js reads the search box
+        if not needle:
+            return set()
+        found: set[tuple[str, int]] = set()
+        texts: tuple[str, str | None, str] | None = None
         with self._run(run_id) as store:
-            return store.search_keys(run_id, text.strip())
+            for case, trial, output in store.search_fields(run_id):
+                if texts is None or texts[0] != case.id or texts[1] != output:
+                    texts = (case.id, output, search_text(case, output))
+                if needle in texts[2]:
+                    found.add((case.id, trial))
+        return found
 
     def iter_results(self, run_id: str) -> Iterator[TrialResult]:
         """Every stored result of the run in report order, a chunk at a time; the connection

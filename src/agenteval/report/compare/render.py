@@ -17,7 +17,7 @@ from agenteval.report.compare.model import (
 )
 from agenteval.report.statistics import TRIAL, Interval
 
-__all__ = ["comparison_markdown", "print_comparison"]
+__all__ = ["comparison_markdown", "print_comparison", "side_notes", "unjudged_note"]
 
 
 def _pct(value: float) -> str:
@@ -102,8 +102,11 @@ def _case_line(change: CaseChange, *, fix: bool) -> str:
     return f"{change.case_id} · {change.scorer}: {before} → {after}{why}{trial}"
 
 
-def _notes(comparison: Comparison) -> list[str]:
-    notes: list[str] = [
+def side_notes(comparison: Comparison) -> list[str]:
+    """A note per run that is not finished (partial, missing trials, unfinished): only its
+    stored trials are compared. `agenteval compare` prints them; the report's baseline diff
+    and the viewer's comparison show them too."""
+    return [
         f"the {which} run {side.run_id} is partial (its session ran only some of its cases); "
         "only its stored trials are compared"
         if side.partial
@@ -113,20 +116,33 @@ def _notes(comparison: Comparison) -> list[str]:
         for which, side in (("base", comparison.base), ("candidate", comparison.candidate))
         if not side.finished
     ]
+
+
+def unjudged_note(comparison: Comparison) -> str | None:
+    """The note on the cases the base judged and the candidate judged no trial of (in no
+    test), None when there are none; shown where `side_notes` are."""
+    unjudged = comparison.coverage.unjudged
+    if not unjudged:
+        return None
+    shown = ", ".join(case.describe() for case in unjudged[:5])
+    more = len(unjudged) - 5
+    return (
+        f"the candidate judged no trial of {len(unjudged)} case(s) the base judged "
+        f"({shown}{f' and {more} more' if more > 0 else ''}): they are in no test"
+    )
+
+
+def _notes(comparison: Comparison) -> list[str]:
+    notes = side_notes(comparison)
     if comparison.only_in_base or comparison.only_in_candidate:
         notes.append(
             f"the runs differ in cases: {len(comparison.only_in_base)} only in the base, "
             f"{len(comparison.only_in_candidate)} only in the candidate; tests are over the "
             f"{comparison.shared_cases} shared cases"
         )
-    unjudged = comparison.coverage.unjudged
+    unjudged = unjudged_note(comparison)
     if unjudged:
-        shown = ", ".join(case.describe() for case in unjudged[:5])
-        more = len(unjudged) - 5
-        notes.append(
-            f"the candidate judged no trial of {len(unjudged)} case(s) the base judged "
-            f"({shown}{f' and {more} more' if more > 0 else ''}): they are in no test"
-        )
+        notes.append(unjudged)
     if comparison.changed_cases:
         shown = ", ".join(comparison.changed_cases[:5])
         more = len(comparison.changed_cases) - 5

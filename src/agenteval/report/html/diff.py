@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
+from agenteval.report.compare.render import side_notes, unjudged_note
 from agenteval.report.statistics import Interval
 from agenteval.report.terminal import format_seconds, format_usd
 
@@ -110,7 +111,11 @@ def diff_from_comparison(comparison: Comparison) -> BaselineDiff:
         ("latency p50 excluding waits", comparison.working_latency_p50, format_seconds),
         ("latency p95 excluding waits", comparison.working_latency_p95, format_seconds),
     ]
-    notes = []
+    # What `agenteval compare` notes of what could not be tested, in the same words.
+    notes = side_notes(comparison)
+    unjudged = unjudged_note(comparison)
+    if unjudged:
+        notes.append(unjudged)
     if comparison.only_in_base:
         notes.append("only in the base run: " + ", ".join(comparison.only_in_base))
     if comparison.only_in_candidate:

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from agenteval.case import EvalCase
 from agenteval.pricing import PriceTable
 from agenteval.records import TrialResult
 from agenteval.report.simulation import END_REASON_WORDS, turn_tool_calls
@@ -18,7 +19,7 @@ from agenteval.report.statistics import trial_passed
 from agenteval.report.terminal import format_seconds, format_usd
 from agenteval.trace import ToolCall, Trial
 
-__all__ = ["MAX_TEXT", "TrialView", "row_data", "trace", "trial_view"]
+__all__ = ["MAX_TEXT", "TrialView", "row_data", "search_text", "trace", "trial_view"]
 
 MAX_TEXT = 20_000
 """Characters kept of any one text shown in a trace (tool results can be huge)."""
@@ -80,12 +81,16 @@ def _steps(trial: Trial) -> list[dict[str, Any]]:
 
 
 def _input_text(result: TrialResult) -> str:
-    value = result.case.input
+    return _case_input_text(result.case)
+
+
+def _case_input_text(case: EvalCase) -> str:
+    value = case.input
     if isinstance(value, str):
         return value
     if value:
         return "\n".join(f"{m.role}: {m.content}" for m in value)
-    return "\n".join(f"user: {turn}" for turn in result.case.turns)
+    return "\n".join(f"user: {turn}" for turn in case.turns)
 
 
 def _score_views(result: TrialResult) -> list[dict[str, Any]]:
@@ -236,12 +241,20 @@ def trial_view(
     )
 
 
+def search_text(case: EvalCase, output: str | None) -> str:
+    """What the case table's search looks in, per trial, casefolded: the case id, its input
+    (the first 2,000 characters), the trial's answer (as many) and the case's tags. The
+    viewer's search (`StoreReader.search`) matches the same text, so the two find the same
+    trials."""
+    return " ".join(
+        [case.id, _case_input_text(case)[:2000], (output or "")[:2000], *case.tags]
+    ).casefold()
+
+
 def row_data(view: TrialView) -> dict[str, Any]:
     """What the table's JavaScript filters and sorts on, per trial."""
     result, trial = view.result, view.result.trial
-    search = " ".join(
-        [result.case.id, _input_text(result)[:2000], (trial.output or "")[:2000], *result.case.tags]
-    ).casefold()
+    search = search_text(result.case, trial.output)
     return {
         "i": view.index,
         "case": result.case.id,

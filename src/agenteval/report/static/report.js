@@ -61,7 +61,9 @@
     // Missing values (no latency, no price) sort last whichever the direction.
     if (x === null || x === undefined) return (y === null || y === undefined) ? a.i - b.i : 1;
     if (y === null || y === undefined) return -1;
-    var order = typeof x === "string" ? x.localeCompare(y) : x - y;
+    // Strings by code unit, not localeCompare: the same order in every browser and locale,
+    // and the viewer's (which sorts on the server).
+    var order = typeof x === "string" ? (x < y ? -1 : x > y ? 1 : 0) : x - y;
     return (order || (a.i - b.i) * dir) * dir;
   }
   Array.prototype.forEach.call(table.querySelectorAll("button.sort"), function (button) {
