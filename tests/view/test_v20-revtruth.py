@@ -297,6 +297,7 @@ def test_a_comparison_notes_what_agenteval_compare_notes_of_an_unfinished_run(
     ]
     assert notes, printed.stdout + printed.stderr
     with running_viewer(path) as viewer:
+        wait_until(lambda: viewer.get(f"/api/compare/{base}/{candidate}").json()["ready"])
         page = unescape(re.sub(r"\s+", " ", viewer.get(f"/compare/{base}/{candidate}").text))
     for note in notes:
         assert note in page
