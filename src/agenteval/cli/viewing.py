@@ -115,9 +115,12 @@ def view_command(
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    # The names this server answers to (a rebinding site's name is refused): on loopback the
-    # machine's own; elsewhere whatever name the user reaches it by.
-    hosts = ["127.0.0.1", "localhost", "[::1]", host, shown] if loopback else ["*"]
+    # The names this server answers to besides its addresses (a rebinding site's name is
+    # refused, also when listening on every address, which includes 127.0.0.1): on loopback
+    # the machine's own; elsewhere also the names the machine goes by.
+    hosts = ["localhost", host]
+    if not loopback:
+        hosts += [socket.gethostname(), socket.getfqdn()]
     app = create_app(pages, hosts=hosts)
     console.print(f"agenteval view: [bold]http://{shown}:{bound}/[/] (read-only; Ctrl-C stops)")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")

@@ -1,0 +1,77 @@
+"""`agenteval view` under hostile or broken input, as a user would meet it (the security and
+robustness review of issue 20): each test starts the real command (tests/view/server.py) over a
+real store file and asks it over real HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.view.server import Viewer, running_viewer
+
+from agenteval import evaluate
+from agenteval.case import EvalCase
+
+
+def _right(question: str) -> str:
+    return str(2 * int(question.split("+")[0]))
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A store of one finished run of four cases."""
+    path = tmp_path_factory.mktemp("revsec") / "runs.db"
+    cases = [EvalCase(id=f"q{i}", input=f"{i}+{i}?", expected_output=str(2 * i)) for i in range(4)]
+    return path, evaluate(_right, cases, store=path).run_id
+
+
+@pytest.fixture(scope="module")
+def viewer(store: tuple[Path, str]) -> Iterator[Viewer]:
+    with running_viewer(store[0]) as running:
+        yield running
+
+
+_SECURITY_HEADERS = ("content-security-policy", "x-content-type-options", "referrer-policy")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "page=%C2%B2",  # "²": str.isdigit() says yes, int() says no
+        "page=" + "9" * 5000,  # beyond Python's int-from-text limit
+        "page=100000000000000000000000000000",  # beyond SQLite's integers
+        "page=1&page=%C2%B2",
+        "sort=latency&page=100000000000000000000000000000",
+    ],
+)
+def test_a_malformed_page_number_is_a_400_not_a_crash(
+    viewer: Viewer, store: tuple[Path, str], query: str
+) -> None:
+    for part in ("", "/cases"):
+        answer = viewer.get(f"/runs/{store[1]}{part}?{query}")
+        assert answer.status_code in (200, 202, 400), (part, query, answer.status_code)
+        assert all(name in answer.headers for name in _SECURITY_HEADERS)
+        assert "Traceback" not in answer.text
+
+
+@pytest.mark.parametrize("trial", ["%C2%B2", "9" * 5000, "99999999999999999999999", "-1"])
+def test_a_malformed_trial_number_is_a_404_not_a_crash(
+    viewer: Viewer, store: tuple[Path, str], trial: str
+) -> None:
+    answer = viewer.get(f"/runs/{store[1]}/trials/q1/{trial}")
+    assert answer.status_code == 404
+    assert all(name in answer.headers for name in _SECURITY_HEADERS)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])
+def test_listening_beyond_this_machine_still_refuses_a_rebound_name(
+    store: tuple[Path, str], host: str
+) -> None:
+    # Bound to every address, the viewer is on 127.0.0.1 too: a page on evil.example whose
+    # name rebinds to 127.0.0.1 must not read the runs under its own name.
+    with running_viewer(store[0], "--host", host) as running:
+        assert running.get("/api/runs", headers={"Host": "evil.example"}).status_code == 400
+        # What a user on the network types still answers: an address, the machine's name.
+        for name in ("127.0.0.1", "192.0.2.7:8000", "[fd00::2]", "localhost"):
+            assert running.get("/api/runs", headers={"Host": name}).status_code == 200, name
