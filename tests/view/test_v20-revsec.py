@@ -4,7 +4,12 @@ real store file and asks it over real HTTP."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import sqlite3
+import subprocess
 from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
@@ -75,3 +80,41 @@ def test_listening_beyond_this_machine_still_refuses_a_rebound_name(
         # What a user on the network types still answers: an address, the machine's name.
         for name in ("127.0.0.1", "192.0.2.7:8000", "[fd00::2]", "localhost"):
             assert running.get("/api/runs", headers={"Host": name}).status_code == 200, name
+
+
+@contextmanager
+def _read_only_folder(folder: Path) -> Iterator[Path]:
+    """`folder` as a read-only folder: its permissions for a user, a read-only bind mount for
+    root (whom permissions do not stop); skipped where neither can be made."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield folder
+        finally:
+            folder.chmod(0o755)
+        return
+    mounted = folder.with_name(folder.name + "-ro")
+    mounted.mkdir()
+    if shutil.which("mount") is None:
+        pytest.skip("no mount command to make a read-only folder as root")
+    bind = subprocess.run(["mount", "--bind", str(folder), str(mounted)], capture_output=True)
+    if bind.returncode != 0:
+        pytest.skip(f"cannot bind-mount as root here: {bind.stderr!r}")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(mounted)], check=True)
+        yield mounted
+    finally:
+        subprocess.run(["umount", str(mounted)], check=True)
+
+
+def test_a_store_in_a_read_only_folder_is_viewed(tmp_path: Path, store: tuple[Path, str]) -> None:
+    # A store copied from CI onto a read-only share: no -wal beside it and none can be made.
+    folder = tmp_path / "share"
+    folder.mkdir()
+    with closing(sqlite3.connect(store[0])) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.copy(store[0], folder / "runs.db")
+    with _read_only_folder(folder) as read_only, running_viewer(read_only / "runs.db") as running:
+        assert store[1] in running.get("/").text
+        assert running.get(f"/runs/{store[1]}/trials/q1/0").status_code == 200
+        assert sorted(p.name for p in read_only.iterdir()) == ["runs.db"]
