@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
-from tests.view.server import Viewer, running_viewer
+from tests.view.server import Viewer, running_viewer, view_env
 
 from agenteval import evaluate
 from agenteval.case import EvalCase
@@ -118,3 +120,42 @@ def test_a_store_in_a_read_only_folder_is_viewed(tmp_path: Path, store: tuple[Pa
         assert store[1] in running.get("/").text
         assert running.get(f"/runs/{store[1]}/trials/q1/0").status_code == 200
         assert sorted(p.name for p in read_only.iterdir()) == ["runs.db"]
+
+
+def _view(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agenteval", "view", "--store", str(store), *args],
+        cwd=store.parent,
+        capture_output=True,
+        text=True,
+        env=view_env(),
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_a_port_out_of_range_is_one_message_naming_the_port(
+    store: tuple[Path, str], port: str
+) -> None:
+    # 70000 was taken as 70000 % 65536 = 4464: the viewer listened on a port nobody asked for.
+    done = _view(store[0], "--port", port)
+    assert done.returncode == 2, done.stdout
+    assert "agenteval view: http" not in done.stdout
+    assert f"--port: {port} is not a port" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_address_not_of_this_machine_is_one_message_naming_the_host(
+    store: tuple[Path, str],
+) -> None:
+    done = _view(store[0], "--host", "198.51.100.7", "--port", "0")  # TEST-NET-2: not ours
+    assert done.returncode == 2
+    assert "--host: cannot listen on 198.51.100.7" in done.stderr, done.stderr
+    assert "--port" not in done.stderr  # the port is not what is wrong
+    assert "warning: listening on" not in done.stderr  # it never listened
+
+
+def test_a_bracketed_ipv6_host_is_understood(store: tuple[Path, str]) -> None:
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    with running_viewer(store[0], "--host", "[::1]") as running:
+        assert running.client.get(running.url.replace("127.0.0.1", "[::1]") + "/api/runs").json()

@@ -6,6 +6,7 @@ here only when the command runs; without it the command says what to install.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import socket
 from typing import Annotated
@@ -37,6 +38,11 @@ def is_loopback(host: str) -> bool:
 def _bind(host: str, port: int) -> socket.socket:
     """The listening socket, bound before the server starts so a busy port is one message
     (and `--port 0` takes a free one, whose number the command prints)."""
+    if not 0 <= port <= 65535:
+        # getaddrinfo would take 70000 as 70000 % 65536 and listen there.
+        raise ConfigError(
+            f"{port} is not a port", field="--port", hint="give a port from 1 to 65535, or 0"
+        )
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
@@ -52,6 +58,12 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind(address)
     except OSError as exc:
         sock.close()
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise ConfigError(
+                f"cannot listen on {host}: {exc.strerror}",
+                field="--host",
+                hint="give an address of this machine, e.g. 127.0.0.1 (0.0.0.0 for all of them)",
+            ) from None
         raise ConfigError(
             f"cannot listen on {host}:{port}: {exc.strerror}",
             field="--port",
@@ -106,13 +118,16 @@ def view_command(
         return run_prices(info, settings.prices)
 
     pages = Pages(reader, store_label=str(settings.store), prices_for=prices_for)
+    # [::1] as an address is written in a URL: the address is what is inside the brackets.
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
     loopback = is_loopback(host)
+    sock = _bind(host, port)
     if not loopback:
         warn(
             f"listening on {host}, not this machine only: anyone who can reach it can read "
             "every run in the store (pass --host 127.0.0.1 to keep it local)"
         )
-    sock = _bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     # The names this server answers to besides its addresses (a rebinding site's name is
