@@ -10,15 +10,21 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.view.server import Viewer, running_viewer, view_env
 
 from agenteval import evaluate
 from agenteval.case import EvalCase
+from agenteval.view import pages as pages_module
+from agenteval.view.reader import StoreReader
 
 
 def _right(question: str) -> str:
@@ -159,3 +165,37 @@ def test_a_bracketed_ipv6_host_is_understood(store: tuple[Path, str]) -> None:
         pytest.skip("no IPv6 here")
     with running_viewer(store[0], "--host", "[::1]") as running:
         assert running.client.get(running.url.replace("127.0.0.1", "[::1]") + "/api/runs").json()
+
+
+def test_the_same_comparison_asked_at_once_is_made_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A comparison of two 100,000-trial runs takes ~30 s and ~250 MB: four reloads of the page
+    # made it four times at once (1.2 GB, 100 s each). Asked at once, it is made once.
+    path = tmp_path / "runs.db"
+    cases = [EvalCase(id=f"q{i}", input=f"{i}+{i}?", expected_output=str(2 * i)) for i in range(4)]
+    base = evaluate(_right, cases, store=path).run_id
+    candidate = evaluate(_right, cases, store=path).run_id
+    made: list[str] = []
+    real = pages_module.compare_runs
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append("one")
+        time.sleep(0.3)  # a long comparison: the other requests arrive meanwhile
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pages_module, "compare_runs", counted)
+    pages = pages_module.Pages(StoreReader(path), store_label=str(path))
+    start = threading.Barrier(8)
+
+    def ask() -> str:
+        start.wait()
+        return pages.compare_page(base, candidate)
+
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda _: ask(), range(8)))
+    finally:
+        pages.close()
+    assert len(set(answers)) == 1 and base in answers[0]
+    assert made == ["one"]

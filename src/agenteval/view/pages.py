@@ -11,6 +11,7 @@ the run's `RunIndex`, built once in the background (`IndexCache`) and shown when
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -180,6 +181,9 @@ class Pages:
     env: Environment = field(init=False)
     _stats: dict[str, tuple[object, _RunStats]] = field(init=False, default_factory=dict)
     _comparisons: dict[tuple[object, object], Comparison] = field(init=False, default_factory=dict)
+    _making: dict[tuple[object, object], threading.Lock] = field(init=False, default_factory=dict)
+    """The comparisons being made, each with the lock its maker holds."""
+    _compare_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.cache = IndexCache(self.reader, prices_for=self.prices_for)
@@ -439,18 +443,33 @@ class Pages:
     def comparison(self, base: str, candidate: str) -> Comparison:
         """`agenteval compare` of the two runs (kept while neither changes)."""
         key = (self.reader.stamp(base), self.reader.stamp(candidate))
-        known = self._comparisons.get(key)
-        if known is not None:
-            return known
-        candidate_info = self.reader.info(candidate)
-        with RunStore(self.reader.path, read_only=True) as store:
-            comparison = compare_runs(
-                store, base, candidate, prices=self.prices_for(candidate_info)
-            )
-        # Two at most: a comparison holds both runs' summaries.
-        while len(self._comparisons) >= 2:
-            self._comparisons.pop(next(iter(self._comparisons)))
-        self._comparisons[key] = comparison
+        # One comparison of a pair is made at a time: the same page asked again meanwhile (a
+        # reload) waits for it rather than making another (two 100,000-trial runs: ~30 s and
+        # ~250 MB each).
+        with self._compare_lock:
+            known = self._comparisons.get(key)
+            if known is not None:
+                return known
+            making = self._making.setdefault(key, threading.Lock())
+        with making:
+            with self._compare_lock:
+                known = self._comparisons.get(key)
+            if known is not None:
+                return known
+            try:
+                candidate_info = self.reader.info(candidate)
+                with RunStore(self.reader.path, read_only=True) as store:
+                    comparison = compare_runs(
+                        store, base, candidate, prices=self.prices_for(candidate_info)
+                    )
+                with self._compare_lock:
+                    # Two at most: a comparison holds both runs' summaries.
+                    while len(self._comparisons) >= 2:
+                        self._comparisons.pop(next(iter(self._comparisons)))
+                    self._comparisons[key] = comparison
+            finally:
+                with self._compare_lock:
+                    self._making.pop(key, None)
         return comparison
 
     def compare_page(self, base: str, candidate: str) -> str:
