@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.view.server import Viewer, running_viewer, view_env
+from tests.view.server import Viewer, running_viewer, view_env, wait_until
 
 from agenteval import evaluate
 from agenteval.case import EvalCase
@@ -199,3 +199,15 @@ def test_the_same_comparison_asked_at_once_is_made_once(
         pages.close()
     assert len(set(answers)) == 1 and base in answers[0]
     assert made == ["one"]
+
+
+def test_a_long_search_is_a_search_not_a_damaged_store(
+    viewer: Viewer, store: tuple[Path, str]
+) -> None:
+    # Past SQLite's LIKE pattern limit (50,000 bytes) the page said "The store cannot be read
+    # ... LIKE or GLOB pattern too complex" (503), as if the file were damaged.
+    wait_until(lambda: viewer.get(f"/api/runs/{store[1]}/progress").json()["summarized"])
+    for text, found in (("x" * 60_000, 0), ('{"' + "q1" * 20_000, 0)):
+        answer = viewer.get(f"/runs/{store[1]}/cases", params={"q": text})
+        assert answer.status_code == 200, answer.status_code
+        assert f"{found} of 4 trials" in answer.text
