@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -18,7 +19,9 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from tests.view.bulk import write_bulk_run
 from tests.view.server import Viewer, running_viewer, view_env, wait_until
 
 from agenteval import evaluate
@@ -211,3 +214,29 @@ def test_a_long_search_is_a_search_not_a_damaged_store(
         answer = viewer.get(f"/runs/{store[1]}/cases", params={"q": text})
         assert answer.status_code == 200, answer.status_code
         assert f"{found} of 4 trials" in answer.text
+
+
+def test_ctrl_c_while_a_large_comparison_is_made_stops_at_once(tmp_path: Path) -> None:
+    # uvicorn waited for the page being made (a comparison of two large runs, many seconds)
+    # before exiting on Ctrl-C; the answer came, then the exit. Now Ctrl-C ends the process
+    # with the comparison unanswered, quietly, exit 130.
+    path = tmp_path / "runs.db"
+    base, candidate = (write_bulk_run(path, trials=40_000) for _ in range(2))
+    answers: list[object] = []
+    with running_viewer(path) as running:
+
+        def ask() -> None:
+            try:
+                answers.append(running.get(f"/compare/{base}/{candidate}").status_code)
+            except httpx.HTTPError as exc:
+                answers.append(type(exc).__name__)
+
+        asking = threading.Thread(target=ask)
+        asking.start()
+        time.sleep(1.0)  # the request is being answered: the comparison reads both runs
+        running.process.send_signal(signal.SIGINT)
+        _, err = running.process.communicate(timeout=120)
+        asking.join()
+        assert running.process.returncode == 130
+    assert answers != [200]  # not answered: the process did not wait for it
+    assert "Traceback" not in err and "ERROR" not in err, err

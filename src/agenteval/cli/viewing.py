@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import errno
 import ipaddress
+import logging
+import os
 import socket
+import sys
+import threading
+from types import FrameType
 from typing import Annotated
 
 import typer
 
-from agenteval.cli.common import console, warn
+from agenteval.cli.common import INTERRUPTED_EXIT, console, warn
 from agenteval.cli.options import Flags, with_options
 from agenteval.cli.settings import global_settings, run_prices
 from agenteval.errors import ConfigError
@@ -139,8 +144,36 @@ def view_command(
     app = create_app(pages, hosts=hosts)
     console.print(f"agenteval view: [bold]http://{shown}:{bound}/[/] (read-only; Ctrl-C stops)")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, stopping at the first Ctrl-C without waiting for the pages being
+        made (uvicorn waits for them until a second Ctrl-C)."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            self.force_exit = True
+            # The requests left unanswered end cancelled, which uvicorn would log as errors.
+            logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
+            super().handle_exit(sig, frame)
+
+    interrupted = False
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
         sock.close()
         pages.close()
+        if interrupted and _still_answering():
+            # A page still being made in a worker thread (a comparison of two 100,000-trial
+            # runs: ~30 s) cannot be stopped midway, and the process would wait for it: the
+            # viewer writes nothing, so nothing is lost by ending now.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(INTERRUPTED_EXIT)
+
+
+def _still_answering() -> bool:
+    """Whether a thread that would keep the process alive (a request's) is still running."""
+    current = threading.current_thread()
+    return any(t is not current and not t.daemon and t.is_alive() for t in threading.enumerate())
