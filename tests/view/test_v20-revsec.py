@@ -240,3 +240,15 @@ def test_ctrl_c_while_a_large_comparison_is_made_stops_at_once(tmp_path: Path) -
         assert running.process.returncode == 130
     assert answers != [200]  # not answered: the process did not wait for it
     assert "Traceback" not in err and "ERROR" not in err, err
+
+
+def test_a_method_the_viewer_does_not_answer_is_a_405_not_a_404(
+    viewer: Viewer, store: tuple[Path, str]
+) -> None:
+    # POST / said 404 "Nothing at /", which is not so: the page is there, for GET.
+    for path in ("/", f"/runs/{store[1]}", "/api/runs", "/static/view.js"):
+        answer = viewer.client.post(path)
+        assert answer.status_code == 405, (path, answer.status_code)
+        assert "GET" in answer.headers["allow"]
+        assert all(name in answer.headers for name in _SECURITY_HEADERS)
+    assert viewer.client.delete("/nowhere").status_code == 404

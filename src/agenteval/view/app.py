@@ -217,13 +217,20 @@ def create_app(pages: Pages, *, hosts: Sequence[str] = ("localhost",)) -> Starle
     async def not_found(request: Request, exc: Exception) -> Response:
         return html(404, "Not found", f"Nothing at {request.url.path}.")
 
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        answer = html(
+            405, "Not allowed", f"{request.method} is not answered: the viewer only reads."
+        )
+        answer.headers.update(getattr(exc, "headers", None) or {})  # Allow: GET, HEAD
+        return answer
+
     return Starlette(
         routes=routes,
         middleware=[
             Middleware(_SecurityHeaders),
             Middleware(_KnownHosts, names=list(hosts)),
         ],
-        exception_handlers={404: not_found, 405: not_found},
+        exception_handlers={404: not_found, 405: not_allowed},
     )
 
 
