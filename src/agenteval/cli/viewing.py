@@ -6,13 +6,19 @@ here only when the command runs; without it the command says what to install.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
+import logging
+import os
 import socket
+import sys
+import threading
+from types import FrameType
 from typing import Annotated
 
 import typer
 
-from agenteval.cli.common import console, warn
+from agenteval.cli.common import INTERRUPTED_EXIT, console, warn
 from agenteval.cli.options import Flags, with_options
 from agenteval.cli.settings import global_settings, run_prices
 from agenteval.errors import ConfigError
@@ -37,6 +43,11 @@ def is_loopback(host: str) -> bool:
 def _bind(host: str, port: int) -> socket.socket:
     """The listening socket, bound before the server starts so a busy port is one message
     (and `--port 0` takes a free one, whose number the command prints)."""
+    if not 0 <= port <= 65535:
+        # getaddrinfo would take 70000 as 70000 % 65536 and listen there.
+        raise ConfigError(
+            f"{port} is not a port", field="--port", hint="give a port from 1 to 65535, or 0"
+        )
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
@@ -52,6 +63,12 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind(address)
     except OSError as exc:
         sock.close()
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise ConfigError(
+                f"cannot listen on {host}: {exc.strerror}",
+                field="--host",
+                hint="give an address of this machine, e.g. 127.0.0.1 (0.0.0.0 for all of them)",
+            ) from None
         raise ConfigError(
             f"cannot listen on {host}:{port}: {exc.strerror}",
             field="--port",
@@ -106,23 +123,57 @@ def view_command(
         return run_prices(info, settings.prices)
 
     pages = Pages(reader, store_label=str(settings.store), prices_for=prices_for)
+    # [::1] as an address is written in a URL: the address is what is inside the brackets.
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
     loopback = is_loopback(host)
+    sock = _bind(host, port)
     if not loopback:
         warn(
             f"listening on {host}, not this machine only: anyone who can reach it can read "
             "every run in the store (pass --host 127.0.0.1 to keep it local)"
         )
-    sock = _bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    # The names this server answers to (a rebinding site's name is refused): on loopback the
-    # machine's own; elsewhere whatever name the user reaches it by.
-    hosts = ["127.0.0.1", "localhost", "[::1]", host, shown] if loopback else ["*"]
+    # The names this server answers to besides its addresses (a rebinding site's name is
+    # refused, also when listening on every address, which includes 127.0.0.1): on loopback
+    # the machine's own; elsewhere also the names the machine goes by.
+    hosts = ["localhost", host]
+    if not loopback:
+        hosts += [socket.gethostname(), socket.getfqdn()]
     app = create_app(pages, hosts=hosts)
     console.print(f"agenteval view: [bold]http://{shown}:{bound}/[/] (read-only; Ctrl-C stops)")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, stopping at the first Ctrl-C without waiting for the pages being
+        made (uvicorn waits for them until a second Ctrl-C)."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            self.force_exit = True
+            # The requests left unanswered end cancelled, which uvicorn would log as errors.
+            logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
+            super().handle_exit(sig, frame)
+
+    interrupted = False
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
         sock.close()
         pages.close()
+        if interrupted and _still_answering():
+            # A page still being made in a worker thread (a comparison of two 100,000-trial
+            # runs: ~30 s) cannot be stopped midway, and the process would wait for it: the
+            # viewer writes nothing, so nothing is lost by ending now.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(INTERRUPTED_EXIT)
+
+
+def _still_answering() -> bool:
+    """Whether a thread that would keep the process alive (a request's) is still running."""
+    current = threading.current_thread()
+    return any(t is not current and not t.daemon and t.is_alive() for t in threading.enumerate())

@@ -15,6 +15,7 @@ ended explicitly (`write`), and a busy file is waited on (`BUSY_TIMEOUT_S`).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -187,11 +188,20 @@ class Database:
             known = self._key is not None and _OPEN_FILES.get(self._key, 0) > 0
         if not self._memory and not known:
             self._check_file(create and not self._read_only)
-        if self._read_only and not known:
-            self._check_unopened()
+        # Read-only, a file with no WAL beside it in a folder that cannot take one (a
+        # read-only share or mount) is opened immutable: SQLite cannot make its side files
+        # there ("unable to open database file"), and no writer can be changing it (a writer
+        # needs its WAL in that folder).
+        self._immutable = False
+        if self._read_only:
+            if not known:
+                self._check_unopened()
+            self._immutable = not Path(f"{self._path}-wal").exists() and not os.access(
+                self._path.absolute().parent, os.W_OK
+            )
         try:
             self._conn = sqlite3.connect(
-                self._address(),
+                self._address(immutable=self._immutable),
                 timeout=BUSY_TIMEOUT_S,
                 isolation_level=None,  # transactions are begun and ended explicitly
                 check_same_thread=False,  # one connection, guarded by self._lock

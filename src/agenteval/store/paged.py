@@ -27,6 +27,8 @@ __all__ = ["PagedRecords", "like_pattern"]
 
 _CHUNK = 5_000
 """Score rows hashed per fetch when digesting a run's scores."""
+_LIKE_LIMIT = 50_000
+"""SQLite's longest LIKE pattern (SQLITE_MAX_LIKE_PATTERN_LENGTH), in bytes."""
 
 
 def like_pattern(text: str) -> str:
@@ -219,7 +221,9 @@ class PagedRecords(StoreFile):
         ignoring case. Done in SQL (LIKE), but for letters LIKE cannot fold (non-ASCII)."""
         if not text:
             return set()
-        if text.isascii():
+        # Past SQLite's limit on a LIKE pattern (50,000 bytes) LIKE fails ("pattern too
+        # complex"); the folded match finds the same (LIKE folds ASCII letters only).
+        if text.isascii() and len(like_pattern(text)) < _LIKE_LIMIT:
             match, needle = "{} LIKE ? ESCAPE '\\'", like_pattern(text)
         else:
             match, needle = "agenteval_folded({}, ?)", json.dumps(text, ensure_ascii=False)[1:-1]

@@ -14,6 +14,7 @@ the case's traces side by side), `/compare?base=&candidate=` (the runs list's fo
 
 from __future__ import annotations
 
+import ipaddress
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
@@ -21,15 +22,21 @@ from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agenteval.errors import AgentEvalError, StoreError
-from agenteval.view.pages import BadRequest, Pages, RunFilters, RunsFilters
+from agenteval.view.pages import BadRequest, Pages, RunFilters, RunsFilters, whole_number
 from agenteval.view.reader import UnknownRun
 
 __all__ = ["CONTENT_SECURITY_POLICY", "create_app"]
@@ -72,11 +79,47 @@ class _SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+class _KnownHosts:
+    """Answers only requests addressed to one of `names` or to an IP address: a page on
+    another site whose name rebinds to this machine sends its own name and is refused, while
+    an address typed by a user cannot be a rebinding site's (so `--host 0.0.0.0` answers
+    whatever address of the machine the user reaches it by)."""
+
+    def __init__(self, app: ASGIApp, names: Sequence[str]) -> None:
+        self.app = app
+        self.names = {name.lower().strip("[]") for name in names}
+
+    def allowed(self, header: str) -> bool:
+        """Whether a request with this `Host` header is answered."""
+        if header.startswith("["):  # [IPv6]:port
+            name = header[1 : header.find("]")]
+        else:
+            name = header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+        name = name.lower()
+        if not name:
+            return False
+        if name in self.names:
+            return True
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.allowed(Headers(scope=scope).get("host", "")):
+            refused = PlainTextResponse("Invalid host header", status_code=400)
+            await refused(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def create_app(pages: Pages, *, hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> Starlette:
-    """The viewer over `pages`' store, answering requests addressed to `hosts` only."""
+def create_app(pages: Pages, *, hosts: Sequence[str] = ("localhost",)) -> Starlette:
+    """The viewer over `pages`' store, answering requests addressed to `hosts` or to an IP
+    address only."""
 
     def html(status: int, title: str, message: str, hint: str = "") -> HTMLResponse:
         return HTMLResponse(pages.error(status, title, message, hint), status_code=status)
@@ -124,10 +167,10 @@ def create_app(pages: Pages, *, hosts: Sequence[str] = ("127.0.0.1", "localhost"
 
     def trial(request: Request) -> Response | None:
         params = request.path_params
-        number = params["trial"]
-        if not number.isdigit():
+        number = whole_number(params["trial"])
+        if number is None:
             return None
-        text = pages.trial_page(params["run_id"], params["case_id"], int(number))
+        text = pages.trial_page(params["run_id"], params["case_id"], number)
         return None if text is None else HTMLResponse(text)
 
     def compare_form(request: Request) -> Response:
@@ -187,13 +230,20 @@ def create_app(pages: Pages, *, hosts: Sequence[str] = ("127.0.0.1", "localhost"
     async def not_found(request: Request, exc: Exception) -> Response:
         return html(404, "Not found", f"Nothing at {request.url.path}.")
 
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        answer = html(
+            405, "Not allowed", f"{request.method} is not answered: the viewer only reads."
+        )
+        answer.headers.update(getattr(exc, "headers", None) or {})  # Allow: GET, HEAD
+        return answer
+
     return Starlette(
         routes=routes,
         middleware=[
             Middleware(_SecurityHeaders),
-            Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts)),
+            Middleware(_KnownHosts, names=list(hosts)),
         ],
-        exception_handlers={404: not_found, 405: not_found},
+        exception_handlers={404: not_found, 405: not_allowed},
     )
 
 

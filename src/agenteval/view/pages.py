@@ -38,7 +38,7 @@ from agenteval.store import RunStore
 from agenteval.view.index import IndexCache, Row, RunIndex
 from agenteval.view.reader import Stamp, StoreReader
 
-__all__ = ["PAGE_SIZE", "BadRequest", "Pages", "RunFilters", "RunsFilters"]
+__all__ = ["PAGE_SIZE", "BadRequest", "Pages", "RunFilters", "RunsFilters", "whole_number"]
 
 PAGE_SIZE = 50
 """Trials on one page of a run's case table."""
@@ -60,7 +60,7 @@ FLAKY_SHOWN = 50
 """Flaky cases a run's summary lists (the case table's "flaky only" filter lists them all)."""
 SUMMARIES_KEPT = 16
 """Runs whose drawn summary is kept, each until the run changes."""
-COMPARISONS_KEPT = 4
+COMPARISONS_KEPT = 2
 """Comparisons kept, each until one of its runs changes."""
 CHANGES_SHOWN = 500
 """New failures (and fixes) listed on a comparison's page; the count says how many there are."""
@@ -71,6 +71,15 @@ STATUS_CHOICES = [
     ("error", "trial failed"),
     ("unscored", "nothing applied"),
 ]
+
+
+def whole_number(text: str) -> int | None:
+    """`text` as a number an address may carry (a page, a trial), or None: ASCII digits only
+    (`str.isdigit` also says yes to "²", which `int` refuses) and at most 15 of them (beyond,
+    Python refuses the text or SQLite the integer: a 500, not an answer)."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 15:
+        return None
+    return int(text)
 
 
 class BadRequest(ValueError):
@@ -126,7 +135,8 @@ class RunFilters:
         if raw["dir"] not in ("", "asc", "desc"):
             raise BadRequest(f"dir={raw['dir']!r}: use asc or desc")
         page = raw["page"] or "1"
-        if not page.isdigit() or int(page) < 1:
+        number = whole_number(page)
+        if number is None or number < 1:
             raise BadRequest(f"page={page!r}: use a whole number from 1")
         return cls(
             q=raw["q"],
@@ -136,7 +146,7 @@ class RunFilters:
             flaky=raw["flaky"] in ("1", "on", "true"),
             sort=sort,
             dir=raw["dir"] or "asc",
-            page=int(page),
+            page=number,
         )
 
     @property
