@@ -191,16 +191,20 @@ def test_the_same_comparison_asked_at_once_is_made_once(
     pages = pages_module.Pages(StoreReader(path), store_label=str(path))
     start = threading.Barrier(8)
 
-    def ask() -> str:
+    def ask() -> tuple[str, bool]:
         start.wait()
         return pages.compare_page(base, candidate)
 
     try:
         with ThreadPoolExecutor(8) as pool:
             answers = list(pool.map(lambda _: ask(), range(8)))
+        # Each asked while it is made: a page saying so, not another comparison.
+        assert all(pending and base in text for text, pending in answers)
+        pages.comparison(base, candidate).result()
+        text, pending = pages.compare_page(base, candidate)
+        assert not pending and "new failures" in text
     finally:
         pages.close()
-    assert len(set(answers)) == 1 and base in answers[0]
     assert made == ["one"]
 
 
