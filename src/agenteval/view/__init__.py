@@ -9,6 +9,8 @@ its trials are stored.
 - `index.py`: `RunIndex`, one pass over a run (its summary and a small row per trial, for
   filtering, sorting and paging), built in the background and rebuilt when the run changes
   (`IndexCache`);
+- `addresses.py`: what an address asks (the runs list's and a run table's filters, sort and
+  page) and the addresses a page links to;
 - `pages.py`: `Pages`, the pages as HTML through the report's templates (`view/templates`
   adds the viewer's own, which include the report's parts);
 - `app.py`: the addresses on Starlette (the optional extra `agenteval[view]`), imported only

@@ -36,7 +36,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agenteval.errors import AgentEvalError, StoreError
-from agenteval.view.pages import BadRequest, Pages, RunFilters, RunsFilters, whole_number
+from agenteval.view.addresses import BadRequest, RunFilters, RunsFilters, whole_number
+from agenteval.view.pages import Pages
 from agenteval.view.reader import UnknownRun
 
 __all__ = ["CONTENT_SECURITY_POLICY", "create_app"]

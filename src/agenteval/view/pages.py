@@ -10,14 +10,12 @@ the run's `RunIndex`, built once in the background (`IndexCache`) and shown when
 
 from __future__ import annotations
 
-import math
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import date, datetime
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
@@ -35,27 +33,22 @@ from agenteval.report.json_document import completeness
 from agenteval.report.simulation import END_REASON_WORDS
 from agenteval.report.terminal import format_rate, format_seconds, format_usd
 from agenteval.store import RunStore
+from agenteval.view.addresses import (
+    NUMERIC,
+    PAGE_SIZE,
+    STATUS_CHOICES,
+    RunFilters,
+    RunsFilters,
+    columns,
+    last_offset,
+    pager,
+    run_matches,
+)
 from agenteval.view.index import IndexCache, Row, RunIndex
 from agenteval.view.reader import Stamp, StoreReader
 
-__all__ = ["PAGE_SIZE", "BadRequest", "Pages", "RunFilters", "RunsFilters", "whole_number"]
+__all__ = ["Pages"]
 
-PAGE_SIZE = 50
-"""Trials on one page of a run's case table."""
-
-SORTS = {
-    "index": "#",
-    "case": "Case",
-    "trial": "Trial",
-    "status": "Status",
-    "failing": "Failing scorers",
-    "score": "Mean score",
-    "latency": "Latency",
-    "tokens": "Tokens",
-    "cost": "Cost",
-}
-"""The case table's columns, each sortable by the field it names (as the report's table)."""
-_NUMERIC = {"index", "trial", "score", "latency", "tokens", "cost"}
 FLAKY_SHOWN = 50
 """Flaky cases a run's summary lists (the case table's "flaky only" filter lists them all)."""
 SUMMARIES_KEPT = 16
@@ -65,111 +58,6 @@ COMPARISONS_KEPT = 2
 CHANGES_SHOWN = 500
 """New failures (and fixes) listed on a comparison's page; the count says how many there are."""
 _CASE_TABLES = ("New failures", "New fixes")
-STATUS_CHOICES = [
-    ("pass", "passed"),
-    ("fail", "failed a scorer"),
-    ("error", "trial failed"),
-    ("unscored", "nothing applied"),
-]
-
-
-def whole_number(text: str) -> int | None:
-    """`text` as a number an address may carry (a page, a trial), or None: ASCII digits only
-    (`str.isdigit` also says yes to "²", which `int` refuses) and at most 15 of them (beyond,
-    Python refuses the text or SQLite the integer: a 500, not an answer)."""
-    if not (text.isascii() and text.isdigit()) or len(text) > 15:
-        return None
-    return int(text)
-
-
-class BadRequest(ValueError):
-    """An address whose query the viewer cannot read (a page that is not a number, ...): the
-    app answers 400 with the message."""
-
-
-@dataclass(frozen=True)
-class RunsFilters:
-    """The runs list's filters, from `/?q=&target=&status=&since=&until=`."""
-
-    q: str = ""
-    target: str = ""
-    status: str = ""
-    since: str = ""
-    until: str = ""
-
-    @classmethod
-    def parse(cls, query: Mapping[str, str]) -> RunsFilters:
-        filters = cls(**{name: query.get(name, "").strip() for name in cls.__dataclass_fields__})
-        for name in ("since", "until"):
-            value = getattr(filters, name)
-            if value:
-                try:
-                    date.fromisoformat(value)
-                except ValueError:
-                    raise BadRequest(f"{name}={value!r} is not a date (YYYY-MM-DD)") from None
-        return filters
-
-
-@dataclass(frozen=True)
-class RunFilters:
-    """A run page's table: its filters, sort and page, from the address's query."""
-
-    q: str = ""
-    status: str = ""
-    scorer: str = ""
-    tag: str = ""
-    flaky: bool = False
-    sort: str = ""
-    dir: str = "asc"
-    page: int = 1
-
-    @classmethod
-    def parse(cls, query: Mapping[str, str]) -> RunFilters:
-        raw = {name: query.get(name, "").strip() for name in cls.__dataclass_fields__}
-        status = raw["status"]
-        if status and status not in dict(STATUS_CHOICES):
-            raise BadRequest(f"status={status!r}: use one of {', '.join(dict(STATUS_CHOICES))}")
-        sort = raw["sort"]
-        if sort and sort not in SORTS:
-            raise BadRequest(f"sort={sort!r}: use one of {', '.join(SORTS)}")
-        if raw["dir"] not in ("", "asc", "desc"):
-            raise BadRequest(f"dir={raw['dir']!r}: use asc or desc")
-        page = raw["page"] or "1"
-        number = whole_number(page)
-        if number is None or number < 1:
-            raise BadRequest(f"page={page!r}: use a whole number from 1")
-        return cls(
-            q=raw["q"],
-            status=status,
-            scorer=raw["scorer"],
-            tag=raw["tag"],
-            flaky=raw["flaky"] in ("1", "on", "true"),
-            sort=sort,
-            dir=raw["dir"] or "asc",
-            page=number,
-        )
-
-    @property
-    def needs_index(self) -> bool:
-        """Whether this table needs every trial read (anything but the run's order unfiltered)."""
-        # The run's order reversed (`#` clicked) is a sort too: the store reads it forwards.
-        return (
-            bool(self.q or self.status or self.scorer or self.tag or self.flaky)
-            or self.sort not in ("", "index")
-            or self.dir == "desc"
-        )
-
-    def query(self, **changes: Any) -> str:
-        """The address's query with `changes`, leaving out the defaults."""
-        values = {**self.__dict__, **changes}
-        kept = {
-            name: ("1" if value is True else str(value))
-            for name, value in values.items()
-            if value not in ("", False, None)
-            and not (name == "page" and value == 1)
-            and not (name == "dir" and value == "asc")
-        }
-        return urlencode(kept)
 
 
 @dataclass
@@ -285,7 +173,7 @@ class Pages:
 
     def runs_page(self, filters: RunsFilters) -> str:
         rows = self.runs_rows()
-        shown = [row for row in rows if _run_matches(row, filters)]
+        shown = [row for row in rows if run_matches(row, filters)]
         live = any(row["live"] or row["pending"] for row in rows)
         return self._render(
             "runs.html.j2",
@@ -399,7 +287,7 @@ class Pages:
             matching, rows = chosen(offset)
             if offset >= matching > 0:
                 # A page past the end shows the last page, as its pager says.
-                matching, rows = chosen(_last_offset(matching))
+                matching, rows = chosen(last_offset(matching))
             results, unreadable = self._readable(run_id, [row.key for row in rows])
             number_of = {row.key: row.index for row in rows}
             views = _numbered(
@@ -410,7 +298,7 @@ class Pages:
             # now (a run being written gains trials before its index is rebuilt).
             matching = stored
             if offset >= stored > 0:
-                offset = _last_offset(stored)  # a page past the end: the last, as the pager
+                offset = last_offset(stored)  # a page past the end: the last, as the pager
             keys_page = self.reader.keys_in_order(run_id, offset, PAGE_SIZE)
             results, unreadable = self._readable(run_id, keys_page)
             at = {key: offset + 1 + n for n, key in enumerate(keys_page)}
@@ -431,9 +319,9 @@ class Pages:
             waiting=waiting,
             read=state.read,
             views=views,
-            columns=_columns(run_id, filters),
-            numeric=_NUMERIC,
-            pager=_pager(run_id, filters, matching),
+            columns=columns(run_id, filters),
+            numeric=NUMERIC,
+            pager=pager(run_id, filters, matching),
             references=scorer_references(info),
             end_words=END_REASON_WORDS,
             unreadable=unreadable,
@@ -632,60 +520,3 @@ def _position(index: RunIndex, key: tuple[str, int]) -> int | None:
     """The trial's number in the run's table (its `#`), as the report numbers it."""
     row = index.row(*key)
     return None if row is None else row.index
-
-
-def _columns(run_id: str, filters: RunFilters) -> list[tuple[str, str, str, str]]:
-    """Each column's label, field, the address sorting by it, and its aria-sort."""
-    columns = []
-    current = filters.sort or "index"
-    for field_name, label in SORTS.items():
-        descending = current == field_name and filters.dir == "asc"
-        url = f"/runs/{quote(run_id, safe='')}?" + filters.query(
-            sort="" if field_name == "index" and descending is False else field_name,
-            dir="desc" if descending else "asc",
-            page=1,
-        )
-        order = ""
-        if current == field_name:
-            order = "descending" if filters.dir == "desc" else "ascending"
-        columns.append((label, field_name, url + "#cases", order))
-    return columns
-
-
-def _last_offset(matching: int) -> int:
-    """Where the last page of `matching` trials starts."""
-    return (max(1, math.ceil(matching / PAGE_SIZE)) - 1) * PAGE_SIZE
-
-
-def _pager(run_id: str, filters: RunFilters, matching: int | None) -> dict[str, Any] | None:
-    if not matching:
-        return None
-    pages = max(1, math.ceil(matching / PAGE_SIZE))
-    page = min(filters.page, pages)
-    base = f"/runs/{quote(run_id, safe='')}?"
-    return {
-        "page": page,
-        "pages": pages,
-        "first": (page - 1) * PAGE_SIZE + 1,
-        "last": min(page * PAGE_SIZE, matching),
-        "of": matching,
-        "previous": base + filters.query(page=page - 1) + "#cases" if page > 1 else None,
-        "next": base + filters.query(page=page + 1) + "#cases" if page < pages else None,
-    }
-
-
-def _run_matches(row: Mapping[str, Any], filters: RunsFilters) -> bool:
-    if filters.target and row["target"] != filters.target:
-        return False
-    if filters.status and row["status"] != filters.status:
-        return False
-    created: datetime = row["created_at"]
-    if filters.since and created.date() < date.fromisoformat(filters.since):
-        return False
-    if filters.until and created.date() > date.fromisoformat(filters.until):
-        return False
-    if filters.q:
-        text = " ".join(str(row[name] or "") for name in ("run_id", "target", "agent"))
-        if filters.q.casefold() not in text.casefold():
-            return False
-    return True
