@@ -378,7 +378,15 @@ def measure_compare(
     path = f"/compare/{base}/{candidate}"
     for _ in range(tries):
         with agenteval_view(store) as server:
-            figures.add(f"{size}: `/compare/A/B`, cold", "s", AGENTEVAL, server.get(path)[0])
+            # The comparison is made in the background: the first answer says so (202) and the
+            # page reloads when `/api/compare/...` says it is ready, as the browser does.
+            started = time.perf_counter()
+            seconds, _ = server.get(path)
+            figures.add(f"{size}: `/compare/A/B`, first answer", "s", AGENTEVAL, seconds)
+            while not server.get(f"/api{path}")[1].json()["ready"]:
+                time.sleep(0.2)
+            made = time.perf_counter() - started
+            figures.add(f"{size}: `/compare/A/B`, comparison shown, cold", "s", AGENTEVAL, made)
             figures.add(f"{size}: `/compare/A/B`, warm", "s", AGENTEVAL, warm(server, path))
             figures.add(f"{size}: `/compare/A/B`, peak RSS", "MB", AGENTEVAL, server.peak_rss_mb())
 
