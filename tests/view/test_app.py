@@ -38,10 +38,8 @@ def _wrong_on_q3(question: str) -> str:
     return "<script>window.__xss = 1</script>" if question.startswith("3") else _right(question)
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
-    """A store holding the XSS run and two runs of four cases, the second failing `q3`."""
-    path = tmp_path_factory.mktemp("view") / "runs.db"
+def write_runs(path: Path) -> tuple[str, str]:
+    """Store the XSS run and two runs of four cases, the second failing `q3`; the two ids."""
     info, results = xss_run()
     with RunStore(path) as opened:
         opened.create_run(info, [r.case for r in results[::2]])
@@ -50,7 +48,14 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     cases = [EvalCase(id=f"q{i}", input=f"{i}+{i}?", expected_output=str(2 * i)) for i in range(4)]
     base = evaluate(_right, cases, store=path)
     candidate = evaluate(_wrong_on_q3, cases, store=path)
-    return path, base.run_id, candidate.run_id
+    return base.run_id, candidate.run_id
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """A store holding the XSS run and two runs of four cases, the second failing `q3`."""
+    path = tmp_path_factory.mktemp("view") / "runs.db"
+    return (path, *write_runs(path))
 
 
 @pytest.fixture(scope="module")

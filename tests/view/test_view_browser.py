@@ -18,11 +18,9 @@ from tests.report.test_html import xss_run
 from tests.report.test_html_browser import ARGS, CHROMIUM
 from tests.view.bulk import write_bulk_run
 from tests.view.server import Viewer, running_viewer, view_env, wait_until
-from tests.view.test_app import XSS_RUN, _right, _wrong_on_q3
+from tests.view.test_app import XSS_RUN, write_runs
 
-from agenteval import evaluate
 from agenteval.case import EvalCase
-from agenteval.records import RunStatus
 from agenteval.store import RunStore
 
 pytestmark = pytest.mark.skipif(
@@ -48,16 +46,9 @@ def browser(store: tuple[Path, str, str, str]) -> Iterator[Browser]:
 def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str, str]:
     """The XSS run, two runs of four cases (the second failing `q3`) and a 100,000-trial run."""
     path = tmp_path_factory.mktemp("view-browser") / "runs.db"
-    info, results = xss_run()
-    with RunStore(path) as opened:
-        opened.create_run(info, [r.case for r in results[::2]])
-        opened.add_results(info.run_id, results)
-        opened.set_status(info.run_id, RunStatus.FINISHED)
-    cases = [EvalCase(id=f"q{i}", input=f"{i}+{i}?", expected_output=str(2 * i)) for i in range(4)]
-    base = evaluate(_right, cases, store=path)
-    candidate = evaluate(_wrong_on_q3, cases, store=path)
+    base, candidate = write_runs(path)
     big = write_bulk_run(path, trials=BIG)
-    return path, base.run_id, candidate.run_id, big
+    return path, base, candidate, big
 
 
 @pytest.fixture(scope="module")
