@@ -269,42 +269,10 @@ class Pages:
         unreadable: list[str] = []
         matching: int | None = None
         if filters.needs_index and index is not None:
-            keys = self.reader.search(run_id, filters.q) if filters.q else None
-
-            def chosen(offset: int) -> tuple[int, list[Row]]:
-                return index.select(
-                    status=filters.status or None,
-                    scorer=filters.scorer or None,
-                    tag=filters.tag or None,
-                    flaky=filters.flaky,
-                    keys=keys,
-                    sort=filters.sort or None,
-                    descending=filters.dir == "desc",
-                    offset=offset,
-                    limit=PAGE_SIZE,
-                )
-
-            matching, rows = chosen(offset)
-            if offset >= matching > 0:
-                # A page past the end shows the last page, as its pager says.
-                matching, rows = chosen(last_offset(matching))
-            results, unreadable = self._readable(run_id, [row.key for row in rows])
-            number_of = {row.key: row.index for row in rows}
-            views = _numbered(
-                results, [number_of[r.case.id, r.trial.trial] for r in results], prices, index
-            )
+            matching, views, unreadable = self._indexed_page(run_id, index, filters, offset, prices)
         elif not waiting:
-            # The run's own order needs no index: the page straight from the store, as it is
-            # now (a run being written gains trials before its index is rebuilt).
             matching = stored
-            if offset >= stored > 0:
-                offset = last_offset(stored)  # a page past the end: the last, as the pager
-            keys_page = self.reader.keys_in_order(run_id, offset, PAGE_SIZE)
-            results, unreadable = self._readable(run_id, keys_page)
-            at = {key: offset + 1 + n for n, key in enumerate(keys_page)}
-            views = _numbered(
-                results, [at[r.case.id, r.trial.trial] for r in results], prices, index, info
-            )
+            views, unreadable = self._stored_page(run_id, info, index, stored, offset, prices)
         summary = index.summary if index is not None else None
         html = self._render(
             "cases.html.j2",
@@ -327,6 +295,55 @@ class Pages:
             unreadable=unreadable,
         )
         return html, waiting or (filters.needs_index and stale)
+
+    def _indexed_page(
+        self, run_id: str, index: RunIndex, filters: RunFilters, offset: int, prices: PriceTable
+    ) -> tuple[int, list[Any], list[str]]:
+        """A page of the table filtered or sorted by the run's index: how many trials match,
+        the page's views, what could not be read."""
+        keys = self.reader.search(run_id, filters.q) if filters.q else None
+
+        def chosen(offset: int) -> tuple[int, list[Row]]:
+            return index.select(
+                status=filters.status or None,
+                scorer=filters.scorer or None,
+                tag=filters.tag or None,
+                flaky=filters.flaky,
+                keys=keys,
+                sort=filters.sort or None,
+                descending=filters.dir == "desc",
+                offset=offset,
+                limit=PAGE_SIZE,
+            )
+
+        matching, rows = chosen(offset)
+        if offset >= matching > 0:
+            # A page past the end shows the last page, as its pager says.
+            matching, rows = chosen(last_offset(matching))
+        results, unreadable = self._readable(run_id, [row.key for row in rows])
+        number_of = {row.key: row.index for row in rows}
+        numbers = [number_of[r.case.id, r.trial.trial] for r in results]
+        return matching, _numbered(results, numbers, prices, index), unreadable
+
+    def _stored_page(
+        self,
+        run_id: str,
+        info: RunInfo,
+        index: RunIndex | None,
+        stored: int,
+        offset: int,
+        prices: PriceTable,
+    ) -> tuple[list[Any], list[str]]:
+        """A page of the table in the run's own order, straight from the store as it is now
+        (a run being written gains trials before its index is rebuilt): its views, what could
+        not be read."""
+        if offset >= stored > 0:
+            offset = last_offset(stored)  # a page past the end: the last, as the pager says
+        keys = self.reader.keys_in_order(run_id, offset, PAGE_SIZE)
+        results, unreadable = self._readable(run_id, keys)
+        at = {key: offset + 1 + n for n, key in enumerate(keys)}
+        numbers = [at[r.case.id, r.trial.trial] for r in results]
+        return _numbered(results, numbers, prices, index, info), unreadable
 
     def _readable(
         self, run_id: str, keys: Sequence[tuple[str, int]]
