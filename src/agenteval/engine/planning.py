@@ -174,8 +174,9 @@ async def plan_new(
 ) -> RunPlan:
     """A new run of `agent` (None: the cases' recorded traces, or `recorded`) over `cases`.
 
-    A list of cases is stored with the run by the first write; a stream is read once, into
-    the store, here, and read back from there as it runs. `target` is what `agenteval runs`
+    A list of cases is stored with the run by the first write, and so is a JSONL or CSV
+    file's `CaseStream` (read again for the trials, a case at a time); a stream is read once,
+    into the store, here, and read back from there as it runs. `target` is what `agenteval runs`
     lists; `run_id` (else a new one), `dataset` (else the case file, if `cases` names one)
     and `settings_extra` are recorded with the run."""
     settings, replayed = with_replay(
