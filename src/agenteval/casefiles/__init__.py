@@ -52,9 +52,10 @@ The modules, lowest first: `positions` (where things are: lines, keys given twic
 field names and what they mean), `records` (cases as read), `scripts` (a scripted user's
 reference resolved), `explain` and `validation` (from records to `EvalCase`s); one reader a
 format, `read_yaml`, `read_json`, `read_jsonl`, `read_csv` and `read_adk` (with `adk_keys`,
-`adk_walk`, `adk_turns`, `adk_legacy`, `adk_evalset`); `loading` (the one entry point),
-`script_check` (scripts loaded before a run), `writing` (`dump_cases`), `write_adk` (ADK's
-JSON) and `schema`.
+`adk_walk`, `adk_turns`, `adk_legacy`, `adk_evalset`); `streaming` (a JSONL or CSV file
+checked whole, then read a case at a time: how a run reads one, `loading.open_cases`);
+`loading` (the one entry point), `script_check` (scripts loaded before a run), `writing`
+(`dump_cases`), `write_adk` (ADK's JSON) and `schema`.
 """
 
 from agenteval.casefiles.loading import load_cases

@@ -23,9 +23,10 @@ from agenteval.casefiles.read_jsonl import jsonl_records
 from agenteval.casefiles.read_yaml import yaml_records
 from agenteval.casefiles.records import Record, no_cases
 from agenteval.casefiles.source import READ_FORMATS, format_of, read_text
+from agenteval.casefiles.streaming import STREAMED_FORMATS, CaseStream, stream_cases
 from agenteval.casefiles.validation import valid_cases
 
-__all__ = ["load_cases", "read_case_file"]
+__all__ = ["load_cases", "open_cases", "read_case_file"]
 
 
 def load_cases(path: str | Path) -> list[EvalCase]:
@@ -41,6 +42,18 @@ def load_cases(path: str | Path) -> list[EvalCase]:
     if isinstance(found, AdkEvalSet):
         return adk_cases(found, str(path))
     return found
+
+
+def open_cases(path: str | Path) -> list[EvalCase] | CaseStream:
+    """The cases of a case file for a run: a JSONL or CSV file as a `CaseStream` (checked whole
+    now, then read one case at a time), any other as `load_cases` reads it. Raises
+    `DatasetError` as `load_cases` does, for the same mistakes."""
+    file = str(path)
+    source = Path(path)
+    fmt = format_of(source, file, READ_FORMATS, "read")
+    if fmt not in STREAMED_FORMATS:
+        return load_cases(path)
+    return stream_cases(read_text(source, file), file, fmt)
 
 
 def read_case_file(

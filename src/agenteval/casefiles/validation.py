@@ -5,7 +5,7 @@ distinct, and the file refused when it holds no case."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from typing import Any
 
@@ -14,34 +14,42 @@ from pydantic import ValidationError
 from agenteval.case import EvalCase
 from agenteval.casefiles.explain import explain
 from agenteval.casefiles.fields import describe
-from agenteval.casefiles.positions import Loc, dotted, first_given
+from agenteval.casefiles.positions import Loc, Where, dotted, first_given
 from agenteval.casefiles.records import Record, no_cases
 from agenteval.casefiles.scripts import resolve_script
 from agenteval.errors import DatasetError
 from agenteval.expansion import too_many_values
 from agenteval.jsonsafe import MAX_DEPTH, MAX_VALUES
 
-__all__ = ["valid_cases"]
+__all__ = ["checked_cases", "valid_cases", "validated"]
 
 
 def valid_cases(records: Iterable[Record], file: str, fmt: str) -> list[EvalCase]:
     """The cases of `records`, in order; raises `DatasetError` for the first mistake, two cases
     with one id, or no case at all."""
-    cases: list[EvalCase] = []
-    seen: dict[str, Record] = {}
+    return list(checked_cases(records, file, fmt))
+
+
+def checked_cases(records: Iterable[Record], file: str, fmt: str) -> Iterator[EvalCase]:
+    """The cases of `records`, each validated as it is read; raises `DatasetError` for the first
+    mistake, two cases with one id, or (once read to the end) no case at all.
+
+    Only each id and where its case is are kept (not the case's data), so that a file streamed
+    through here (`streaming.CaseStream`) holds no more than its ids."""
+    seen: dict[str, tuple[int, Where]] = {}
     for record in records:
-        case = _validate(record, file)
+        case = validated(record, file)
         earlier = seen.get(case.id)
         if earlier is not None:
             raise _duplicate_id(case, earlier, record, file)
-        seen[case.id] = record
-        cases.append(case)
-    if not cases:
+        seen[case.id] = (record.number, record.where)
+        yield case
+    if not seen:
         raise no_cases(file, fmt)
-    return cases
 
 
-def _validate(record: Record, file: str) -> EvalCase:
+def validated(record: Record, file: str) -> EvalCase:
+    """The case `record` holds, validated; raises `DatasetError` for its first mistake."""
     data = record.data
     if not isinstance(data, dict):
         raise DatasetError(
@@ -165,14 +173,17 @@ def _mapping_hint(data: Any, fmt: str) -> str:
     return f'{where} must be a JSON object, e.g. {{"input": {json.dumps(text)}}}'
 
 
-def _duplicate_id(case: EvalCase, earlier: Record, record: Record, file: str) -> DatasetError:
+def _duplicate_id(
+    case: EvalCase, earlier: tuple[int, Where], record: Record, file: str
+) -> DatasetError:
+    earlier_number, earlier_where = earlier
     given = isinstance(record.data, dict) and "id" in record.data
-    first_line = earlier.where.line(("id",) if given else ())
+    first_line = earlier_where.line(("id",) if given else ())
     line = record.where.line(("id",) if given else ())
     at = f" (line {first_line})" if first_line is not None else ""
     if given:
         return DatasetError(
-            f"duplicate id: case {earlier.number}{at} already has the id {case.id!r}",
+            f"duplicate id: case {earlier_number}{at} already has the id {case.id!r}",
             file=file,
             line=line,
             case=record.label,
@@ -180,7 +191,7 @@ def _duplicate_id(case: EvalCase, earlier: Record, record: Record, file: str) ->
             hint="give each case its own id",
         )
     return DatasetError(
-        f"duplicate case: the same content as case {earlier.number}{at}, so the same id "
+        f"duplicate case: the same content as case {earlier_number}{at}, so the same id "
         f"{case.id!r}",
         file=file,
         line=line,

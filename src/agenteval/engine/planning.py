@@ -33,9 +33,10 @@ from agenteval.agents.calling import Agent
 from agenteval.agents.frameworks import FrameworkAgent
 from agenteval.agents.tools import known_tools, registered_tools
 from agenteval.case import EvalCase
+from agenteval.casefiles.loading import open_cases
 from agenteval.casefiles.script_check import check_scripts, checked_scripts
+from agenteval.casefiles.streaming import CaseStream
 from agenteval.catalog import SCORER_REFS, scorer_reference
-from agenteval.datasets import load_cases
 from agenteval.engine.agent import load_agent
 from agenteval.engine.mock_check import check_resumable, checked_mocks
 from agenteval.engine.options import RunOptions
@@ -97,11 +98,12 @@ def rubric_refs(
 
 
 def given_cases(cases: Iterable[EvalCase] | str | Path) -> Iterable[EvalCase]:
-    """The cases to run: a list as given or read from a case file, or a stream (an iterator
-    or generator), which is read once, as it comes."""
+    """The cases to run: a list as given or read from a case file (a JSONL or CSV file: a
+    `CaseStream`, checked whole, then read again a case at a time), or a stream (an iterator or
+    generator), which is read once, as it comes."""
     found: Iterable[EvalCase]
     if isinstance(cases, str | Path):
-        found = load_cases(cases)
+        found = open_cases(cases)
     elif isinstance(cases, Sequence):
         found = cast(Sequence[EvalCase], cases)
     else:
@@ -172,8 +174,9 @@ async def plan_new(
 ) -> RunPlan:
     """A new run of `agent` (None: the cases' recorded traces, or `recorded`) over `cases`.
 
-    A list of cases is stored with the run by the first write; a stream is read once, into
-    the store, here, and read back from there as it runs. `target` is what `agenteval runs`
+    A list of cases is stored with the run by the first write, and so is a JSONL or CSV
+    file's `CaseStream` (read again for the trials, a case at a time); a stream is read once,
+    into the store, here, and read back from there as it runs. `target` is what `agenteval runs`
     lists; `run_id` (else a new one), `dataset` (else the case file, if `cases` names one)
     and `settings_extra` are recorded with the run."""
     settings, replayed = with_replay(
@@ -182,7 +185,15 @@ async def plan_new(
         replace(options.engine_settings(_declared(options)), agent_ref=agent_ref),
         target=target,
     )
-    given = checked_mocks(given_cases(cases), agent, options, dataset or cases)
+    found = given_cases(cases)
+    # A case file streamed (`CaseStream`) is checked by the cases these checks look at, kept
+    # from its first read: the same checks, in the same order, as on the file's list.
+    given = checked_mocks(
+        list(found.notable) if isinstance(found, CaseStream) else found,
+        agent,
+        options,
+        dataset or cases,
+    )
     users = SimulatorChoice()  # recorded trials play no user: no simulator opened
     if agent is not None:  # scripted users play only where an agent runs: before any trial
         given = checked_scripts(given, dataset or cases, options.base_dir)
@@ -190,6 +201,8 @@ async def plan_new(
             options = with_named_simulator(options, given)
             check_players(given, options.user_simulator)
         settings, users = with_users(options, settings)
+    if isinstance(found, CaseStream):
+        given = found
     choice = run_judge_choice(options)
 
     def make() -> RunPlan:
@@ -255,7 +268,10 @@ async def plan_new(
             recorded=recorded,
             tools=None if _live_tools(agent) else tools,
         )
-        if isinstance(given, Sequence):
+        if isinstance(given, CaseStream):  # its ids were checked by its first read
+            plan.cases, plan.case_count = given, len(given)
+            plan.first_write = functools.partial(store.create_run, info, given)
+        elif isinstance(given, Sequence):
             _check_unique(given)
             plan.cases, plan.case_count = given, len(given)
             # Stored by the writer while the first trials run; no trial is stored before its
