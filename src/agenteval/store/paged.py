@@ -1,6 +1,6 @@
 """The run store read a page at a time (the viewer's reads): a run's (case, trial) keys in
-report order from an offset, the results of given keys, a search over the stored JSON, the runs
-with their agents, and what a run's stamp is made of.
+report order from an offset, the results of given keys, what the report's search reads of each
+trial, the runs with their agents, and what a run's stamp is made of.
 
 Each read is one short read transaction (`BEGIN` ... `COMMIT`): what it returns is one
 snapshot, and a writer in another process is never held up (WAL). Nothing here writes.
@@ -9,7 +9,6 @@ snapshot, and a writer in another process is never held up (WAL). Nothing here w
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 import zlib
 from collections.abc import Iterator, Sequence
@@ -23,27 +22,10 @@ from agenteval.store.base import StoreFile
 from agenteval.store.progress import RunSummaryRow, summary_rows
 from agenteval.trace import Trial
 
-__all__ = ["PagedRecords", "like_pattern"]
+__all__ = ["PagedRecords"]
 
 _CHUNK = 5_000
 """Score rows hashed per fetch when digesting a run's scores."""
-_LIKE_LIMIT = 50_000
-"""SQLite's longest LIKE pattern (SQLITE_MAX_LIKE_PATTERN_LENGTH), in bytes."""
-
-
-def like_pattern(text: str) -> str:
-    """A `LIKE ... ESCAPE '\\'` pattern matching `text` anywhere in a stored JSON text: the
-    text as JSON writes it inside a string (quotes, backslashes, newlines escaped), with
-    LIKE's own wildcards escaped."""
-    encoded = json.dumps(text, ensure_ascii=False)[1:-1]
-    escaped = encoded.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def _contains_folded(haystack: str | None, needle: str) -> bool:
-    """Whether `needle` (already casefolded) is in `haystack` casefolded: SQLite's LIKE folds
-    ASCII letters only, so a search with other letters is done by this."""
-    return haystack is not None and needle in haystack.casefold()
 
 
 class PagedRecords(StoreFile):
@@ -215,27 +197,3 @@ class PagedRecords(StoreFile):
                         where = f"case {case_id!r} of run {run_id!r}"
                         case = self._parse(EvalCase, case_data, where)
                     yield case, int(trial), output if isinstance(output, str) else None
-
-    def search_keys(self, run_id: str, text: str) -> set[tuple[str, int]]:
-        """The (case id, trial) pairs whose stored trial JSON, or whose case's, holds `text`,
-        ignoring case. Done in SQL (LIKE), but for letters LIKE cannot fold (non-ASCII)."""
-        if not text:
-            return set()
-        # Past SQLite's limit on a LIKE pattern (50,000 bytes) LIKE fails ("pattern too
-        # complex"); the folded match finds the same (LIKE folds ASCII letters only).
-        if text.isascii() and len(like_pattern(text)) < _LIKE_LIMIT:
-            match, needle = "{} LIKE ? ESCAPE '\\'", like_pattern(text)
-        else:
-            match, needle = "agenteval_folded({}, ?)", json.dumps(text, ensure_ascii=False)[1:-1]
-            needle = needle.casefold()
-        with self._snapshot() as conn:
-            conn.create_function("agenteval_folded", 2, _contains_folded, deterministic=True)
-            rows = conn.execute(
-                "SELECT case_id, trial FROM trials WHERE run_id = ? AND ("
-                + match.format("data")
-                + " OR case_id IN (SELECT case_id FROM cases WHERE run_id = ? AND "
-                + match.format("data")
-                + "))",
-                (run_id, needle, run_id, needle),
-            ).fetchall()
-        return {(str(case_id), int(trial)) for case_id, trial in rows}
