@@ -259,7 +259,7 @@ class Pages:
         state = self.cache.get(run_id, inline=True)
         index = state.index
         stored = stamp.trials
-        prices = self.prices_for(info) or PriceTable.default()
+        prices = self._prices(info)
         waiting = filters.needs_index and index is None
         # A filtered table drawn from an index older than the run is redrawn when the new one
         # is built (the page polls while this part is pending).
@@ -345,6 +345,16 @@ class Pages:
         numbers = [at[r.case.id, r.trial.trial] for r in results]
         return _numbered(results, numbers, prices, index, info), unreadable
 
+    def _prices(self, info: RunInfo) -> PriceTable:
+        """The prices the run is reported with (`agenteval show`'s), else the shipped table."""
+        return self.prices_for(info) or PriceTable.default()
+
+    def _number(self, run_id: str, index: RunIndex | None, key: tuple[str, int]) -> int | None:
+        """A trial's number in its whole run's table (its `#`): from the run's index when
+        there is one, else counted in the store; None when it is not stored."""
+        row = index.row(*key) if index is not None else None
+        return row.index if row is not None else self.reader.position(run_id, *key)
+
     def _readable(
         self, run_id: str, keys: Sequence[tuple[str, int]]
     ) -> tuple[list[TrialResult], list[str]]:
@@ -370,10 +380,8 @@ class Pages:
         if result is None:
             return None
         state = self.cache.peek(run_id)
-        prices = self.prices_for(info) or PriceTable.default()
-        # Its number in the whole run's table: from the index, else counted in the store.
-        number = _position(state.index, (case_id, trial)) if state.index is not None else None
-        number = number or self.reader.position(run_id, case_id, trial) or 1
+        prices = self._prices(info)
+        number = self._number(run_id, state.index, (case_id, trial)) or 1
         view = _numbered([result], [number], prices, state.index, info)[0]
         return self._render(
             "trial.html.j2",
@@ -472,13 +480,10 @@ class Pages:
             info = self.info(run_id)
             results = self.reader.case_results(run_id, case_id)
             state = self.cache.peek(run_id)
-            prices = self.prices_for(info) or PriceTable.default()
-            # Each numbered as in its whole run's table (the index's, else the store's count).
+            prices = self._prices(info)
             numbers = [
-                (_position(state.index, key) if state.index is not None else None)
-                or self.reader.position(run_id, *key)
-                or n
-                for n, key in enumerate(((r.case.id, r.trial.trial) for r in results), start=1)
+                self._number(run_id, state.index, (r.case.id, r.trial.trial)) or n
+                for n, r in enumerate(results, start=1)
             ]
             views = _numbered(results, numbers, prices, state.index, info)
             references.update(scorer_references(info))
@@ -531,9 +536,3 @@ def _numbered(
     for view, number in zip(views, numbers, strict=False):
         view.index = number
     return views
-
-
-def _position(index: RunIndex, key: tuple[str, int]) -> int | None:
-    """The trial's number in the run's table (its `#`), as the report numbers it."""
-    row = index.row(*key)
-    return None if row is None else row.index
