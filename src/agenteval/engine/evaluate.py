@@ -11,9 +11,11 @@ run (`engine.planning`: new, recorded, resumed, rescored or judged) and runs the
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,7 @@ from agenteval.agents.recorder import watch_unrecorded_calls
 from agenteval.agents.tools import known_tools
 from agenteval.case import EvalCase
 from agenteval.engine.agent import load_agent, python_target
+from agenteval.engine.gc_thresholds import raised_gc_thresholds
 from agenteval.engine.options import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, RunOptions
 from agenteval.engine.planning import (
     RunPlan,
@@ -142,9 +145,12 @@ async def run_planned(
     trial's scores are also sent there as they are stored (`otel.results`), and what is queued
     is flushed when the run ends, however it ends. With `options.otlp_receiver`, an OTLP
     receiver listens for the whole of it (`on_notice` says where), and is stopped however it
-    ends."""
-    from agenteval.otel.receiver import receiving  # an HTTP server: loaded when a run asks
+    ends. The collector's thresholds are raised while it runs (`gc_thresholds`)."""
+    receiver: AbstractContextManager[object] = contextlib.nullcontext()
+    if options.otlp_receiver is not None:  # an HTTP server: loaded only when a run asks
+        from agenteval.otel.receiver import receiving
 
+        receiver = receiving(options.otlp_receiver, announce=on_notice, warn=on_warning)
     export = None
     if options.otlp_endpoint is not None:  # the OpenTelemetry SDK is loaded only then
         from agenteval.otel.results import ScoreExport
@@ -152,7 +158,8 @@ async def run_planned(
         export = ScoreExport.open(options.otlp_endpoint, on_warning)
     try:
         with (
-            receiving(options.otlp_receiver, announce=on_notice, warn=on_warning),
+            raised_gc_thresholds(),
+            receiver,
             RunStore(options.store, create=False) if stored else open_store(options) as store,
         ):
             plan = await planner(store)
