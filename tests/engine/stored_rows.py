@@ -19,6 +19,7 @@ from typing import Any
 
 import agenteval
 from agenteval import EvalCase, Score
+from agenteval.trace import ToolSpec
 
 SECRET = "sk-proj-Zq81mXvT4kLpW29sQeRt7uYiOp0aSdFg"
 
@@ -124,6 +125,12 @@ def stored_rows(store: Path) -> dict[str, Any]:
         concurrency=1,
         retries=2,
         infrastructure_errors=[ConnectionError],
+        # The run's tools named, so the tools other tests of the process declared (`@tool`
+        # is process-wide) change no score's text.
+        tools={
+            "lookup": ToolSpec(name="lookup", parameters={"type": "object"}),
+            "search": ToolSpec(name="search", description="Search."),
+        },
         store=store,
     )
     conn = sqlite3.connect(store)

@@ -157,7 +157,10 @@ async def execute(
             scores = await score_trial(prepared, case, trial)
             if task.cancelling():  # likewise, a scorer's
                 await settle_own_cancellations(task)
-            await finished.put(TrialResult(case=case, trial=trial, scores=scores))
+            # `model_construct`: the parts are already the models the fields hold (a case, a
+            # trial, a fresh dict of scores), which validating would only check again and copy;
+            # one validation a trial less (~3 % of bench W1's profile).
+            await finished.put(TrialResult.model_construct(case=case, trial=trial, scores=scores))
 
     async def write() -> None:
         if first_write is not None:
