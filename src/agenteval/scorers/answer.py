@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from agenteval.case import EvalCase
 from agenteval.score import Score
 from agenteval.scorers.redacted import undecidable
-from agenteval.scorers.scores import binary_score
+from agenteval.scorers.scores import binary_score, no_score
 from agenteval.scorers.text import (
     NumberMention,
     excerpt,
@@ -60,7 +60,7 @@ class ExactMatch:
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         declined = self.declines(case)
         if declined is not None:
-            return Score(name=self.name, reason=declined)
+            return no_score(self.name, declined)
         expected = case.expected_output or ""
         skipped = not_judged(self.name, trial)
         if skipped is not None:

@@ -18,7 +18,7 @@ from agenteval.judge.played import user_words
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.redacted import holds_redacted, undecidable, undecided
-from agenteval.scorers.scores import threshold_score
+from agenteval.scorers.scores import no_score, threshold_score
 from agenteval.scorers.text import (
     NumberMention,
     content_words,
@@ -37,7 +37,38 @@ __all__ = ["RetrievalRecall", "ToolFaithfulness", "returned_doc_ids"]
 
 def _collect(value: Any, numbers: list[float], texts: list[str]) -> None:
     # Every string and number inside a tool result, into `texts` and `numbers`: dict keys and
-    # values, list items, and the text of anything else.
+    # values, list items, and the text of anything else. The usual JSON shapes (a plain dict or
+    # list of strings, numbers and more of the same) are walked here; anything else by
+    # `_collect_any`, in the same order. (W5's two results a trial: 7.4 -> 3 us.)
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is str:
+                texts.append(key)
+            else:
+                _collect_any(key, numbers, texts)
+            _collect_item(item, numbers, texts)
+    elif kind is list:
+        for item in value:
+            _collect_item(item, numbers, texts)
+    else:
+        _collect_any(value, numbers, texts)
+
+
+def _collect_item(item: Any, numbers: list[float], texts: list[str]) -> None:
+    kind = type(item)
+    if kind is str:
+        texts.append(item)
+    elif kind is int or kind is float:  # not a bool, whose type is bool
+        numbers.append(float(item))
+    elif kind is dict or kind is list:
+        _collect(item, numbers, texts)
+    else:
+        _collect_any(item, numbers, texts)
+
+
+def _collect_any(value: Any, numbers: list[float], texts: list[str]) -> None:
+    # `_collect` for any value, by kind.
     if isinstance(value, str):
         texts.append(value)
     elif value is None or isinstance(value, bool):
@@ -46,11 +77,11 @@ def _collect(value: Any, numbers: list[float], texts: list[str]) -> None:
         numbers.append(float(value))
     elif isinstance(value, dict | Mapping):  # a dict is by far the most common: checked first
         for key, item in value.items():
-            _collect(key, numbers, texts)
-            _collect(item, numbers, texts)
+            _collect_any(key, numbers, texts)
+            _collect_any(item, numbers, texts)
     elif isinstance(value, list | tuple | set | frozenset):
         for item in value:
-            _collect(item, numbers, texts)
+            _collect_any(item, numbers, texts)
     else:
         texts.append(str(value))
 
@@ -67,14 +98,23 @@ def _folded(texts: Iterable[str]) -> str:
 
 def _input_texts(case: EvalCase, trial: Trial) -> list[str]:
     # What the agent was told (which an answer may echo): a simulated user's messages as played.
+    if trial.simulation is None and isinstance(case.input, str) and not case.conversation:
+        # `user_words`' one written input, without building it (3.5 -> 0.3 us a trial).
+        return [case.input] if case.input else []
     words = user_words(case, trial)
     return [content for _, content in words.before] + [turn for turn in words.turns if turn]
 
 
-def _holds(numbers: Iterable[float], mention: NumberMention) -> bool:
+def _holds(numbers: Iterable[float], values: frozenset[float], mention: NumberMention) -> bool:
     # Whether `mention` is among `numbers`. Signs are ignored: text often says them in words
     # ("a loss of 200", "fell 3.5"); a percentage is also its fraction (12% is 0.12).
     wanted = abs(mention.value)
+    # `values` holds `abs` of each number: a finite number found there is equal to one of them
+    # (at no distance: `numbers_equal` says so), without comparing it with each in turn. Not
+    # found, or not finite, it is compared with each (within the tolerance, or as a fraction).
+    # W5's answers: the numbers of tool_faithfulness 33 -> 20 us a trial, with `_NUMBER`'s.
+    if wanted in values and wanted - wanted == 0.0:  # `inf - inf` is nan, and nan is not 0
+        return True
     return any(
         numbers_equal(wanted, abs(number))
         or (mention.percent and numbers_equal(wanted, abs(number) * 100))
@@ -92,26 +132,42 @@ class _Sources:
     words: set[str]
     texts: list[str]
     """The texts of the tool results, as they are (kept for the rescore's redaction check)."""
+    values: frozenset[float] = frozenset()
+    """`abs` of each of `numbers`, to find a number at once (`_holds`)."""
+    input_values: frozenset[float] = frozenset()
+    """`abs` of each of `input_numbers`."""
 
     @classmethod
     def gather(cls, results: Iterable[Any], inputs: Iterable[str]) -> _Sources:
         numbers: list[float] = []
         texts: list[str] = []
-        for result in results:
-            _collect(result, numbers, texts)
+        try:
+            for result in results:
+                _collect(result, numbers, texts)
+        except RecursionError:  # nested past what the quick walk (two frames a level) reaches
+            numbers, texts = [], []
+            for result in results:
+                _collect_any(result, numbers, texts)
         results_text = _folded(texts)
         numbers.extend(number_values(results_text))
         found = set(word_list(results_text))
         inputs_text = _folded(inputs)
         input_numbers = number_values(inputs_text)
         found.update(word_list(inputs_text))
-        return cls(numbers=numbers, input_numbers=input_numbers, words=found, texts=texts)
+        return cls(
+            numbers=numbers,
+            input_numbers=input_numbers,
+            words=found,
+            texts=texts,
+            values=frozenset(map(abs, numbers)),
+            input_values=frozenset(map(abs, input_numbers)),
+        )
 
     def echoes_input(self, mention: NumberMention) -> bool:
-        return _holds(self.input_numbers, mention)
+        return _holds(self.input_numbers, self.input_values, mention)
 
     def supports(self, mention: NumberMention) -> bool:
-        return _holds(self.numbers, mention)
+        return _holds(self.numbers, self.values, mention)
 
 
 @dataclass(frozen=True)
@@ -153,10 +209,10 @@ class ToolFaithfulness:
             return skipped
         answer = trial.output or ""
         if not answer.strip():
-            return Score(name=self.name, reason=no_answer_reason(trial))
+            return no_score(self.name, no_answer_reason(trial))
         results = [call.result for call in trial.tool_calls if call.result is not None]
         if not results:
-            return Score(name=self.name, reason="no tool call returned a result")
+            return no_score(self.name, "no tool call returned a result")
         # A rescore reads masked secrets: a number or word inside one is gone, and two read the
         # same.
         unsure = undecidable(self.name, answer)
@@ -315,7 +371,7 @@ class RetrievalRecall:
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         relevant = list(dict.fromkeys(doc.strip() for doc in case.relevant_docs or []))
         if not relevant:
-            return Score(name=self.name, reason="no relevant_docs in the case")
+            return no_score(self.name, "no relevant_docs in the case")
         skipped = not_judged(self.name, trial)
         if skipped is not None:
             return skipped

@@ -11,7 +11,7 @@ from agenteval.case import EvalCase
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.redacted import undecidable
-from agenteval.scorers.scores import binary_score
+from agenteval.scorers.scores import binary_score, no_score
 from agenteval.scorers.text import fold, normalise
 from agenteval.trace import Trial
 
@@ -63,13 +63,13 @@ class AvoidsForbiddenText:
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         phrases = [phrase for phrase in case.must_not_contain or [] if normalise(phrase)]
         if not phrases:
-            return Score(name=self.name, reason="no must_not_contain in the case")
+            return no_score(self.name, "no must_not_contain in the case")
         skipped = not_judged(self.name, trial)
         if skipped is not None:
             return skipped
         answer = fold(trial.output or "")
         if not answer:
-            return Score(name=self.name, reason=f"{no_answer_reason(trial)}: nothing was said")
+            return no_score(self.name, f"{no_answer_reason(trial)}: nothing was said")
         # A rescore reads masked secrets: a phrase inside one is gone, and two read the same.
         unsure = undecidable(self.name, trial.output, *phrases)
         if unsure is not None:

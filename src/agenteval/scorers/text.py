@@ -54,19 +54,36 @@ EXCERPT_ITEMS = 50
 
 _NUMBER = re.compile(
     r"""
-    (?<![\w.])                    # not glued to a word, nor the tail of `1.2.3`
-    (?P<sign>[-+\u2212])?         # a sign, ASCII or the Unicode minus
-    (?P<digits>
-        (?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?   # 1,234,567.89 or 19753.0
-      | \.[0-9]+                                          # .5
+    (?P<first>[-+\u2212.0-9])     # a sign, ASCII or the Unicode minus, a digit or a point
+    (?<![\w.].)                   # not glued to a word, nor the tail of `1.2.3`
+    (?:
+        (?<=[-+\u2212])                                     # after the sign:
+        (?:(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?  #   1,234,567.89 or 19753.0
+          | \.[0-9]+)                                       #   or .5
+      | (?<=[0-9])                                          # a first digit, then the rest of
+        (?:[0-9]{0,2}(?:,[0-9]{3})+|[0-9]*)(?:\.[0-9]+)?    #   1,234,567.89 or 19753.0
+      | (?<=\.)[0-9]+                                       # a first point: .5
     )
     (?![0-9]|\.[0-9]|,[0-9]{3})   # not cut out of a longer number or a version string
     (?P<percent>\s?%)?
     """,
     re.VERBOSE,
 )
+# What a number is, written the plain way (the reference `tests/scorers/test_fast_paths.py`
+# checks `_NUMBER` against, match for match):
+#     (?<![\w.]) (?P<sign>[-+\u2212])?
+#     (?P<digits>(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)? | \.[0-9]+)
+#     (?![0-9]|\.[0-9]|,[0-9]{3}) (?P<percent>\s?%)?
+# `_NUMBER` finds the same matches, written so that it starts with the set of characters a
+# number can start with: `re` then skips to the next such character in C instead of trying
+# the whole pattern at every position (the lookbehind moves after that first character).
+# W5's tool results' text (~150 characters, 7 numbers): 8.1 -> 4.4 us; a question: 3.4 -> 1.3 us.
+_SIGNS = "-+\u2212"
 
 _WORD = re.compile(r"[^\W_]+")
+# The same words in ASCII text, for which `\w` is `[a-zA-Z0-9_]`: a plain character set is
+# quicker than the Unicode word class (W5's tool results' text: 5.6 -> 3.5 us).
+_ASCII_WORD = re.compile(r"[a-zA-Z0-9]+")
 
 _STOPWORDS = """
     a about above after again against all also am an and any are as at be because been before
@@ -134,18 +151,17 @@ class NumberMention:
 
 def find_numbers(text: str) -> list[NumberMention]:
     """Every number written in `text`, in order (see the module docstring for what counts)."""
-    mentions: list[NumberMention] = []
-    for match in _NUMBER.finditer(text):
-        mentions.append(
-            NumberMention(
-                value=_value(match),
-                text=match.group(0),
-                start=match.start(),
-                end=match.end(),
-                percent=match["percent"] is not None,
-            )
-        )
-    return mentions
+    return [_mention(match) for match in _NUMBER.finditer(text)]
+
+
+def _mention(match: re.Match[str]) -> NumberMention:
+    return NumberMention(
+        value=_value(match),
+        text=match.group(0),
+        start=match.start(),
+        end=match.end(),
+        percent=match["percent"] is not None,
+    )
 
 
 def number_values(text: str) -> list[float]:
@@ -154,8 +170,13 @@ def number_values(text: str) -> list[float]:
 
 
 def _value(match: re.Match[str]) -> float:
-    value = float(match["digits"].replace(",", ""))
-    return -value if match["sign"] in ("-", "\u2212") else value
+    # The digits are the match without its sign (its first character, if a sign) and percent.
+    text = match.group(0)
+    signed = match["first"] in _SIGNS
+    percent = match["percent"]
+    digits = text[signed : len(text) - len(percent)] if percent else text[signed:]
+    value = float(digits.replace(",", ""))
+    return -value if signed and text[0] != "+" else value
 
 
 def parse_number(text: str) -> NumberMention | None:
@@ -187,7 +208,7 @@ def words(text: str) -> list[str]:
 
 def word_list(folded: str) -> list[str]:
     """The words of text already folded (`words` without the `fold`)."""
-    return _WORD.findall(folded)
+    return (_ASCII_WORD if folded.isascii() else _WORD).findall(folded)
 
 
 def content_words(text: str) -> list[str]:

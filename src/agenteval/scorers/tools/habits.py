@@ -13,7 +13,7 @@ from agenteval.jsonsafe import plain_copy
 from agenteval.score import Score
 from agenteval.scorers.answer import not_judged
 from agenteval.scorers.redacted import holds_redacted, undecided
-from agenteval.scorers.scores import binary_score, threshold_score
+from agenteval.scorers.scores import binary_score, no_score, threshold_score
 from agenteval.scorers.text import EXCERPT_CHARS, EXCERPT_ITEMS, excerpt
 from agenteval.scorers.tools.verdicts import call_error, calls_or_skip
 from agenteval.trace import ToolCall, Trial
@@ -78,7 +78,7 @@ class TrajectoryOrder:
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         expected = case.expected_trajectory
         if expected is None:
-            return Score(name=self.name, reason="no expected_trajectory in the case")
+            return no_score(self.name, "no expected_trajectory in the case")
         skipped = not_judged(self.name, trial)
         if skipped is not None:
             return skipped

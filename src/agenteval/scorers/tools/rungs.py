@@ -13,7 +13,7 @@ from agenteval.case import EvalCase
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.redacted import from_store, holds_redacted, undecided
-from agenteval.scorers.scores import binary_score
+from agenteval.scorers.scores import binary_score, no_score
 from agenteval.scorers.text import EXCERPT_ITEMS, excerpt
 from agenteval.scorers.tools.habits import canonical_arguments
 from agenteval.scorers.tools.schemas import Validators, argument_problem, known_tools
@@ -48,7 +48,7 @@ class ToolSelection:
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         if case.expected_tools is None:
-            return Score(name=self.name, reason="no expected_tools in the case")
+            return no_score(self.name, "no expected_tools in the case")
         skipped = not_judged(self.name, trial)
         if skipped is not None:
             return skipped

@@ -1,0 +1,169 @@
+"""The quicker ways the built-in scorers read text and tool data (issue 21) give exactly what the
+plain ways give: each is checked here against the plain version it replaced."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from agenteval.score import Score
+from agenteval.scorers.scores import binary_score, no_score, threshold_score
+from agenteval.scorers.text import _NUMBER, _WORD, find_numbers, number_values, word_list
+from agenteval.store.encoding import scores_json
+
+# --- numbers --------------------------------------------------------------------------------------
+
+_PLAIN_NUMBER = re.compile(
+    r"""
+    (?<![\w.])
+    (?P<sign>[-+\u2212])?
+    (?P<digits>
+        (?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?
+      | \.[0-9]+
+    )
+    (?![0-9]|\.[0-9]|,[0-9]{3})
+    (?P<percent>\s?%)?
+    """,
+    re.VERBOSE,
+)
+"""The number pattern as written before `_NUMBER` was made to start with a character set."""
+
+_NUMBER_PIECES = st.sampled_from(
+    [
+        *"0123456789,.-+% \t\nab_é",
+        "\u2212",
+        "\u0663",
+        "\u00a0",
+        "\x00",
+        ",000",
+        ",12",
+        "1.2.3",
+        " %",
+    ]
+)
+
+
+def _plain_numbers(text: str) -> list[tuple[float, str, int, int, bool]]:
+    found = []
+    for match in _PLAIN_NUMBER.finditer(text):
+        value = float(match["digits"].replace(",", ""))
+        value = -value if match["sign"] in ("-", "\u2212") else value
+        found.append((value, match[0], match.start(), match.end(), match["percent"] is not None))
+    return found
+
+
+@given(st.lists(_NUMBER_PIECES, max_size=16).map("".join))
+def test_numbers_are_found_as_the_plain_pattern_finds_them(text: str) -> None:
+    found = [(m.value, m.text, m.start, m.end, m.percent) for m in find_numbers(text)]
+    assert found == _plain_numbers(text)
+    assert [match.span() for match in _NUMBER.finditer(text)] == [
+        match.span() for match in _PLAIN_NUMBER.finditer(text)
+    ]
+    assert number_values(text) == [value for value, *_ in found]
+
+
+@given(st.text())
+def test_numbers_in_any_text_are_found_as_the_plain_pattern_finds_them(text: str) -> None:
+    found = [(m.value, m.text, m.start, m.end, m.percent) for m in find_numbers(text)]
+    assert found == _plain_numbers(text)
+
+
+def test_signs_and_percentages_read_as_before() -> None:
+    text = "-3.5, +2, \u22127, 1,234,567.89 %, .5%, -.25, 0, -0"
+    found = [(m.value, m.text) for m in find_numbers(text)]
+    assert found == [(value, written) for value, written, *_ in _plain_numbers(text)]
+    assert [value for value, _ in found][:3] == [-3.5, 2.0, -7.0]
+
+
+# --- words ----------------------------------------------------------------------------------------
+
+
+@given(st.text())
+def test_words_are_the_unicode_word_runs(text: str) -> None:
+    assert word_list(text) == _WORD.findall(text)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_words_of_ascii_text_are_the_unicode_word_runs(text: str) -> None:
+    assert word_list(text) == _WORD.findall(text)
+
+
+# --- scores built without validating ---------------------------------------------------------------
+
+
+def _same_score(built: Score, validated: Score) -> None:
+    assert type(built) is Score
+    assert built.__dict__ == validated.__dict__
+    assert [type(value) for value in built.__dict__.values()] == [
+        type(value) for value in validated.__dict__.values()
+    ]
+    assert built.model_fields_set == validated.model_fields_set
+    assert type(built.model_fields_set) is type(validated.model_fields_set)
+    assert built.__pydantic_extra__ == validated.__pydantic_extra__
+    assert built.__pydantic_private__ == validated.__pydantic_private__
+    assert built == validated
+    assert built.model_dump_json() == validated.model_dump_json()
+    assert scores_json([built]) == scores_json([validated])
+    assert built.model_dump(exclude_unset=True) == validated.model_dump(exclude_unset=True)
+    assert pickle.loads(pickle.dumps(built)) == validated
+    assert built.model_copy(update={"name": "other"}) == validated.model_copy(
+        update={"name": "other"}
+    )
+
+
+@pytest.mark.parametrize("passed", [True, False])
+def test_a_binary_score_is_the_score_validation_gives(passed: bool) -> None:
+    details: dict[str, Any] = {"calls": 2, "found": ["a"], "nested": {"x": None}}
+    built = binary_score("redundant_calls", passed, "why", details)
+    validated = Score(
+        name="redundant_calls",
+        value=1.0 if passed else 0.0,
+        passed=passed,
+        reason="why",
+        details=details,
+    )
+    _same_score(built, validated)
+    assert built.details is not details  # a copy, as validation makes
+
+
+@pytest.mark.parametrize("value", [0.0, -0.0, 0.5, 2 / 3, 1.0])
+def test_a_threshold_score_is_the_score_validation_gives(value: float) -> None:
+    built = threshold_score("tool_faithfulness", value, 1.0, "why", {"checked": 3})
+    validated = Score(
+        name="tool_faithfulness",
+        value=value,
+        passed=value >= 1.0,
+        reason="why",
+        details={"checked": 3},
+    )
+    _same_score(built, validated)
+
+
+def test_a_no_score_is_the_score_validation_gives() -> None:
+    _same_score(
+        no_score("state_match", "no expected_state"),
+        Score(name="state_match", reason="no expected_state"),
+    )
+
+
+@pytest.mark.parametrize("value", [1, True, 1.5, -0.5, math.nan, math.inf])
+def test_a_value_not_valid_already_is_validated(value: Any) -> None:
+    try:
+        validated = Score(name="x", value=value, passed=True, reason="r", details={})
+    except ValidationError:
+        with pytest.raises(ValidationError):
+            threshold_score("x", value, 0.0, "r", {})
+        return
+    _same_score(threshold_score("x", value, 0.0, "r", {}), validated)
+
+
+def test_details_with_keys_that_are_no_text_are_validated() -> None:
+    with pytest.raises(ValidationError):
+        binary_score("x", True, "r", {1: "a"})  # type: ignore[dict-item]
