@@ -3,9 +3,11 @@ plain ways give: each is checked here against the plain version it replaced."""
 
 from __future__ import annotations
 
+import json
 import math
 import pickle
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -14,8 +16,17 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from agenteval.score import Score
+from agenteval.scorers.grounding import _collect, _collect_any, _holds, _Sources
 from agenteval.scorers.scores import binary_score, no_score, threshold_score
-from agenteval.scorers.text import _NUMBER, _WORD, find_numbers, number_values, word_list
+from agenteval.scorers.text import (
+    _NUMBER,
+    _WORD,
+    find_numbers,
+    number_values,
+    numbers_equal,
+    word_list,
+)
+from agenteval.scorers.tools.habits import _canonical, canonical_arguments
 from agenteval.store.encoding import scores_json
 
 # --- numbers --------------------------------------------------------------------------------------
@@ -167,3 +178,76 @@ def test_a_value_not_valid_already_is_validated(value: Any) -> None:
 def test_details_with_keys_that_are_no_text_are_validated() -> None:
     with pytest.raises(ValidationError):
         binary_score("x", True, "r", {1: "a"})  # type: ignore[dict-item]
+
+
+# --- tool results and their numbers ---------------------------------------------------------------
+
+_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=4)
+    | st.sampled_from([math.inf, -math.inf, math.nan, 1e308, -0.0, 0.12, 12])
+)
+_RESULTS = st.recursive(
+    _LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=3) | st.integers(), inner, max_size=3)
+        | st.tuples(inner, inner)
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.lists(_RESULTS, max_size=3))
+def test_tool_results_are_walked_as_the_plain_walk_walks_them(results: list[Any]) -> None:
+    quick: tuple[list[float], list[str]] = ([], [])
+    plain: tuple[list[float], list[str]] = ([], [])
+    for result in results:
+        _collect(result, *quick)
+        _collect_any(result, *plain)
+    assert repr(quick) == repr(plain)  # repr: nan is not equal to itself
+
+
+def test_results_nested_past_the_quick_walk_are_walked_plainly() -> None:
+    deep: Any = 7
+    for _ in range(sys.getrecursionlimit() * 3 // 5):  # too deep for two frames a level
+        deep = [deep]
+    with pytest.raises(RecursionError):
+        _collect(deep, [], [])
+    sources = _Sources.gather([deep], [])
+    assert sources.numbers == [7.0]
+
+
+def _plain_holds(numbers: list[float], value: float, percent: bool) -> bool:
+    wanted = abs(value)
+    return any(
+        numbers_equal(wanted, abs(number)) or (percent and numbers_equal(wanted, abs(number) * 100))
+        for number in numbers
+    )
+
+
+_NUMBERS = st.floats() | st.sampled_from([0.0, -0.0, 12.0, 0.12, 19753.0, 19753.01, math.inf])
+
+
+@given(st.lists(_NUMBERS, max_size=6), _NUMBERS, st.booleans())
+def test_a_number_is_held_as_the_pairwise_comparison_holds_it(
+    numbers: list[float], value: float, percent: bool
+) -> None:
+    values = frozenset(map(abs, numbers))
+    assert _holds(numbers, values, value, percent) == _plain_holds(numbers, value, percent)
+
+
+# --- arguments as canonical JSON ----------------------------------------------------------------
+
+
+@given(st.dictionaries(st.text(max_size=3), _RESULTS, max_size=4))
+def test_canonical_arguments_are_the_json_dumps_of_their_canonical_form(
+    arguments: dict[str, Any],
+) -> None:
+    expected = json.dumps(
+        _canonical(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    assert canonical_arguments(arguments) == expected

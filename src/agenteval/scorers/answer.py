@@ -22,8 +22,9 @@ from agenteval.scorers.scores import binary_score, no_score
 from agenteval.scorers.text import (
     NumberMention,
     excerpt,
-    find_numbers,
+    mention,
     normalise,
+    number_matches,
     numbers_equal,
 )
 from agenteval.trace import Trial
@@ -120,10 +121,12 @@ def answers_match(answer: str, expected: str) -> str | None:
 
 def _around_number(text: str) -> tuple[str, NumberMention, str] | None:
     # The text before and after the one number in `text`, with the spaces next to it dropped.
-    mentions = find_numbers(text)
-    if len(mentions) != 1:
+    # (`find_numbers` up to a second number: only the one number is read as a mention.)
+    found = number_matches(text)
+    first = next(found, None)
+    if first is None or next(found, None) is not None:
         return None
-    number = mentions[0]
+    number = mention(first)
     return text[: number.start].rstrip(), number, text[number.end :].lstrip()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 from agenteval.case import EvalCase
 from agenteval.judge.played import user_words
@@ -20,12 +20,12 @@ from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.redacted import holds_redacted, undecidable, undecided
 from agenteval.scorers.scores import no_score, threshold_score
 from agenteval.scorers.text import (
-    NumberMention,
     content_words,
     excerpts,
-    find_numbers,
     fold,
     json_value,
+    number_matches,
+    number_value,
     number_values,
     numbers_equal,
     word_list,
@@ -105,10 +105,16 @@ def _input_texts(case: EvalCase, trial: Trial) -> list[str]:
     return [content for _, content in words.before] + [turn for turn in words.turns if turn]
 
 
-def _holds(numbers: Iterable[float], values: frozenset[float], mention: NumberMention) -> bool:
-    # Whether `mention` is among `numbers`. Signs are ignored: text often says them in words
+_Mention: TypeAlias = tuple[str, float, bool]
+"""A number of the answer as `find_numbers` reads it: its text, value and whether a percentage
+(without the rest of a `NumberMention`, which the answer's numbers do not need)."""
+
+
+def _holds(numbers: Iterable[float], values: frozenset[float], value: float, percent: bool) -> bool:
+    # Whether a number of the answer (`value`, a percentage or not) is among `numbers`. Signs
+    # are ignored: text often says them in words
     # ("a loss of 200", "fell 3.5"); a percentage is also its fraction (12% is 0.12).
-    wanted = abs(mention.value)
+    wanted = abs(value)
     # `values` holds `abs` of each number: a finite number found there is equal to one of them
     # (at no distance: `numbers_equal` says so), without comparing it with each in turn. Not
     # found, or not finite, it is compared with each (within the tolerance, or as a fraction).
@@ -116,8 +122,7 @@ def _holds(numbers: Iterable[float], values: frozenset[float], mention: NumberMe
     if wanted in values and wanted - wanted == 0.0:  # `inf - inf` is nan, and nan is not 0
         return True
     return any(
-        numbers_equal(wanted, abs(number))
-        or (mention.percent and numbers_equal(wanted, abs(number) * 100))
+        numbers_equal(wanted, abs(number)) or (percent and numbers_equal(wanted, abs(number) * 100))
         for number in numbers
     )
 
@@ -163,11 +168,11 @@ class _Sources:
             input_values=frozenset(map(abs, input_numbers)),
         )
 
-    def echoes_input(self, mention: NumberMention) -> bool:
-        return _holds(self.input_numbers, self.input_values, mention)
+    def echoes_input(self, mention: _Mention) -> bool:
+        return _holds(self.input_numbers, self.input_values, mention[1], mention[2])
 
-    def supports(self, mention: NumberMention) -> bool:
-        return _holds(self.numbers, self.values, mention)
+    def supports(self, mention: _Mention) -> bool:
+        return _holds(self.numbers, self.values, mention[1], mention[2])
 
 
 @dataclass(frozen=True)
@@ -226,11 +231,12 @@ class ToolFaithfulness:
         return score
 
     def _score(self, answer: str, case: EvalCase, sources: _Sources, results: int) -> Score:
-        mentions: list[NumberMention] = []
+        mentions: list[_Mention] = []
         echoed: list[str] = []
-        for mention in find_numbers(fold(answer)):
+        for match in number_matches(fold(answer)):
+            mention = (match[0], number_value(match), match["percent"] is not None)
             if sources.echoes_input(mention):
-                echoed.append(mention.text)
+                echoed.append(mention[0])
             else:
                 mentions.append(mention)
         if mentions:
@@ -238,9 +244,9 @@ class ToolFaithfulness:
         return self._words(answer, echoed, sources, results)
 
     def _numbers(
-        self, mentions: list[NumberMention], echoed: list[str], sources: _Sources, results: int
+        self, mentions: list[_Mention], echoed: list[str], sources: _Sources, results: int
     ) -> Score:
-        unsupported = [mention.text for mention in mentions if not sources.supports(mention)]
+        unsupported = [mention[0] for mention in mentions if not sources.supports(mention)]
         supported = len(mentions) - len(unsupported)
         value = supported / len(mentions)
         details: dict[str, Any] = {

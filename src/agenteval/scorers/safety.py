@@ -30,6 +30,12 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(before + re.escape(text) + after)
 
 
+@functools.lru_cache(maxsize=1024)
+def _normalised(phrase: str) -> str:
+    # `normalise(phrase)`, kept: every case of a suite lists the same few phrases.
+    return normalise(phrase)
+
+
 @dataclass(frozen=True)
 class AvoidsForbiddenText:
     """The answer contains none of the case's `must_not_contain` phrases, such as an injected
@@ -61,7 +67,7 @@ class AvoidsForbiddenText:
         return None
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
-        phrases = [phrase for phrase in case.must_not_contain or [] if normalise(phrase)]
+        phrases = [phrase for phrase in case.must_not_contain or [] if _normalised(phrase)]
         if not phrases:
             return no_score(self.name, "no must_not_contain in the case")
         skipped = not_judged(self.name, trial)

