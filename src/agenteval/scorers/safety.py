@@ -12,7 +12,7 @@ from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.redacted import undecidable
 from agenteval.scorers.scores import binary_score, no_score
-from agenteval.scorers.text import fold, normalise
+from agenteval.scorers.text import folded, normalise
 from agenteval.trace import Trial
 
 __all__ = ["AvoidsForbiddenText"]
@@ -73,7 +73,7 @@ class AvoidsForbiddenText:
         skipped = not_judged(self.name, trial)
         if skipped is not None:
             return skipped
-        answer = fold(trial.output or "")
+        answer = folded(trial.output or "")
         if not answer:
             return no_score(self.name, f"{no_answer_reason(trial)}: nothing was said")
         # A rescore reads masked secrets: a phrase inside one is gone, and two read the same.
