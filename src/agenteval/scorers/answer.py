@@ -20,11 +20,10 @@ from agenteval.score import Score
 from agenteval.scorers.redacted import undecidable
 from agenteval.scorers.scores import binary_score, no_score
 from agenteval.scorers.text import (
-    NumberMention,
     excerpt,
-    mention,
     normalise,
     number_matches,
+    number_value,
     numbers_equal,
 )
 from agenteval.trace import Trial
@@ -107,27 +106,28 @@ def answers_match(answer: str, expected: str) -> str | None:
     left_parts, right_parts = _around_number(left), _around_number(right)
     if left_parts is None or right_parts is None:
         return None
-    (left_before, left_number, left_after) = left_parts
-    (right_before, right_number, right_after) = right_parts
+    (left_before, left_value, left_percent, left_after) = left_parts
+    (right_before, right_value, right_percent, right_after) = right_parts
     if (
         left_before == right_before
         and left_after == right_after
-        and left_number.percent == right_number.percent
-        and numbers_equal(left_number.value, right_number.value)
+        and left_percent == right_percent
+        and numbers_equal(left_value, right_value)
     ):
         return "number"
     return None
 
 
-def _around_number(text: str) -> tuple[str, NumberMention, str] | None:
-    # The text before and after the one number in `text`, with the spaces next to it dropped.
-    # (`find_numbers` up to a second number: only the one number is read as a mention.)
+def _around_number(text: str) -> tuple[str, float, bool, str] | None:
+    # The text before and after the one number in `text`, with the spaces next to it dropped,
+    # and the number's value and whether it is a percentage (what `find_numbers` reads, up to a
+    # second number, and without making a `NumberMention`: 5.5 -> ~2 us a W5 answer).
     found = number_matches(text)
-    first = next(found, None)
-    if first is None or next(found, None) is not None:
+    number = next(found, None)
+    if number is None or next(found, None) is not None:
         return None
-    number = mention(first)
-    return text[: number.start].rstrip(), number, text[number.end :].lstrip()
+    before, after = text[: number.start()].rstrip(), text[number.end() :].lstrip()
+    return before, number_value(number), number["percent"] is not None, after
 
 
 def not_judged(name: str, trial: Trial) -> Score | None:

@@ -38,7 +38,6 @@ __all__ = [
     "fold",
     "folded",
     "json_value",
-    "mention",
     "normalise",
     "number_matches",
     "number_value",
@@ -167,16 +166,16 @@ class NumberMention:
 
 def find_numbers(text: str) -> list[NumberMention]:
     """Every number written in `text`, in order (see the module docstring for what counts)."""
-    return [mention(match) for match in _NUMBER.finditer(text)]
+    return [_mention(match) for match in _NUMBER.finditer(text)]
 
 
 def number_matches(text: str) -> Iterator[re.Match[str]]:
-    """The matches `find_numbers` reads its mentions from, one by one (`mention` reads one)."""
+    """The matches `find_numbers` reads its mentions from, one by one (`number_value` reads
+    one's value, its `percent` group says whether it is a percentage)."""
     return _NUMBER.finditer(text)
 
 
-def mention(match: re.Match[str]) -> NumberMention:
-    """The `NumberMention` of one of `number_matches`."""
+def _mention(match: re.Match[str]) -> NumberMention:
     return NumberMention(
         value=number_value(match),
         text=match.group(0),

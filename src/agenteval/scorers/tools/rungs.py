@@ -4,7 +4,6 @@ error)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -21,6 +20,13 @@ from agenteval.scorers.tools.verdicts import call_error, calls, calls_or_skip, p
 from agenteval.trace import ToolSpec, Trial
 
 # --- 1. tool_selection ---------------------------------------------------------------------------
+
+
+def _counts(names: list[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 @dataclass(frozen=True)
@@ -52,10 +58,13 @@ class ToolSelection:
         skipped = not_judged(self.name, trial)
         if skipped is not None:
             return skipped
-        needed = Counter(case.expected_tools)
-        called = Counter(call.name for call in trial.tool_calls)
+        # Counted into plain dicts (in first-seen order, as a Counter counts): 2.5 -> ~1 us.
+        needed = _counts(case.expected_tools)
+        called = _counts([call.name for call in trial.tool_calls])
         missing = {
-            tool: count - called[tool] for tool, count in needed.items() if called[tool] < count
+            tool: count - called.get(tool, 0)
+            for tool, count in needed.items()
+            if called.get(tool, 0) < count
         }
         details: dict[str, Any] = {
             "needed": dict(needed),
@@ -82,7 +91,7 @@ class ToolSelection:
             return binary_score(self.name, False, reason, details)
         shortfalls = [
             f"{tool} never called"
-            if called[tool] == 0
+            if called.get(tool, 0) == 0
             else f"{tool} called {times(called[tool])}, needed {needed[tool]}"
             for tool in missing
         ]
