@@ -4,7 +4,6 @@ calls made (`StepEfficiency`), and no repeat of a call that already worked (`Red
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -42,10 +41,15 @@ def _same_value(expected: Any, actual: Any) -> bool:
 
 
 def _fits(expected: ExpectedCall, call: ToolCall) -> bool:
-    return expected.name == call.name and all(
-        key in call.arguments and _same_value(value, call.arguments[key])
-        for key, value in expected.arguments.items()
-    )
+    if expected.name != call.name:
+        return False
+    # A loop, not `all()` over a generator, which costs more than the comparisons (it runs
+    # for every expected call against every call until one fits).
+    arguments = call.arguments
+    for key, value in expected.arguments.items():
+        if key not in arguments or not _same_value(value, arguments[key]):
+            return False
+    return True
 
 
 def _describe(expected: ExpectedCall) -> str:
@@ -249,7 +253,9 @@ class RedundantCalls:
         # A call is a repeat only of a call of the same tool: a tool called once can neither
         # repeat nor be repeated, so its arguments are not written out as JSON (nor its result
         # read) at all. W5's trials call each tool once or twice: 21 -> ~8 us a trial.
-        names = Counter(call.name for call in trial.tool_calls)
+        names: dict[str, int] = {}
+        for call in trial.tool_calls:
+            names[call.name] = names.get(call.name, 0) + 1
         for index, call in enumerate(trial.tool_calls):
             if call.name in self.exempt_tools or names[call.name] == 1:
                 continue
