@@ -129,7 +129,6 @@ def _holds(numbers: Iterable[float], values: frozenset[float], value: float, per
     )
 
 
-@dataclass(frozen=True)
 class _Sources:
     """What an answer may draw on: the numbers of the tool results, the numbers of the input
     (which an answer may echo), and the words of both.
@@ -137,56 +136,74 @@ class _Sources:
     Each is worked out when first asked for: an answer's number is looked for among the
     results' own numbers (`found`, their JSON numbers) first, and only when it is not there
     among the numbers written in their texts; the words only for an answer without numbers to
-    check. W5's answers are mostly found at once: tool_faithfulness ~23 -> ~13 us a trial."""
+    check. W5's answers are mostly found at once: tool_faithfulness ~23 -> ~13 us a trial.
+    (Plain attributes filled in on first use: `functools.cached_property` takes a lock on
+    every read in Python 3.11, which cost more than the lookups it saved.)"""
 
-    found: list[float]
-    """The numbers of the tool results that are numbers (not text), in order."""
-    texts: list[str]
-    """The texts of the tool results, as they are (kept for the rescore's redaction check)."""
-    inputs: list[str]
-    """The texts of the input."""
+    __slots__ = (
+        "_found_values",
+        "_input_numbers",
+        "_inputs_text",
+        "_results_text",
+        "_words",
+        "_written",
+        "found",
+        "inputs",
+        "texts",
+    )
 
-    @functools.cached_property
-    def _found_values(self) -> frozenset[float]:
-        return frozenset(map(abs, self.found))
+    def __init__(self, found: list[float], texts: list[str], inputs: list[str]) -> None:
+        self.found = found
+        """The numbers of the tool results that are numbers (not text), in order."""
+        self.texts = texts
+        """The texts of the tool results, as they are (kept for the rescore's redaction check)."""
+        self.inputs = inputs
+        """The texts of the input."""
+        self._results_text: str | None = None
+        self._inputs_text: str | None = None
+        self._found_values: frozenset[float] | None = None
+        self._written: tuple[list[float], frozenset[float]] | None = None
+        self._input_numbers: tuple[list[float], frozenset[float]] | None = None
+        self._words: set[str] | None = None
 
-    @functools.cached_property
-    def _results_text(self) -> str:
-        return _folded(self.texts)
+    def results_text(self) -> str:
+        """The texts of the tool results folded as one (`_folded`)."""
+        if self._results_text is None:
+            self._results_text = _folded(self.texts)
+        return self._results_text
 
-    @functools.cached_property
-    def _inputs_text(self) -> str:
-        return _folded(self.inputs)
+    def inputs_text(self) -> str:
+        """The texts of the input folded as one."""
+        if self._inputs_text is None:
+            self._inputs_text = _folded(self.inputs)
+        return self._inputs_text
 
-    @functools.cached_property
-    def _written(self) -> list[float]:
-        # The numbers written in the texts of the tool results, in order.
-        return number_values(self._results_text)
+    def written(self) -> tuple[list[float], frozenset[float]]:
+        """The numbers written in the texts of the tool results, in order, and their `abs`."""
+        if self._written is None:
+            numbers = number_values(self.results_text())
+            self._written = (numbers, frozenset(map(abs, numbers)))
+        return self._written
 
-    @functools.cached_property
-    def _written_values(self) -> frozenset[float]:
-        return frozenset(map(abs, self._written))
+    def input_numbers(self) -> tuple[list[float], frozenset[float]]:
+        """The numbers written in the input, in order, and their `abs`."""
+        if self._input_numbers is None:
+            numbers = number_values(self.inputs_text())
+            self._input_numbers = (numbers, frozenset(map(abs, numbers)))
+        return self._input_numbers
 
     @property
     def numbers(self) -> list[float]:
         """Every number of the tool results: their numbers, then those written in their texts."""
-        return self.found + self._written
+        return self.found + self.written()[0]
 
-    @functools.cached_property
-    def input_numbers(self) -> list[float]:
-        """The numbers written in the input."""
-        return number_values(self._inputs_text)
-
-    @functools.cached_property
-    def _input_values(self) -> frozenset[float]:
-        return frozenset(map(abs, self.input_numbers))
-
-    @functools.cached_property
+    @property
     def words(self) -> set[str]:
         """The words of the tool results and of the input."""
-        found = set(word_list(self._results_text))
-        found.update(word_list(self._inputs_text))
-        return found
+        if self._words is None:
+            self._words = set(word_list(self.results_text()))
+            self._words.update(word_list(self.inputs_text()))
+        return self._words
 
     @classmethod
     def gather(cls, results: Iterable[Any], inputs: Iterable[str]) -> _Sources:
@@ -200,17 +217,19 @@ class _Sources:
             numbers, texts = [], []
             for result in results:
                 _collect_any(result, numbers, texts)
-        return cls(found=numbers, texts=texts, inputs=list(inputs))
+        return cls(numbers, texts, list(inputs))
 
     def echoes_input(self, mention: _Mention) -> bool:
-        return _holds(self.input_numbers, self._input_values, mention[1], mention[2])
+        return _holds(*self.input_numbers(), mention[1], mention[2])
 
     def supports(self, mention: _Mention) -> bool:
         # Among all the numbers (`numbers`), looked for in their two parts in turn.
         _, value, percent = mention
-        return _holds(self.found, self._found_values, value, percent) or _holds(
-            self._written, self._written_values, value, percent
-        )
+        if self._found_values is None:
+            self._found_values = frozenset(map(abs, self.found))
+        if _holds(self.found, self._found_values, value, percent):
+            return True
+        return _holds(*self.written(), value, percent)
 
 
 @dataclass(frozen=True)
