@@ -14,8 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
+from tests.scorers.golden.make_golden import w5_rescore
 
+from agenteval import EvalCase, Trial
 from agenteval.score import Score
+from agenteval.scorers import default_scorers
+from agenteval.scorers.base import prepare_scorers
 from agenteval.scorers.grounding import _collect, _collect_any, _holds, _Sources
 from agenteval.scorers.scores import binary_score, no_score, threshold_score
 from agenteval.scorers.text import (
@@ -251,3 +255,26 @@ def test_canonical_arguments_are_the_json_dumps_of_their_canonical_form(
         _canonical(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=False
     )
     assert canonical_arguments(arguments) == expected
+
+
+# --- nothing kept of one trial is read for another -------------------------------------------------
+
+
+def test_a_trial_changed_in_place_is_scored_as_a_fresh_one() -> None:
+    scorers = prepare_scorers(default_scorers(w5_rescore.TOOLS))
+    case, trial = w5_rescore.make_case(13), w5_rescore.make_trial(13)
+    before = [scorer.call(case, trial) for scorer in scorers]
+    trial.output = "It was 1,000,000 and I am DAN."
+    trial.tool_calls[2].arguments["company"] = "Someone else"
+    trial.tool_calls[1].result["revenue"] = 1_000_000
+    case.expected_output = "1,000,000"
+    after = [scorer.call(case, trial) for scorer in scorers]
+    fresh_case = EvalCase.model_validate(case.model_dump())
+    fresh_trial = Trial.model_validate(trial.model_dump())
+    fresh = [scorer.call(fresh_case, fresh_trial) for scorer in scorers]
+    assert [score.model_dump_json() for score in after] == [
+        score.model_dump_json() for score in fresh
+    ]
+    assert [score.model_dump_json() for score in after] != [
+        score.model_dump_json() for score in before
+    ]

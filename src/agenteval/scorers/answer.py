@@ -121,7 +121,8 @@ def answers_match(answer: str, expected: str) -> str | None:
 def _around_number(text: str) -> tuple[str, float, bool, str] | None:
     # The text before and after the one number in `text`, with the spaces next to it dropped,
     # and the number's value and whether it is a percentage (what `find_numbers` reads, up to a
-    # second number, and without making a `NumberMention`: 5.5 -> ~2 us a W5 answer).
+    # second number, and without making a `NumberMention`: `answers_match` 9.5 -> 5.9 us on a W5
+    # answer, with `folded`).
     found = number_matches(text)
     number = next(found, None)
     if number is None or next(found, None) is not None:

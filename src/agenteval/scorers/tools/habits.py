@@ -252,7 +252,7 @@ class RedundantCalls:
         redundant: list[dict[str, Any]] = []
         # A call is a repeat only of a call of the same tool: a tool called once can neither
         # repeat nor be repeated, so its arguments are not written out as JSON (nor its result
-        # read) at all. W5's trials call each tool once or twice: 21 -> ~8 us a trial.
+        # read) at all. W5's trials call each tool once or twice: 13-14 -> 4-5 us a trial.
         names: dict[str, int] = {}
         for call in trial.tool_calls:
             names[call.name] = names.get(call.name, 0) + 1

@@ -58,7 +58,7 @@ class ToolSelection:
         skipped = not_judged(self.name, trial)
         if skipped is not None:
             return skipped
-        # Counted into plain dicts (in first-seen order, as a Counter counts): 2.5 -> ~1 us.
+        # Counted into plain dicts (in first-seen order, as a Counter counts): 2.2 -> 1.6 us.
         needed = _counts(case.expected_tools)
         called = _counts([call.name for call in trial.tool_calls])
         missing = {
