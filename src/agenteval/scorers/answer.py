@@ -138,7 +138,7 @@ def not_judged(name: str, trial: Trial) -> Score | None:
     The reason names the cause: `"not judged: the trial failed for an infrastructure reason
     (timeout: ran past 30s)"`.
     """
-    if trial.responded or trial.failure is None:
+    if trial.failure is None or trial.responded:  # the usual trial, without the property
         return None
     return Score(
         name=name,
