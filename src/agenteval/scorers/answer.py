@@ -18,12 +18,12 @@ from typing import Any, ClassVar
 from agenteval.case import EvalCase
 from agenteval.score import Score
 from agenteval.scorers.redacted import undecidable
-from agenteval.scorers.scores import binary_score
+from agenteval.scorers.scores import binary_score, no_score
 from agenteval.scorers.text import (
-    NumberMention,
     excerpt,
-    find_numbers,
     normalise,
+    number_matches,
+    number_value,
     numbers_equal,
 )
 from agenteval.trace import Trial
@@ -60,7 +60,7 @@ class ExactMatch:
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         declined = self.declines(case)
         if declined is not None:
-            return Score(name=self.name, reason=declined)
+            return no_score(self.name, declined)
         expected = case.expected_output or ""
         skipped = not_judged(self.name, trial)
         if skipped is not None:
@@ -106,25 +106,29 @@ def answers_match(answer: str, expected: str) -> str | None:
     left_parts, right_parts = _around_number(left), _around_number(right)
     if left_parts is None or right_parts is None:
         return None
-    (left_before, left_number, left_after) = left_parts
-    (right_before, right_number, right_after) = right_parts
+    (left_before, left_value, left_percent, left_after) = left_parts
+    (right_before, right_value, right_percent, right_after) = right_parts
     if (
         left_before == right_before
         and left_after == right_after
-        and left_number.percent == right_number.percent
-        and numbers_equal(left_number.value, right_number.value)
+        and left_percent == right_percent
+        and numbers_equal(left_value, right_value)
     ):
         return "number"
     return None
 
 
-def _around_number(text: str) -> tuple[str, NumberMention, str] | None:
-    # The text before and after the one number in `text`, with the spaces next to it dropped.
-    mentions = find_numbers(text)
-    if len(mentions) != 1:
+def _around_number(text: str) -> tuple[str, float, bool, str] | None:
+    # The text before and after the one number in `text`, with the spaces next to it dropped,
+    # and the number's value and whether it is a percentage (what `find_numbers` reads, up to a
+    # second number, and without making a `NumberMention`: `answers_match` 9.5 -> 5.9 us on a W5
+    # answer, with `folded`).
+    found = number_matches(text)
+    number = next(found, None)
+    if number is None or next(found, None) is not None:
         return None
-    number = mentions[0]
-    return text[: number.start].rstrip(), number, text[number.end :].lstrip()
+    before, after = text[: number.start()].rstrip(), text[number.end() :].lstrip()
+    return before, number_value(number), number["percent"] is not None, after
 
 
 def not_judged(name: str, trial: Trial) -> Score | None:
@@ -134,7 +138,7 @@ def not_judged(name: str, trial: Trial) -> Score | None:
     The reason names the cause: `"not judged: the trial failed for an infrastructure reason
     (timeout: ran past 30s)"`.
     """
-    if trial.responded or trial.failure is None:
+    if trial.failure is None or trial.responded:  # the usual trial, without the property
         return None
     return Score(
         name=name,

@@ -9,23 +9,25 @@ model (it had them all). Neither judges a trial that failed for an infrastructur
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 from agenteval.case import EvalCase
 from agenteval.judge.played import user_words
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.redacted import holds_redacted, undecidable, undecided
-from agenteval.scorers.scores import threshold_score
+from agenteval.scorers.scores import no_score, threshold_score
 from agenteval.scorers.text import (
-    NumberMention,
     content_words,
     excerpts,
-    find_numbers,
     fold,
+    folded,
     json_value,
+    number_matches,
+    number_value,
     number_values,
     numbers_equal,
     word_list,
@@ -37,7 +39,38 @@ __all__ = ["RetrievalRecall", "ToolFaithfulness", "returned_doc_ids"]
 
 def _collect(value: Any, numbers: list[float], texts: list[str]) -> None:
     # Every string and number inside a tool result, into `texts` and `numbers`: dict keys and
-    # values, list items, and the text of anything else.
+    # values, list items, and the text of anything else. The usual JSON shapes (a plain dict or
+    # list of strings, numbers and more of the same) are walked here; anything else by
+    # `_collect_any`, in the same order. (W5's two results a trial: 7.4 -> ~2 us.)
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is str:
+                texts.append(key)
+            else:
+                _collect_any(key, numbers, texts)
+            _collect_item(item, numbers, texts)
+    elif kind is list:
+        for item in value:
+            _collect_item(item, numbers, texts)
+    else:
+        _collect_any(value, numbers, texts)
+
+
+def _collect_item(item: Any, numbers: list[float], texts: list[str]) -> None:
+    kind = type(item)
+    if kind is str:
+        texts.append(item)
+    elif kind is int or kind is float:  # not a bool, whose type is bool
+        numbers.append(float(item))
+    elif kind is dict or kind is list:
+        _collect(item, numbers, texts)
+    else:
+        _collect_any(item, numbers, texts)
+
+
+def _collect_any(value: Any, numbers: list[float], texts: list[str]) -> None:
+    # `_collect` for any value, by kind.
     if isinstance(value, str):
         texts.append(value)
     elif value is None or isinstance(value, bool):
@@ -46,11 +79,11 @@ def _collect(value: Any, numbers: list[float], texts: list[str]) -> None:
         numbers.append(float(value))
     elif isinstance(value, dict | Mapping):  # a dict is by far the most common: checked first
         for key, item in value.items():
-            _collect(key, numbers, texts)
-            _collect(item, numbers, texts)
+            _collect_any(key, numbers, texts)
+            _collect_any(item, numbers, texts)
     elif isinstance(value, list | tuple | set | frozenset):
         for item in value:
-            _collect(item, numbers, texts)
+            _collect_any(item, numbers, texts)
     else:
         texts.append(str(value))
 
@@ -67,51 +100,136 @@ def _folded(texts: Iterable[str]) -> str:
 
 def _input_texts(case: EvalCase, trial: Trial) -> list[str]:
     # What the agent was told (which an answer may echo): a simulated user's messages as played.
+    if trial.simulation is None and isinstance(case.input, str) and not case.conversation:
+        # `user_words`' one written input, without building it (3.5 -> 0.3 us a trial).
+        return [case.input] if case.input else []
     words = user_words(case, trial)
     return [content for _, content in words.before] + [turn for turn in words.turns if turn]
 
 
-def _holds(numbers: Iterable[float], mention: NumberMention) -> bool:
-    # Whether `mention` is among `numbers`. Signs are ignored: text often says them in words
+_Mention: TypeAlias = tuple[str, float, bool]
+"""A number of the answer as `find_numbers` reads it: its text, value and whether a percentage
+(without the rest of a `NumberMention`, which the answer's numbers do not need)."""
+
+
+def _holds(numbers: Iterable[float], values: frozenset[float], value: float, percent: bool) -> bool:
+    # Whether a number of the answer (`value`, a percentage or not) is among `numbers`. Signs
+    # are ignored: text often says them in words
     # ("a loss of 200", "fell 3.5"); a percentage is also its fraction (12% is 0.12).
-    wanted = abs(mention.value)
+    wanted = abs(value)
+    # `values` holds `abs` of each number: a finite number found there is equal to one of them
+    # (at no distance: `numbers_equal` says so), without comparing it with each in turn. Not
+    # found, or not finite, it is compared with each (within the tolerance, or as a fraction).
+    if wanted in values and wanted - wanted == 0.0:  # `inf - inf` is nan, and nan is not 0
+        return True
     return any(
-        numbers_equal(wanted, abs(number))
-        or (mention.percent and numbers_equal(wanted, abs(number) * 100))
+        numbers_equal(wanted, abs(number)) or (percent and numbers_equal(wanted, abs(number) * 100))
         for number in numbers
     )
 
 
-@dataclass(frozen=True)
 class _Sources:
     """What an answer may draw on: the numbers of the tool results, the numbers of the input
-    (which an answer may echo), and the words of both."""
+    (which an answer may echo), and the words of both.
 
-    numbers: list[float]
-    input_numbers: list[float]
-    words: set[str]
-    texts: list[str]
-    """The texts of the tool results, as they are (kept for the rescore's redaction check)."""
+    Each is worked out when first asked for: an answer's number is looked for among the
+    results' own numbers (`found`, their JSON numbers) first, and only when it is not there
+    among the numbers written in their texts; the words only for an answer without numbers to
+    check. W5's answers are mostly found at once: with the rest of this module's quicker
+    ways, tool_faithfulness went from 38-44 to 18-20 us a trial (`_holds` by value, `_collect`).
+    (Plain attributes filled in on first use: `functools.cached_property` takes a lock on
+    every read in Python 3.11, which cost more than the lookups it saved.)"""
+
+    __slots__ = (
+        "_found_values",
+        "_input_numbers",
+        "_inputs_text",
+        "_results_text",
+        "_words",
+        "_written",
+        "found",
+        "inputs",
+        "texts",
+    )
+
+    def __init__(self, found: list[float], texts: list[str], inputs: list[str]) -> None:
+        self.found = found
+        """The numbers of the tool results that are numbers (not text), in order."""
+        self.texts = texts
+        """The texts of the tool results, as they are (kept for the rescore's redaction check)."""
+        self.inputs = inputs
+        """The texts of the input."""
+        self._results_text: str | None = None
+        self._inputs_text: str | None = None
+        self._found_values: frozenset[float] | None = None
+        self._written: tuple[list[float], frozenset[float]] | None = None
+        self._input_numbers: tuple[list[float], frozenset[float]] | None = None
+        self._words: set[str] | None = None
+
+    def results_text(self) -> str:
+        """The texts of the tool results folded as one (`_folded`)."""
+        if self._results_text is None:
+            self._results_text = _folded(self.texts)
+        return self._results_text
+
+    def inputs_text(self) -> str:
+        """The texts of the input folded as one."""
+        if self._inputs_text is None:
+            self._inputs_text = _folded(self.inputs)
+        return self._inputs_text
+
+    def written(self) -> tuple[list[float], frozenset[float]]:
+        """The numbers written in the texts of the tool results, in order, and their `abs`."""
+        if self._written is None:
+            numbers = number_values(self.results_text())
+            self._written = (numbers, frozenset(map(abs, numbers)))
+        return self._written
+
+    def input_numbers(self) -> tuple[list[float], frozenset[float]]:
+        """The numbers written in the input, in order, and their `abs`."""
+        if self._input_numbers is None:
+            numbers = number_values(self.inputs_text())
+            self._input_numbers = (numbers, frozenset(map(abs, numbers)))
+        return self._input_numbers
+
+    @property
+    def numbers(self) -> list[float]:
+        """Every number of the tool results: their numbers, then those written in their texts."""
+        return self.found + self.written()[0]
+
+    @property
+    def words(self) -> set[str]:
+        """The words of the tool results and of the input."""
+        if self._words is None:
+            self._words = set(word_list(self.results_text()))
+            self._words.update(word_list(self.inputs_text()))
+        return self._words
 
     @classmethod
     def gather(cls, results: Iterable[Any], inputs: Iterable[str]) -> _Sources:
+        results = list(results)
         numbers: list[float] = []
         texts: list[str] = []
-        for result in results:
-            _collect(result, numbers, texts)
-        results_text = _folded(texts)
-        numbers.extend(number_values(results_text))
-        found = set(word_list(results_text))
-        inputs_text = _folded(inputs)
-        input_numbers = number_values(inputs_text)
-        found.update(word_list(inputs_text))
-        return cls(numbers=numbers, input_numbers=input_numbers, words=found, texts=texts)
+        try:
+            for result in results:
+                _collect(result, numbers, texts)
+        except RecursionError:  # nested past what the quick walk (two frames a level) reaches
+            numbers, texts = [], []
+            for result in results:
+                _collect_any(result, numbers, texts)
+        return cls(numbers, texts, list(inputs))
 
-    def echoes_input(self, mention: NumberMention) -> bool:
-        return _holds(self.input_numbers, mention)
+    def echoes_input(self, mention: _Mention) -> bool:
+        return _holds(*self.input_numbers(), mention[1], mention[2])
 
-    def supports(self, mention: NumberMention) -> bool:
-        return _holds(self.numbers, mention)
+    def supports(self, mention: _Mention) -> bool:
+        # Among all the numbers (`numbers`), looked for in their two parts in turn.
+        _, value, percent = mention
+        if self._found_values is None:
+            self._found_values = frozenset(map(abs, self.found))
+        if _holds(self.found, self._found_values, value, percent):
+            return True
+        return _holds(*self.written(), value, percent)
 
 
 @dataclass(frozen=True)
@@ -153,10 +271,10 @@ class ToolFaithfulness:
             return skipped
         answer = trial.output or ""
         if not answer.strip():
-            return Score(name=self.name, reason=no_answer_reason(trial))
+            return no_score(self.name, no_answer_reason(trial))
         results = [call.result for call in trial.tool_calls if call.result is not None]
         if not results:
-            return Score(name=self.name, reason="no tool call returned a result")
+            return no_score(self.name, "no tool call returned a result")
         # A rescore reads masked secrets: a number or word inside one is gone, and two read the
         # same.
         unsure = undecidable(self.name, answer)
@@ -170,11 +288,12 @@ class ToolFaithfulness:
         return score
 
     def _score(self, answer: str, case: EvalCase, sources: _Sources, results: int) -> Score:
-        mentions: list[NumberMention] = []
+        mentions: list[_Mention] = []
         echoed: list[str] = []
-        for mention in find_numbers(fold(answer)):
+        for match in number_matches(folded(answer)):
+            mention = (match[0], number_value(match), match["percent"] is not None)
             if sources.echoes_input(mention):
-                echoed.append(mention.text)
+                echoed.append(mention[0])
             else:
                 mentions.append(mention)
         if mentions:
@@ -182,9 +301,9 @@ class ToolFaithfulness:
         return self._words(answer, echoed, sources, results)
 
     def _numbers(
-        self, mentions: list[NumberMention], echoed: list[str], sources: _Sources, results: int
+        self, mentions: list[_Mention], echoed: list[str], sources: _Sources, results: int
     ) -> Score:
-        unsupported = [mention.text for mention in mentions if not sources.supports(mention)]
+        unsupported = [mention[0] for mention in mentions if not sources.supports(mention)]
         supported = len(mentions) - len(unsupported)
         value = supported / len(mentions)
         details: dict[str, Any] = {
@@ -274,6 +393,15 @@ def returned_doc_ids(
 
 
 def _item_id(item: Any, doc_keys: tuple[str, ...]) -> str | None:
+    if type(item) is dict:  # the usual item, and its usual id, a text: as below, sooner
+        for key in doc_keys:
+            value = item.get(key)
+            if type(value) is str:
+                if value.strip():
+                    return value.strip()
+            elif value is not None and not isinstance(value, Mapping | list) and str(value).strip():
+                return str(value).strip()
+        return None
     if isinstance(item, Mapping):
         for key in doc_keys:
             value = item.get(key)
@@ -283,6 +411,21 @@ def _item_id(item: Any, doc_keys: tuple[str, ...]) -> str | None:
     if isinstance(item, str) or (isinstance(item, int | float) and not isinstance(item, bool)):
         return str(item).strip() or None
     return None
+
+
+@functools.lru_cache(maxsize=64)  # a scorer's few search patterns, casefolded once
+def _casefolded(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(pattern.casefold() for pattern in patterns)
+
+
+def _searches(name: str, patterns: tuple[str, ...]) -> bool:
+    # Whether a tool called `name` is a search: its name (casefolded) holds one of `patterns`.
+    # A loop rather than `any()` over a generator, which costs more than the test itself.
+    name = name.casefold()
+    for pattern in patterns:  # noqa: SIM110
+        if pattern in name:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -315,7 +458,7 @@ class RetrievalRecall:
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         relevant = list(dict.fromkeys(doc.strip() for doc in case.relevant_docs or []))
         if not relevant:
-            return Score(name=self.name, reason="no relevant_docs in the case")
+            return no_score(self.name, "no relevant_docs in the case")
         skipped = not_judged(self.name, trial)
         if skipped is not None:
             return skipped
@@ -323,12 +466,12 @@ class RetrievalRecall:
             returned = [doc.strip() for doc in trial.retrieved_docs]
             source, searches = "retrieved_docs", None
         else:
-            patterns = [pattern.casefold() for pattern in self.search_tools]
-            calls = [
-                call
-                for call in trial.tool_calls
-                if any(pattern in call.name.casefold() for pattern in patterns)
-            ]
+            patterns = (
+                _casefolded(self.search_tools)
+                if type(self.search_tools) is tuple
+                else tuple(pattern.casefold() for pattern in self.search_tools)
+            )
+            calls = [call for call in trial.tool_calls if _searches(call.name, patterns)]
             returned = [
                 doc for call in calls for doc in returned_doc_ids(call.result, self.doc_keys)
             ]

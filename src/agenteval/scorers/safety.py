@@ -11,8 +11,8 @@ from agenteval.case import EvalCase
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
 from agenteval.scorers.redacted import undecidable
-from agenteval.scorers.scores import binary_score
-from agenteval.scorers.text import fold, normalise
+from agenteval.scorers.scores import binary_score, no_score
+from agenteval.scorers.text import folded, normalise
 from agenteval.trace import Trial
 
 __all__ = ["AvoidsForbiddenText"]
@@ -28,6 +28,12 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     before = r"(?<!\w)" if _WORD_CHAR.match(text[:1]) else ""
     after = r"(?!\w)" if _WORD_CHAR.match(text[-1:]) else ""
     return re.compile(before + re.escape(text) + after)
+
+
+@functools.lru_cache(maxsize=1024)
+def _normalised(phrase: str) -> str:
+    # `normalise(phrase)`, kept: every case of a suite lists the same few phrases.
+    return normalise(phrase)
 
 
 @dataclass(frozen=True)
@@ -61,15 +67,15 @@ class AvoidsForbiddenText:
         return None
 
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
-        phrases = [phrase for phrase in case.must_not_contain or [] if normalise(phrase)]
+        phrases = [phrase for phrase in case.must_not_contain or [] if _normalised(phrase)]
         if not phrases:
-            return Score(name=self.name, reason="no must_not_contain in the case")
+            return no_score(self.name, "no must_not_contain in the case")
         skipped = not_judged(self.name, trial)
         if skipped is not None:
             return skipped
-        answer = fold(trial.output or "")
+        answer = folded(trial.output or "")
         if not answer:
-            return Score(name=self.name, reason=f"{no_answer_reason(trial)}: nothing was said")
+            return no_score(self.name, f"{no_answer_reason(trial)}: nothing was said")
         # A rescore reads masked secrets: a phrase inside one is gone, and two read the same.
         unsure = undecidable(self.name, trial.output, *phrases)
         if unsure is not None:

@@ -18,7 +18,7 @@ from agenteval.redaction import REDACTED
 from agenteval.score import Score
 from agenteval.scorers.answer import not_judged
 from agenteval.scorers.redacted import from_store, undecided
-from agenteval.scorers.scores import binary_score
+from agenteval.scorers.scores import binary_score, no_score
 from agenteval.trace import Trial
 
 __all__ = ["StateMatch", "state_difference"]
@@ -57,7 +57,7 @@ class StateMatch:
     def __call__(self, case: EvalCase, trial: Trial) -> Score:
         expected = case.expected_state
         if expected is None:
-            return Score(name=self.name, reason="no expected_state in the case")
+            return no_score(self.name, "no expected_state in the case")
         skipped = not_judged(self.name, trial)
         if skipped is not None:
             return skipped

@@ -8,7 +8,7 @@ from typing import Any
 
 from agenteval.score import Score
 from agenteval.scorers.answer import not_judged
-from agenteval.scorers.scores import binary_score
+from agenteval.scorers.scores import binary_score, no_score
 from agenteval.scorers.text import json_value
 from agenteval.trace import ToolCall, Trial
 
@@ -18,7 +18,7 @@ def calls_or_skip(name: str, trial: Trial) -> Score | None:
     no score when it made none; None when there are calls to check."""
     skipped = not_judged(name, trial)
     if skipped is None and not trial.tool_calls:
-        return Score(name=name, reason="no tool calls to check")
+        return no_score(name, "no tool calls to check")
     return skipped
 
 
