@@ -6,17 +6,15 @@ the agent's await; the writer holds a batch of results), so they outlive the col
 youngest generation and every older-generation pass walks all of them again. With CPython's
 thresholds (700, 10, 10) that walking was 35-40 % of the CPU of 10,000 trials of 100 ms at
 concurrency 1,000 (bench W2-1000), and 18 % of 20,000 trials of 0 ms. With `RUN_THRESHOLDS`
-the same W2-1000 run took 27 % less CPU (wall / ideal 1.48x -> 1.18x in the study; 1.0-1.3 s
-of CPU instead of 1.4-2.0 s, interleaved, with the time spent collecting down from 1.0-1.9 s
-to 0.02-0.22 s). The workloads' peak memory did not grow (their objects die by reference
-count): bench W3-100k 74 MB, a 100,000-case JSONL `agenteval run` 100 MB, before and after.
+the same W2-1000 run took 25-35 % less CPU (1.5-1.9 s instead of 2.3-2.9 s, interleaved on a
+loaded host; the time spent collecting down from 1.6-3.0 s to 0.8 s). The workloads' peak
+memory did not grow (their objects die by reference count): see the README's Performance.
 
-What it costs: cyclic garbage waits longer for a pass (up to 50,000 new container objects
+What it costs: cyclic garbage waits longer for a pass (up to 10,000 new container objects
 instead of 700). An agent whose every trial fails with an exception its own frame holds (a
-cycle through the traceback) keeping a 20 KB response peaked at 194 MB instead of 64 MB over
-20,000 trials (concurrency 50), at 405 MB instead of 168 MB over 60,000 (100 ms, concurrency
-1,000); with 20,000 / 10,000 as the first threshold, 110 / 78 MB over the 20,000. See the
-README's Performance.
+cycle through the traceback) keeping a 20 KB response peaked at 79 MB instead of 64 MB over
+20,000 trials (concurrency 50), at 284 MB instead of 168 MB over 60,000 (100 ms, concurrency
+1,000). See the README's Performance.
 
 The side effect is process-wide: the thresholds are the interpreter's, so whatever else runs
 in the process while a run is going (the agent's own code, its threads, another run) runs
@@ -37,13 +35,14 @@ from contextlib import contextmanager
 
 __all__ = ["RUN_THRESHOLDS", "raised_gc_thresholds"]
 
-RUN_THRESHOLDS = (50_000, 20, 100)
-"""The thresholds during a run: a young-generation pass after 50,000 net allocations of
-container objects rather than 700, and the older generations passed over far less often.
-Chosen by measuring bench's W1, W2-1000 and W3 (20,000 and 100,000 trials, peak RSS) under
-5,000 to 200,000: at 50,000 a W2-1000 run collects 1-3 times (0.02-0.2 s) where 20,000 took
-8-11 passes (0.3-0.5 s) and (1,000, 100, 1,000) 260-290 (0.4 s); 200,000 gained nothing more
-and kept more garbage (460 MB in the failing run above)."""
+RUN_THRESHOLDS = (10_000, 10, 10)
+"""The thresholds during a run: a young-generation pass after 10,000 net allocations of
+container objects rather than 700, the older generations as often as CPython's, relative to it.
+Chosen by measuring W2-1000 and a run of failing trials that make cyclic garbage, interleaved
+(2026-12-02): 10,000 / 20,000 / 50,000 took about the same CPU in W2-1000 (1.4-1.9 s against
+2.3-2.9 s at the defaults); the garbage they kept grew with the first value (79 / 110 / 194 MB
+over 20,000 failing trials, 64 MB at the defaults), and rarer older-generation passes ((.., 20,
+100)) kept more (322 MB against 284 MB over 60,000)."""
 
 _INTERPRETER_DEFAULTS = frozenset({(700, 10, 10), (2000, 10, 10)})
 """CPython's default thresholds (3.11 and 3.12; 3.13 and later): any other value was set by
