@@ -37,7 +37,6 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from agenteval.agents.propagation import propagate_from, stop_propagating
@@ -50,7 +49,6 @@ from .routing import SCOPE, Unrouted, capturing, log_router, router, span_record
 from .spans import SpanRecord
 
 if TYPE_CHECKING:
-    from opentelemetry.propagators.textmap import TextMapPropagator
     from opentelemetry.trace import Span, Tracer
 
 __all__ = [
@@ -241,10 +239,9 @@ class _Attempt(AttemptCapture):
         the service answered, the call noted so the attempt waits for its entry span."""
         self._capture.propagated = True
         carrier: dict[str, str] = {}
-        propagate, w3c = _propagators()
-        propagate.inject(carrier)
+        self._otel.propagate.inject(carrier)
         if "traceparent" not in carrier:  # propagators of the user's without W3C's
-            w3c.inject(carrier)
+            self._otel.w3c.inject(carrier)
         span = self._otel.trace.get_current_span().get_span_context()
         if not span.is_valid:
             return carrier, _nothing
@@ -292,29 +289,18 @@ def _nothing() -> None:
     pass
 
 
-@functools.cache
-def _propagators() -> tuple[ModuleType, TextMapPropagator]:
-    """The process's propagators (the user's, from `opentelemetry.propagate`) and W3C's own,
-    imported on the process's first call of a service from a trial rather than by every run:
-    `opentelemetry.propagate` (it reads `OTEL_PROPAGATORS` and loads their entry points) took
-    ~10 ms of a run's fixed cost (of ~40 ms; bench W1, 2,000 trials, ~250 ms), which a run
-    whose agent calls no service never needed. The first such call pays it once instead."""
-    from opentelemetry import propagate
-    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-
-    return propagate, TraceContextTextMapPropagator()
-
-
 class _Otel:
     """The OpenTelemetry modules the capture uses, imported once per run (the SDK is optional)."""
 
     def __init__(self, remote_wait_s: float | None = None) -> None:
-        from opentelemetry import context, trace
+        from opentelemetry import context, propagate, trace
         from opentelemetry.trace import Link, SpanContext, StatusCode, TraceFlags
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
         # Imported here, once a run, not in its first trial (whose latency would count them).
-        # The propagators are not (`_propagators`): only an agent calling a service uses them.
         _logging()
+        self.propagate = propagate
+        self.w3c = TraceContextTextMapPropagator()
         self.context = context
         self.trace = trace
         self.link = Link
