@@ -29,6 +29,7 @@ off: set the thresholds you want (even `gc.set_threshold(701, 10, 10)`).
 from __future__ import annotations
 
 import gc
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -71,15 +72,28 @@ class _Raised:
     def exit(self) -> None:
         with self.lock:
             self.runs -= 1
-            if self.runs or self.saved is None:
+            if self.runs > 0 or self.saved is None:
+                self.runs = max(self.runs, 0)  # a run left in a forked child (below)
                 return
             # Put back only what was raised: thresholds the agent set meanwhile stay its own.
             if gc.get_threshold() == RUN_THRESHOLDS:
                 gc.set_threshold(*self.saved)
             self.saved = None
 
+    def forked(self) -> None:
+        """In a process forked while a run goes (an agent's `multiprocessing` pool with the
+        `fork` start method, say): no run of its parent goes on in it, so its thresholds are put
+        back now; else the child, inheriting the count, would keep the raised ones for life."""
+        self.lock = threading.Lock()  # the parent's may have been held by another thread
+        if self.saved is not None and gc.get_threshold() == RUN_THRESHOLDS:
+            gc.set_threshold(*self.saved)
+        self.runs = 0
+        self.saved = None
+
 
 _RAISED = _Raised()
+if hasattr(os, "register_at_fork"):  # POSIX only; Windows has no fork
+    os.register_at_fork(after_in_child=_RAISED.forked)
 
 
 @contextmanager
