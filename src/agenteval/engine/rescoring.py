@@ -51,6 +51,7 @@ from agenteval.scorers.redacted import (
     scoring_from_store,
 )
 from agenteval.store import RunStore, StoredTrial
+from agenteval.store.scores import ScoreRow
 
 __all__ = ["plan_judging", "plan_rescore", "score_stored"]
 
@@ -186,25 +187,46 @@ def _as_stored(
 
 
 class _Writer:
-    """Writes new scores in batches, in a worker thread, while the next batch is scored."""
+    """Writes new scores in batches of `_WRITE_BATCH` trials, in a worker thread, while the
+    next batch is scored.
+
+    Merging (every rescore and judging), a trial's scores are compared with its stored text
+    as it is added, and the batch keeps only the rows that changed (`changed_scores`): the
+    same rows, in the same order and transactions, as comparing the whole batch when it is
+    written, but the trials themselves die as soon as they are summarised. Holding 1,000
+    trials with their scores made the cyclic gc walk them again and again: W5 (100,000
+    stored trials rescored) ran at 1,650-2,050 trials a second with it, ~2x that without.
+    """
 
     def __init__(self, store: RunStore, run_id: str, *, merge: bool) -> None:
         self._store = store
         self._run_id = run_id
         self._merge = merge
-        self._batch: list[_Scored] = []
+        self._batch: list[_Scored] = []  # without merge: the trials and their whole score sets
+        self._rows: list[ScoreRow] = []  # with merge: the changed rows of the batch's trials
+        self._trials = 0
         self._writing: asyncio.Future[Any] | None = None
 
     async def add(self, item: StoredTrial, scores: dict[str, Score]) -> None:
-        self._batch.append((item, scores))
-        if len(self._batch) >= _WRITE_BATCH:
+        if self._merge:
+            self._rows += self._store.changed_scores(self._run_id, item, scores)
+        else:
+            self._batch.append((item, scores))
+        self._trials += 1
+        if self._trials >= _WRITE_BATCH:
             await self.flush()
 
     async def flush(self) -> None:
         """Start writing the batch, once the one before is written."""
         await self._wait()
         batch, self._batch = self._batch, []
-        if batch:
+        rows, self._rows = self._rows, []
+        self._trials = 0
+        if rows:
+            self._writing = asyncio.ensure_future(
+                asyncio.to_thread(self._store.write_changed, self._run_id, rows)
+            )
+        elif batch:
             self._writing = asyncio.ensure_future(asyncio.to_thread(self._write, batch))
 
     async def close(self) -> None:
@@ -217,11 +239,8 @@ class _Writer:
             await writing
 
     def _write(self, batch: list[_Scored]) -> None:
-        if self._merge:
-            self._store.merge_scores(self._run_id, batch)
-        else:
-            items = [(item.key[0], item.key[1], scores) for item, scores in batch]
-            self._store.replace_scores_many(self._run_id, items, merge=False)
+        items = [(item.key[0], item.key[1], scores) for item, scores in batch]
+        self._store.replace_scores_many(self._run_id, items, merge=False)
 
 
 async def plan_rescore(
