@@ -37,19 +37,14 @@ from agenteval.engine.plans import (
     run_judge_choice,
 )
 from agenteval.engine.scheduler import EngineSettings
+from agenteval.engine.stored_trials import Keeper, as_stored
 from agenteval.errors import ConfigError
 from agenteval.judge.rubrics import RUBRICS, JudgeRubric
 from agenteval.records import TrialResult
 from agenteval.report.summary import SummaryBuilder
 from agenteval.score import Score
 from agenteval.scorers.base import PreparedScorer, prepare_scorers, scorer_name, unrenamed
-from agenteval.scorers.redacted import (
-    KEPT,
-    UNDECIDABLE_REASON,
-    StoreScoring,
-    is_undecidable,
-    scoring_from_store,
-)
+from agenteval.scorers.redacted import StoreScoring, scoring_from_store
 from agenteval.store import RunStore, StoredTrial
 from agenteval.store.scores import ScoreRow
 
@@ -79,7 +74,7 @@ async def score_stored(
     prepared = prepare_scorers(scorers)
     writer = _Writer(store, run_id, merge=merge)
     stored = store.iter_stored(run_id)
-    keep = _Keeper(store, run_id)
+    keep = Keeper(store, run_id)
     with scoring_from_store() as state:
         scored = (
             _score_in_turn(stored, prepared, state, keep)
@@ -93,36 +88,18 @@ async def score_stored(
                     if on_result is not None:
                         on_result(TrialResult(case=item.case, trial=item.trial, scores=scores))
                     if summary is not None:
-                        summary.add(_as_stored(store, run_id, item, scores, merge=merge))
+                        summary.add(as_stored(store, run_id, item, scores, merge=merge))
                     await writer.add(item, scores)
                 await writer.flush()
             finally:
                 await writer.close()
 
 
-class _Keeper:
-    """Puts back the stored score of each scorer that could not decide from the store."""
-
-    def __init__(self, store: RunStore, run_id: str) -> None:
-        self._store = store
-        self._run_id = run_id
-
-    def __call__(self, item: StoredTrial, scores: dict[str, Score]) -> None:
-        for name, score in scores.items():
-            data = item.scores.get(name)
-            if data is None or not is_undecidable(score):
-                continue  # decided; or a scorer new to this trial: its no-score says why
-            where = f"score {name!r} of case {item.key[0]!r} in run {self._run_id!r}"
-            stored = self._store.read_score(data, where)
-            note = f"kept as stored: rescoring {UNDECIDABLE_REASON}"
-            scores[name] = stored.model_copy(update={"details": {**stored.details, KEPT: note}})
-
-
 async def _score_in_turn(
     stored: Iterator[StoredTrial],
     scorers: Sequence[PreparedScorer],
     state: StoreScoring,
-    keep: _Keeper,
+    keep: Keeper,
 ) -> AsyncGenerator[_Scored]:
     """Each trial scored in turn: the scorers give their scores at once."""
     for count, item in enumerate(stored, start=1):
@@ -142,7 +119,7 @@ async def _score_concurrently(
     stored: Iterator[StoredTrial],
     scorers: Sequence[PreparedScorer],
     concurrency: int,
-    keep: _Keeper,
+    keep: Keeper,
 ) -> AsyncGenerator[_Scored]:
     """Up to `concurrency` trials scored at once (async scorers wait on a provider), taken in
     stored order."""
@@ -165,25 +142,6 @@ async def _score_concurrently(
     finally:
         for _item, task in pending:
             task.cancel()
-
-
-def _as_stored(
-    store: RunStore, run_id: str, item: StoredTrial, scores: dict[str, Score], *, merge: bool
-) -> TrialResult:
-    """The trial with its scores as the store holds them once `scores` are written: in the
-    order written, a score of the same name replaced in place (only the kept ones are read)."""
-    if not merge:
-        return TrialResult(case=item.case, trial=item.trial, scores=scores)
-    merged: dict[str, Score] = {}
-    for name, data in item.scores.items():
-        new = scores.get(name)
-        if new is None:
-            where = f"score {name!r} of case {item.key[0]!r} in run {run_id!r}"
-            new = store.read_score(data, where)
-        merged[name] = new
-    for name, score in scores.items():
-        merged.setdefault(name, score)
-    return TrialResult(case=item.case, trial=item.trial, scores=merged)
 
 
 class _Writer:
