@@ -6,6 +6,9 @@ same pass.
 Scorers that give their score at once (the built-ins, any sync scorer of agenteval's own) score
 trial after trial with no task per trial; with an async scorer among them (the judge), up to
 `concurrency` trials are scored at once, and their results are still taken in stored order.
+A run of `POOL_FROM` stored trials or more, scored by built-ins only, is spread over worker
+processes by ranges of whole cases (`rescore_pool`), with the same rows written and the same
+summary.
 
 **A rescore never turns the live verdict into one the real values would not give.** It reads
 the stored values, where secrets are masked (`sk-proj-[REDACTED]` for any key of that shape), so
@@ -35,6 +38,13 @@ from agenteval.engine.plans import (
     planned,
     resolve_scorers,
     run_judge_choice,
+)
+from agenteval.engine.rescore_pool import (
+    POOL_FROM,
+    RANGE_TRIALS,
+    pool_workers,
+    poolable,
+    score_in_pool,
 )
 from agenteval.engine.scheduler import EngineSettings
 from agenteval.engine.stored_trials import Keeper, as_stored
@@ -70,8 +80,24 @@ async def score_stored(
     With `merge`, the new scores are added to (or replace, by name) the stored ones; without,
     they replace the trial's whole score set. `on_result` gets each trial with its new scores;
     `summary` gets each trial with its scores as stored afterwards, in stored order.
+
+    A large run scored by built-ins only, merged and with no `on_result`, is scored in worker
+    processes (`rescore_pool`: the same rows written, the same summary).
     """
     prepared = prepare_scorers(scorers)
+    if merge and on_result is None and pool_workers() > 1 and poolable(scorers, prepared):
+        ranges = store.stored_ranges(run_id, RANGE_TRIALS)
+        if sum(trials for _first, _last, trials in ranges) >= POOL_FROM:
+            await score_in_pool(
+                store,
+                run_id,
+                scorers,
+                merge=merge,
+                summary=summary,
+                workers=pool_workers(),
+                ranges=ranges,
+            )
+            return
     writer = _Writer(store, run_id, merge=merge)
     stored = store.iter_stored(run_id)
     keep = Keeper(store, run_id)

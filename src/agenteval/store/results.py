@@ -221,7 +221,7 @@ class ResultRecords(StoreFile):
     def _iter_stored(self, run_id: str, first: int, last: int) -> Iterator[StoredTrial]:
         # Results come case by case, so one parsed case is reused by all of its trials.
         case: EvalCase | None = None
-        after = (first - 1, -1)
+        after = (first, -1)  # from the first trial of case `first`
         while True:
             with self._read() as conn:
                 rows = conn.execute(
