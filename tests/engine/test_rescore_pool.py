@@ -4,14 +4,17 @@ The pool is forced on small runs here (`POOL_FROM` 0, ranges of a few trials).""
 
 from __future__ import annotations
 
+import inspect
 import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.engine import test_rescore_redacted as redacted_tests
 from tests.engine.rescore_runs import RUN_ID, SEEDS, build, snapshot
 
 import agenteval
@@ -144,3 +147,18 @@ def test_a_script_without_a_main_guard_is_not_run_again_by_the_workers(tmp_path:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["started", "120"]
+
+
+_REDACTED_TESTS = [
+    test
+    for name, test in vars(redacted_tests).items()
+    if name.startswith("test_") and list(inspect.signature(test).parameters) == ["store"]
+]
+
+
+@pytest.mark.parametrize("test", _REDACTED_TESTS, ids=lambda t: t.__name__)
+def test_masked_secrets_rescore_the_same_in_the_pool(
+    test: Callable[[Path], None], tmp_path: Path, pooled: list[int]
+) -> None:
+    """test_rescore_redacted's store tests, with every built-in rescore in the pool."""
+    test(tmp_path / "runs.db")

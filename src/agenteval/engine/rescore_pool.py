@@ -98,7 +98,14 @@ async def score_in_pool(
     pool = pebble.ProcessPool(
         max_workers=workers,
         initializer=_start,
-        initargs=(str(store.path), run_id, pickle.dumps(list(scorers)), merge),
+        # The store's own redactor: a worker's environment is the forkserver's, which may
+        # predate keys the driver has set since (and a store may have been given another).
+        initargs=(
+            str(store.path.resolve()),
+            run_id,
+            pickle.dumps((list(scorers), store.redactor)),
+            merge,
+        ),
         context=_forkserver(),
     )
     pending: deque[Future[_Done]] = deque()
@@ -139,10 +146,11 @@ _Done = tuple[list[ScoreRow], SummaryBuilder | None]
 class _Worker:
     """What a worker process holds between ranges: the store, read-only, and the scorers."""
 
-    def __init__(self, path: str, run_id: str, scorers: bytes, merge: bool) -> None:
-        self.store = RunStore(path, create=False, read_only=True)
+    def __init__(self, path: str, run_id: str, shipped: bytes, merge: bool) -> None:
+        scorers, redactor = pickle.loads(shipped)
+        self.store = RunStore(path, create=False, read_only=True, redactor=redactor)
         self.run_id = run_id
-        self.scorers = prepare_scorers(pickle.loads(scorers))
+        self.scorers = prepare_scorers(scorers)
         self.merge = merge
         self.keep = Keeper(self.store, run_id)
 
@@ -150,8 +158,8 @@ class _Worker:
 _WORKER: list[_Worker] = []
 
 
-def _start(path: str, run_id: str, scorers: bytes, merge: bool) -> None:
-    _WORKER.append(_Worker(path, run_id, scorers, merge))
+def _start(path: str, run_id: str, shipped: bytes, merge: bool) -> None:
+    _WORKER.append(_Worker(path, run_id, shipped, merge))
 
 
 def _score_range(first: int, last: int, part: SummaryBuilder | None) -> _Done:
