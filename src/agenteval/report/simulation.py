@@ -19,6 +19,7 @@ from collections import Counter
 from pydantic import BaseModel, ConfigDict, Field
 
 from agenteval.redaction import Redactor
+from agenteval.report.floats import FloatLog
 from agenteval.trace import EndReason, ToolCall, Trial, Usage
 
 __all__ = ["END_REASON_WORDS", "SimulationBuilder", "SimulationStats", "turn_tool_calls"]
@@ -85,6 +86,29 @@ class SimulationBuilder:
         self._cached = 0
         self._usd: float | None = None
         self._unpriced_models: set[str] = set()
+        self._log: FloatLog | None = None  # only in a partial builder (see `SummaryBuilder`)
+
+    def log_costs(self) -> None:
+        """Keep every cost added, for `merge` (a partial builder)."""
+        self._log = FloatLog()
+
+    def merge(self, part: SimulationBuilder) -> None:
+        """Count `part`'s conversations after this builder's, as if added here (see
+        `SummaryBuilder.merge`)."""
+        self._trials += part._trials
+        self._reasons.update(part._reasons)
+        self._turns += part._turns
+        self._to_goal += part._to_goal
+        self._users |= part._users
+        self._usage = self._usage + part._usage
+        self._calls += part._calls
+        self._cached += part._cached
+        if part._log is not None:
+            for _key, values in part._log.items():
+                self._usd = part._log.added(self._usd, values)
+            if self._log is not None:
+                self._log.extend(part._log)
+        self._unpriced_models |= part._unpriced_models
 
     def add(self, trial: Trial) -> None:
         """Count the trial's conversation, if it had one."""
@@ -104,6 +128,8 @@ class SimulationBuilder:
         self._cached += conversation.cached_calls
         if conversation.cost_usd is not None:
             self._usd = (self._usd or 0.0) + conversation.cost_usd
+            if self._log is not None:
+                self._log.add(("simulator", ""), conversation.cost_usd)
         elif usage.total_tokens:
             self._unpriced_models.update(call.model for call in conversation.model_calls)
 

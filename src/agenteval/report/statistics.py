@@ -305,6 +305,23 @@ class ReliabilityBuilder:
             self._most_trials = max(self._most_trials, tally.trials)
             _fold(case_id, tally, self._trial_counts, self._scorer_counts, self._flaky)
 
+    def merge(self, part: ReliabilityBuilder) -> None:
+        """Count `part`'s results after this builder's, as if added here: its cases are not
+        this builder's (a rescore's parts never split a case), and come after them in the
+        flaky list."""
+        offset = self._seen
+        for case_id, tally in part._open.items():
+            tally.order += offset
+            self._open[case_id] = tally
+        self._seen += part._seen
+        self._most_trials = max(self._most_trials, part._most_trials)
+        for name in part._names:
+            self._names.setdefault(name)
+        self._trial_counts.update(part._trial_counts)
+        for name, counts in part._scorer_counts.items():
+            self._scorer_counts.setdefault(name, Counter()).update(counts)
+        self._flaky += [(order + offset, case) for order, case in part._flaky]
+
     def _add_single(self, result: TrialResult, verdict: bool | None) -> None:
         # A case of one trial is whole at once (and never flaky): straight into the counts.
         self._seen += 1

@@ -27,6 +27,7 @@ from agenteval.pricing import PriceTable
 from agenteval.records import TrialResult
 from agenteval.redaction import Redactor
 from agenteval.report import statistics as stats
+from agenteval.report.floats import FloatLog
 from agenteval.report.simulation import SimulationBuilder
 from agenteval.report.statistics import Reliability, ReliabilityBuilder
 from agenteval.report.summary_model import (
@@ -105,7 +106,11 @@ class SummaryBuilder:
         self._redactor = redactor
         self._given_prices = prices
         self._passing = None if passing is None else sorted(passing)
+        self._per_case = trials_per_case
         self._reliability = ReliabilityBuilder(passing, trials_per_case=trials_per_case)
+        # Only in a `partial` builder: every float added to a sum, so `merge` can add them
+        # again in the order one builder would have (see `FloatLog`).
+        self._log: FloatLog | None = None
         self._agent_usd: float | None = None
         self._judge_usd: float | None = None
         self._unpriced: set[str] = set()
@@ -129,7 +134,10 @@ class SummaryBuilder:
         # Flat arrays, not lists of float objects: a third of the memory on a large run.
         self._latency = array("d")
         self._working = array("d")
-        self._usage = Usage()
+        # The agent's tokens as plain integers (input, output, cached, reasoning), not a `Usage`
+        # summed per trial: `Usage.__add__` builds a pydantic object each time (~1.5 us a
+        # trial of W5's ~100); the `Usage` is made once, in `build`.
+        self._tokens = [0, 0, 0, 0]
         self._cross: Counter[tuple[bool, bool]] = Counter()
         self._wrong_unchecked = 0
         self._simulation = SimulationBuilder()
@@ -153,19 +161,19 @@ class SummaryBuilder:
         if trial.working_latency_s is not None:
             self._working.append(trial.working_latency_s)
         usage = trial.usage
-        if (
-            usage.input_tokens
-            or usage.output_tokens
-            or usage.cached_tokens
-            or usage.reasoning_tokens
-        ):
-            self._usage = self._usage + usage
+        tokens = self._tokens
+        tokens[0] += usage.input_tokens
+        tokens[1] += usage.output_tokens
+        tokens[2] += usage.cached_tokens
+        tokens[3] += usage.reasoning_tokens
         for call in trial.model_calls:
             cost = self._prices().cost(call.model, call.usage)
             if cost is None:
                 self._unpriced.add(call.model)
             else:
                 self._agent_usd = (self._agent_usd or 0.0) + cost
+                if self._log is not None:
+                    self._log.add(("agent", ""), cost)
         for name, score in result.scores.items():
             if score.judge is not None:
                 self._judged.add(name)
@@ -183,9 +191,13 @@ class SummaryBuilder:
                     entry = self._reported.setdefault(name, [0, 0.0, reported_unit(score)])
                     entry[0] += 1
                     entry[1] += measured
+                    if self._log is not None:
+                        self._log.add(("reported", name), measured)
             else:
                 counts[0] += 1
                 self._sums[name] = self._sums.get(name, 0.0) + score.value
+                if self._log is not None:
+                    self._log.add(("sum", name), score.value)
                 if score.passed:
                     counts[1] += 1
         self._add_cross(result)
@@ -194,6 +206,69 @@ class SummaryBuilder:
             self._verdicts += 1
             self._passes += verdict
         self._reliability.add_judged(result, verdict)
+
+    def partial(self) -> SummaryBuilder:
+        """An empty builder with this one's settings, whose trials `merge` adds to this one
+        as if they had been added here: a part of the run summarised elsewhere (a rescore's
+        worker process), merged in the run's order."""
+        part = SummaryBuilder(
+            self._order,
+            self._given_prices,
+            self._passing,
+            trials_per_case=self._per_case,
+        )
+        part._log = FloatLog()
+        part._simulation.log_costs()
+        return part
+
+    def merge(self, part: SummaryBuilder) -> None:
+        """Count the trials of `part` (from `partial`), added after those of this builder:
+        the summary is then exactly the one this builder would give had it been given them
+        itself, in that order (first reasons, names by first appearance, the flaky cases'
+        order, and float sums to the last bit, added again one by one from `part`'s log)."""
+        if part._log is None:
+            raise ValueError("only a builder made by `partial` can be merged")
+        self._trials += part._trials
+        self._failed += part._failed
+        self._retried += part._retried
+        self._verdicts += part._verdicts
+        self._passes += part._passes
+        self._failures.update(part._failures)
+        self._gaps.update(part._gaps)
+        for field, why in part._gaps_why.items():
+            self._gaps_why.setdefault(field, why)
+        self._retries.update(part._retries)
+        self._latency.extend(part._latency)
+        self._working.extend(part._working)
+        self._tokens = [
+            mine + theirs for mine, theirs in zip(self._tokens, part._tokens, strict=True)
+        ]
+        self._unpriced |= part._unpriced
+        self._judged |= part._judged
+        self._judge_usage = self._judge_usage + part._judge_usage
+        self._judge_retries.update(part._judge_retries)
+        for name, counts in part._counts.items():
+            mine = self._counts.setdefault(name, [0, 0, 0, 0])
+            for i, n in enumerate(counts):
+                mine[i] += n
+        for name, (measured, _total, unit) in part._reported.items():
+            self._reported.setdefault(name, [0, 0.0, unit])[0] += measured
+        for (kind, name), values in part._log.items():
+            if kind == "agent":
+                self._agent_usd = part._log.added(self._agent_usd, values)
+            elif kind == "judge":
+                self._judge_usd = part._log.added(self._judge_usd, values)
+            elif kind == "sum":
+                self._sums[name] = part._log.added(self._sums.get(name, 0.0), values)
+            else:
+                entry = self._reported[name]
+                entry[1] = part._log.added(entry[1], values)
+        self._cross.update(part._cross)
+        self._wrong_unchecked += part._wrong_unchecked
+        self._simulation.merge(part._simulation)
+        self._reliability.merge(part._reliability)
+        if self._log is not None:
+            self._log.extend(part._log)
 
     def _prices(self) -> PriceTable:
         # The shipped table is read only when a trial made a model call to price.
@@ -217,6 +292,8 @@ class SummaryBuilder:
         self._judge_retries.update(score.judge.retries)
         if score.judge.cost_usd is not None:
             self._judge_usd = (self._judge_usd or 0.0) + score.judge.cost_usd
+            if self._log is not None:
+                self._log.add(("judge", ""), score.judge.cost_usd)
         elif score.usage is not None and score.usage.total_tokens:
             self._unpriced.add(score.judge.judge.partition(":")[2])
 
@@ -343,7 +420,12 @@ class SummaryBuilder:
             retried_trials=Rate.of(self._retried, self._trials),
             latency=LatencyStats.of(self._latency),
             working_latency=LatencyStats.of(self._working),
-            usage=self._usage,
+            usage=Usage(
+                input_tokens=self._tokens[0],
+                output_tokens=self._tokens[1],
+                cached_tokens=self._tokens[2],
+                reasoning_tokens=self._tokens[3],
+            ),
             judge_usage=self._judge_usage,
             judge_retries=_redacted_counts(self._judge_retries, redactor),
             cost=self._cost(scorers, redactor),

@@ -54,6 +54,11 @@ class StoreFile:
         return self._path
 
     @property
+    def redactor(self) -> Redactor:
+        """What redacts every record on its way in (a rescore's workers redact with it)."""
+        return self._redactor
+
+    @property
     def read_only(self) -> bool:
         """Whether the store was opened read-only (every write raises `StoreError`)."""
         return self._db.read_only

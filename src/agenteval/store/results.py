@@ -22,6 +22,8 @@ from agenteval.trace import ToolCall, Trial, utc_now
 
 __all__ = ["EncodedResults", "ResultRecords", "StoredTrial"]
 
+_LAST = 2**62  # past any case's position: "to the run's last case"
+
 
 @dataclass(frozen=True, slots=True)
 class StoredTrial:
@@ -171,7 +173,7 @@ class ResultRecords(StoreFile):
         return self._iter_results(run_id)
 
     def _iter_results(self, run_id: str) -> Iterator[TrialResult]:
-        for stored in self._iter_stored(run_id):
+        for stored in self._iter_stored(run_id, 0, _LAST):
             where = f"case {stored.case.id!r} in run {run_id!r}"
             scores = {
                 name: self._parse(Score, data, f"score {name!r} of {where}")
@@ -179,31 +181,57 @@ class ResultRecords(StoreFile):
             }
             yield TrialResult(case=stored.case, trial=stored.trial, scores=scores)
 
-    def iter_stored(self, run_id: str) -> Iterator[StoredTrial]:
+    def iter_stored(
+        self, run_id: str, cases: tuple[int, int] | None = None
+    ) -> Iterator[StoredTrial]:
         """`iter_results` for a rescore: every stored trial with its case, and its scores left
         as their stored JSON text, by name in the order written.
 
         A rescore replaces most scores, so it parses only those it keeps (`read_score`), and
-        `merge_scores` compares the new ones with the stored text.
+        `merge_scores` compares the new ones with the stored text. `cases` (first, last), from
+        `stored_ranges`, reads only the trials of those cases (by position, both included).
         """
         with self._read() as conn:
             self._require_run(conn, run_id)
-        return self._iter_stored(run_id)
+        first, last = (0, _LAST) if cases is None else cases
+        return self._iter_stored(run_id, first, last)
 
-    def _iter_stored(self, run_id: str) -> Iterator[StoredTrial]:
+    def stored_ranges(self, run_id: str, size: int) -> list[tuple[int, int, int]]:
+        """The run's cases cut into ranges of about `size` stored trials, in case order:
+        (first case, last case, trials), by the cases' positions; a case is never cut in two.
+        Cases with no stored trial fall in a range but add nothing to it."""
+        ranges: list[tuple[int, int, int]] = []
+        with self._read() as conn:
+            self._require_run(conn, run_id)
+            first, trials = 0, 0
+            for idx, count in conn.execute(
+                "SELECT c.idx, COUNT(*) FROM cases c JOIN trials t"
+                " ON t.run_id = c.run_id AND t.case_id = c.case_id"
+                " WHERE c.run_id = ? GROUP BY c.idx ORDER BY c.idx",
+                (run_id,),
+            ):
+                trials += count
+                if trials >= size:
+                    ranges.append((first, idx, trials))
+                    first, trials = idx + 1, 0
+            if trials:
+                ranges.append((first, _LAST, trials))
+        return ranges
+
+    def _iter_stored(self, run_id: str, first: int, last: int) -> Iterator[StoredTrial]:
         # Results come case by case, so one parsed case is reused by all of its trials.
         case: EvalCase | None = None
-        after = (-1, -1)
+        after = (first, -1)  # from the first trial of case `first`
         while True:
             with self._read() as conn:
                 rows = conn.execute(
                     "SELECT c.idx, t.trial, t.case_id, c.data, t.data"
                     " FROM cases c JOIN trials t ON t.run_id = c.run_id AND t.case_id = c.case_id"
                     # `c.idx >= ?` lets the index start at the last chunk's case.
-                    " WHERE c.run_id = ? AND c.idx >= ?"
+                    " WHERE c.run_id = ? AND c.idx >= ? AND c.idx <= ?"
                     " AND (c.idx > ? OR (c.idx = ? AND t.trial > ?))"
                     " ORDER BY c.idx, t.trial LIMIT ?",
-                    (run_id, after[0], after[0], after[0], after[1], CHUNK),
+                    (run_id, after[0], last, after[0], after[0], after[1], CHUNK),
                 ).fetchall()
                 if not rows:
                     return

@@ -4,7 +4,7 @@ ones, writing only the scores whose JSON changed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from agenteval.errors import StoreError
 from agenteval.score import Score
@@ -13,7 +13,10 @@ from agenteval.store.encoding import scores_json, to_json
 from agenteval.store.layout import DELETE_SCORES, UPSERT_SCORE
 from agenteval.store.results import StoredTrial
 
-__all__ = ["ScoreRecords"]
+__all__ = ["ScoreRecords", "ScoreRow"]
+
+ScoreRow = tuple[str, str, int, str, str]
+"""A score row to write: run id, case id, trial index, score name, its JSON text (redacted)."""
 
 
 class ScoreRecords(StoreFile):
@@ -38,15 +41,33 @@ class ScoreRecords(StoreFile):
         redacting and writing. (What is stored was redacted when it was written.)
         """
         rows = [
+            row for stored, scores in items for row in self.changed_scores(run_id, stored, scores)
+        ]
+        self.write_changed(run_id, rows)
+        return len(rows)
+
+    def changed_scores(
+        self, run_id: str, stored: StoredTrial, scores: Mapping[str, Score]
+    ) -> list[ScoreRow]:
+        """The rows `write_changed` writes for `scores` of the trial read as `stored`: only the
+        scores whose JSON is not their stored text, redacted (see `merge_scores`).
+
+        A rescore calls this as each trial is scored, so that it holds only the (usually no)
+        changed rows until they are written, not every trial with its scores: holding 1,000
+        trials' objects between writes made the cyclic gc walk them over and over, 43 % of a
+        rescore's time (issue 21: 2.1x faster rescoring without it)."""
+        return [
             (run_id, *stored.key, name, data)
-            for stored, scores in items
             for name, data in self._changed_scores(stored.scores, scores)
         ]
+
+    def write_changed(self, run_id: str, rows: Sequence[ScoreRow]) -> None:
+        """Write rows from `changed_scores` in one transaction (nothing when there are none):
+        each replaces the stored score of its trial and name, or adds it."""
         if rows:
             with self._write() as conn:
                 self._require_run(conn, run_id)
                 conn.executemany(UPSERT_SCORE, rows)
-        return len(rows)
 
     def _changed_scores(
         self, stored: Mapping[str, str], scores: Mapping[str, Score]

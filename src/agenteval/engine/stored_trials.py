@@ -1,0 +1,51 @@
+"""What a rescore does with each stored trial once it is scored, in the engine's loop
+(`rescoring`) or in a worker process (`rescore_pool`): put back the stored scores the scorers
+could not decide from the store, and the trial as the store holds it once its new scores are
+merged in.
+"""
+
+from __future__ import annotations
+
+from agenteval.records import TrialResult
+from agenteval.score import Score
+from agenteval.scorers.redacted import KEPT, UNDECIDABLE_REASON, is_undecidable
+from agenteval.store import RunStore, StoredTrial
+
+__all__ = ["Keeper", "as_stored"]
+
+
+class Keeper:
+    """Puts back the stored score of each scorer that could not decide from the store."""
+
+    def __init__(self, store: RunStore, run_id: str) -> None:
+        self._store = store
+        self._run_id = run_id
+
+    def __call__(self, item: StoredTrial, scores: dict[str, Score]) -> None:
+        for name, score in scores.items():
+            data = item.scores.get(name)
+            if data is None or not is_undecidable(score):
+                continue  # decided; or a scorer new to this trial: its no-score says why
+            where = f"score {name!r} of case {item.key[0]!r} in run {self._run_id!r}"
+            stored = self._store.read_score(data, where)
+            note = f"kept as stored: rescoring {UNDECIDABLE_REASON}"
+            scores[name] = stored.model_copy(update={"details": {**stored.details, KEPT: note}})
+
+
+def as_stored(
+    store: RunStore, run_id: str, item: StoredTrial, scores: dict[str, Score], *, merge: bool
+) -> TrialResult:
+    """The trial with its scores as the store holds them once `scores` are written: in the
+    order written, a score of the same name replaced in place (only the kept ones are read)."""
+    if not merge:
+        return TrialResult(case=item.case, trial=item.trial, scores=scores)
+    merged: dict[str, Score] = {}
+    for name, data in item.scores.items():
+        new = scores.get(name)
+        if new is None:
+            where = f"score {name!r} of case {item.key[0]!r} in run {run_id!r}"
+            new = store.read_score(data, where)
+        merged[name] = new
+    for name, score in scores.items():
+        merged.setdefault(name, score)
+    return TrialResult(case=item.case, trial=item.trial, scores=merged)
