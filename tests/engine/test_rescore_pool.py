@@ -18,6 +18,7 @@ from tests.engine import test_rescore_redacted as redacted_tests
 from tests.engine.rescore_runs import RUN_ID, SEEDS, build, snapshot
 
 import agenteval
+import agenteval.engine.rescore_pool as rescore_pool
 import agenteval.engine.rescoring as rescoring
 from agenteval.errors import StoreError
 from agenteval.run import TrialResult
@@ -30,7 +31,7 @@ GOLDEN = Path(__file__).parent / "golden"
 def pooled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The pool on from the first trial, in ranges of about 7 trials; counts its uses."""
     used: list[int] = []
-    real = rescoring.score_in_pool
+    real = rescore_pool.score_in_pool
 
     async def counted(*args: Any, **kwargs: Any) -> None:
         used.append(len(kwargs["ranges"]))
@@ -38,7 +39,7 @@ def pooled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(rescoring, "POOL_FROM", 0)
     monkeypatch.setattr(rescoring, "RANGE_TRIALS", 7)
-    monkeypatch.setattr(rescoring, "score_in_pool", counted)
+    monkeypatch.setattr(rescore_pool, "score_in_pool", counted)
     return used
 
 

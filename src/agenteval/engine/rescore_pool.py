@@ -2,8 +2,8 @@
 
 When every scorer is one of agenteval's built-ins (synchronous, and rebuilt in a worker from
 its pickled settings), no `on_result` callback wants each trial, and the run holds at least
-`POOL_FROM` stored trials, `score_stored` hands the run to `score_in_pool`: the run is cut
-into ranges of about `RANGE_TRIALS` trials that never split a case (`RunStore.stored_ranges`);
+`rescoring.POOL_FROM` stored trials, `score_stored` hands the run to `score_in_pool`: the run is cut
+into ranges of about `rescoring.RANGE_TRIALS` trials that never split a case (`RunStore.stored_ranges`);
 each worker opens the store read-only, reads a range, scores each trial, compares its scores
 with the stored text (`changed_scores`), and summarises the range in a partial summary
 (`SummaryBuilder.partial`); it returns the changed rows and that summary. The driver takes the
@@ -16,7 +16,7 @@ stored trials, ten built-ins) ran at ~2,500 trials a second of one core's CPU on
 gc's cost was gone (issue 21). Two workers take it to two cores.
 
 What it costs: the pool's forkserver imports the engine once (~0.4 s here), then each worker
-is forked from it (~20 ms) and loads its scorers; hence `POOL_FROM`. Each worker holds one
+is forked from it (~20 ms) and loads its scorers; hence `rescoring.POOL_FROM`. Each worker holds one
 range's trials at a time (~30-40 MB of its own besides the imports), the driver only the
 ranges in flight (their changed rows and partial summaries).
 
@@ -37,6 +37,7 @@ import pickle
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import forkserver, popen_forkserver, reduction, spawn, util
 from multiprocessing.context import ForkServerContext, ForkServerProcess, set_spawning_popen
 from typing import Any
@@ -51,14 +52,12 @@ from agenteval.scorers.redacted import scoring_from_store
 from agenteval.store import RunStore
 from agenteval.store.scores import ScoreRow
 
-__all__ = ["POOL_FROM", "RANGE_TRIALS", "pool_workers", "poolable", "score_in_pool"]
-
-POOL_FROM = 20_000
-"""The fewest stored trials a rescore spreads over worker processes: below, starting the
-pool (~0.5 s) costs more than the second core gains."""
-
-RANGE_TRIALS = 2_000
-"""About how many trials a worker scores at a time (one range of whole cases)."""
+__all__ = [
+    "PoolUnavailable",
+    "pool_workers",
+    "poolable",
+    "score_in_pool",
+]
 
 _BUILTIN_PACKAGE = "agenteval.scorers."
 
@@ -78,8 +77,19 @@ def poolable(scorers: Sequence[Any], prepared: Sequence[PreparedScorer]) -> bool
 
 
 def pool_workers() -> int:
-    """How many worker processes: one a core this process may use."""
-    return max(1, len(os.sched_getaffinity(0)))
+    """How many worker processes: one a core this process may use (Linux says which it may;
+    elsewhere every core counts), and none in a daemonic process (a `multiprocessing` pool's
+    worker), which may not start processes of its own."""
+    if multiprocessing.current_process().daemon:
+        return 1
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity is not None else os.cpu_count()
+    return max(1, cores or 1)
+
+
+class PoolUnavailable(Exception):
+    """The workers could not start (a socket path too long under `TMPDIR`, the system's process
+    limit): nothing was scored in the pool, so the caller scores the run in this process."""
 
 
 async def score_in_pool(
@@ -95,6 +105,8 @@ async def score_in_pool(
     """Score the run's stored trials, cut into `ranges` (`RunStore.stored_ranges`), in
     `workers` processes (see the module docs); the changed scores written in the run's order,
     `summary` given every trial as stored after."""
+    if not ranges:
+        return
     pool = pebble.ProcessPool(
         max_workers=workers,
         initializer=_start,
@@ -119,10 +131,20 @@ async def score_in_pool(
                 part = summary.partial() if summary is not None else None
                 pending.append(pool.schedule(_score_range, args=(taken[0], taken[1], part)))
 
-        for _ in range(2 * workers):  # each worker busy, and its next range waiting
-            submit()
-        while pending:
-            rows, part = await asyncio.wrap_future(pending.popleft())
+        # Workers that cannot start fail the first ranges (pebble starts them on the first
+        # `schedule`): then nothing was scored or written, and the caller scores it all itself.
+        first: _Done | None
+        try:
+            for _ in range(2 * workers):  # each worker busy, and its next range waiting
+                submit()
+            first = await asyncio.wrap_future(pending.popleft())
+        except (BrokenProcessPool, OSError) as exc:
+            raise PoolUnavailable(str(exc.__cause__ or exc) or type(exc).__name__) from exc
+        while first is not None or pending:
+            if first is not None:
+                (rows, part), first = first, None
+            else:
+                rows, part = await asyncio.wrap_future(pending.popleft())
             submit()
             if summary is not None and part is not None:
                 summary.merge(part)

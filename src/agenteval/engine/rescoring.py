@@ -39,13 +39,6 @@ from agenteval.engine.plans import (
     resolve_scorers,
     run_judge_choice,
 )
-from agenteval.engine.rescore_pool import (
-    POOL_FROM,
-    RANGE_TRIALS,
-    pool_workers,
-    poolable,
-    score_in_pool,
-)
 from agenteval.engine.scheduler import EngineSettings
 from agenteval.engine.stored_trials import Keeper, as_stored
 from agenteval.errors import ConfigError
@@ -61,6 +54,13 @@ from agenteval.store.scores import ScoreRow
 __all__ = ["plan_judging", "plan_rescore", "score_stored"]
 
 _WRITE_BATCH = 1_000
+
+POOL_FROM = 20_000
+"""The fewest stored trials a rescore spreads over worker processes: below, starting the
+pool (~0.5 s) costs more than the second core gains."""
+
+RANGE_TRIALS = 2_000
+"""About how many trials a worker scores at a time (one range of whole cases)."""
 
 _Scored = tuple[StoredTrial, dict[str, Score]]
 
@@ -85,19 +85,27 @@ async def score_stored(
     processes (`rescore_pool`: the same rows written, the same summary).
     """
     prepared = prepare_scorers(scorers)
-    if merge and on_result is None and pool_workers() > 1 and poolable(scorers, prepared):
+    if merge and on_result is None and all(p.synchronous for p in prepared):
         ranges = store.stored_ranges(run_id, RANGE_TRIALS)
         if sum(trials for _first, _last, trials in ranges) >= POOL_FROM:
-            await score_in_pool(
-                store,
-                run_id,
-                scorers,
-                merge=merge,
-                summary=summary,
-                workers=pool_workers(),
-                ranges=ranges,
-            )
-            return
+            # pebble and a forkserver: loaded only for a run large enough to use them
+            from agenteval.engine import rescore_pool
+
+            workers = rescore_pool.pool_workers()
+            if workers > 1 and rescore_pool.poolable(scorers, prepared):
+                try:
+                    await rescore_pool.score_in_pool(
+                        store,
+                        run_id,
+                        scorers,
+                        merge=merge,
+                        summary=summary,
+                        workers=workers,
+                        ranges=ranges,
+                    )
+                    return
+                except rescore_pool.PoolUnavailable as exc:  # nothing scored there: all here
+                    logger.debug("rescoring in this process: no workers started (%s)", exc)
     writer = _Writer(store, run_id, merge=merge)
     stored = store.iter_stored(run_id)
     keep = Keeper(store, run_id)

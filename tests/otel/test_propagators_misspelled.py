@@ -1,4 +1,4 @@
-"""Review of v21-runpath (issue 21): the OpenTelemetry propagators are imported on a
+"""Found by issue 21's review of the run path, before its fix: the OpenTelemetry propagators are imported on a
 process's first service call from a trial instead of when the run starts. With a misspelled
 `OTEL_PROPAGATORS`, main stops the run before any trial with OpenTelemetry's own message
 ("Propagator bogus not found. ..."); the branch runs it, fails every trial that calls a

@@ -1,4 +1,4 @@
-"""Review of v21-runpath (issue 21): the thresholds a run raises are the interpreter's, and a
+"""Found by issue 21's review of the run path, before its fix: the thresholds a run raises are the interpreter's, and a
 process the agent forks while the run goes (a `multiprocessing` pool with the `fork` start
 method, Linux's default on 3.11) inherits them together with the count of runs going on, so
 nothing ever puts them back in it: a worker pool the agent keeps after the run collects its
