@@ -5,10 +5,12 @@ running trial is captured with the trial, as an event of that span."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from opentelemetry import _logs, trace
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.trace import TracerProvider
 
 from agenteval.agents.recorder import TrialRecorder
 from agenteval.otel import live
@@ -81,3 +83,25 @@ def test_a_users_logger_provider_keeps_exporting_and_the_trial_gets_the_events_t
     assert _logs.get_logger_provider() is provider
     assert [log.event.body["index"] for log in capture.logs] == [0, 1]
     assert len(exporter.get_finished_logs()) == 2  # the user's exporter saw both
+
+
+def test_the_installed_providers_have_the_resource_each_would_make_for_itself(
+    no_provider: None, monkeypatch: Any
+) -> None:
+    # The resource is made once a process for both (issue 21): it must be the very resource
+    # `TracerProvider()` and `LoggerProvider()` make, environment attributes included.
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "resource-check")
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "team=evals")
+    live._resource.cache_clear()
+    try:
+        _captured(TrialRecorder())
+        own_tracer = TracerProvider().resource
+        own_logger = LoggerProvider()._resource
+        tracer_provider: Any = trace.get_tracer_provider()
+        logger_provider: Any = _logs.get_logger_provider()
+        assert tracer_provider.resource.attributes == own_tracer.attributes
+        assert logger_provider._resource.attributes == own_logger.attributes
+        assert own_tracer.attributes["service.name"] == "resource-check"
+        assert own_tracer.attributes["team"] == "evals"
+    finally:
+        live._resource.cache_clear()

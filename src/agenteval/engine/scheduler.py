@@ -157,10 +157,9 @@ async def execute(
             scores = await score_trial(prepared, case, trial)
             if task.cancelling():  # likewise, a scorer's
                 await settle_own_cancellations(task)
-            # `model_construct`: the parts are already the models the fields hold (a case, a
-            # trial, a fresh dict of scores), which validating would only check again and copy;
-            # one validation a trial less (~3 % of bench W1's profile).
-            await finished.put(TrialResult.model_construct(case=case, trial=trial, scores=scores))
+            # Not `model_construct`: pydantic's builds the instance in Python (6.2 us a call
+            # measured) where the validation is C (4.6 us), instances checked but not copied.
+            await finished.put(TrialResult(case=case, trial=trial, scores=scores))
 
     async def write() -> None:
         if first_write is not None:
