@@ -25,11 +25,6 @@ from agenteval.redaction.rules import NO_BOUNDARY, RULE_HEADS, RULES, Boundary, 
 
 _MAX_PASSES: Final = 4
 _MAX_REMEMBERED_KEYS: Final = 4096
-_MAX_CLEAN_TEXTS: Final = 4096
-_MAX_CLEAN_CHARS: Final = 1024
-"""Texts known to hold no secret are remembered up to this many, of up to this many characters
-each (~4 MB at most): a store writes the same short record again and again (the score of every
-trial of a case that passed alike), and searching each again cost 40 % of bench W1's scan."""
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -70,7 +65,6 @@ class Redactor:
         self._secrets: frozenset[str] = frozenset(secrets)
         self._literal_heads = sorted(self._secrets, key=lambda s: (-len(s), s))
         self._keys: dict[str, tuple[str | None, bool]] = {}
-        self._clean: set[str] = set()
 
     @functools.cached_property
     def _pattern(self) -> re.Pattern[str]:
@@ -131,21 +125,6 @@ class Redactor:
                 break
             redacted = again
         return text if redacted == text else redacted
-
-    def unknown_texts(self, texts: list[str]) -> list[str]:
-        """The `texts` not known to hold no secret: those `remember_clean` was not given (or
-        has forgotten). The rest would come back from `redact_text` as they are."""
-        clean = self._clean
-        return [text for text in texts if text not in clean]
-
-    def remember_clean(self, texts: list[str]) -> None:
-        """Note `texts`, each searched and found to hold no secret (`redact_text` gave it back
-        as it was), so `unknown_texts` leaves them out next time. The secrets and rules never
-        change, so neither does that answer; short texts only, and a full memory starts over."""
-        clean = self._clean
-        if len(clean) >= _MAX_CLEAN_TEXTS:
-            clean.clear()
-        clean.update(text for text in texts if len(text) <= _MAX_CLEAN_CHARS)
 
     def redact_value(self, value: Any) -> Any:
         """JSON-like data (dicts, lists, tuples, strings, numbers, None) with secrets replaced.

@@ -36,14 +36,9 @@ def scores_json(scores: list[Score]) -> bytes:
 def redacted(redactor: Redactor, texts: list[str]) -> list[str]:
     """The JSON `texts` with secrets redacted. One search over all of them finds whether
     any holds a secret (JSON has no raw newline, so joining two records can never make a
-    match); only then is each one redacted on its own. A text the redactor already found
-    clean is not searched again (`Redactor.remember_clean`): bench W1 writes the same score
-    text for each of its 2,000 trials, and the scan took 5.2 us a result before, 2.6 us after
-    (a new trial text and the same score text each, measured)."""
-    unknown = redactor.unknown_texts(texts)
-    joined = "\n".join(unknown)
+    match); only then is each one redacted on its own."""
+    joined = "\n".join(texts)
     if redactor.redact_text(joined) is joined:
-        redactor.remember_clean(unknown)
         return texts
     return [redactor.redact_text(text) for text in texts]
 
