@@ -2,7 +2,9 @@
 
     PYTHONHASHSEED=0 PYTHONPATH=<worktree>/src python fuzz_scorers.py SEED COUNT > out.jsonl
 
-Run once with main's src and once with v21-scorers' src, then diff the outputs: the pairs are
+Run once with a released version's src (a `git worktree` of it) and once with a change's, then
+diff the outputs (issue 21 ran it on ~39,000 pairs, 1.3 M scores, to show the built-ins' speed-ups
+changed no score): the pairs are
 generated from `random.Random(SEED)` only, so both processes score the same (case, trial) pairs.
 Each line: the pair's number, the mode (live / store), and each scorer's `model_dump_json()`,
 its fields set, or the exception it raised.
