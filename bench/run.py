@@ -445,7 +445,8 @@ def _ratio_ideal(results: Results, w: Workload, framework: str) -> float | None:
 
 
 def targets(results: Results) -> list[str]:
-    """Issue 8's targets, each met or missed, from this run's medians."""
+    """Issue 8's targets, and issue 21's same-run ratios, each met or missed, from this run's
+    medians."""
     out: list[str] = []
 
     def check(label: str, ok: bool | None, detail: str) -> None:
@@ -464,12 +465,20 @@ def targets(results: Results) -> list[str]:
             None if ins is None else ins / mine >= 50,
             f"{ins / mine:.0f}×" if ins else "no Inspect run",
         )
+        if pe is not None:
+            check("W1 ≤ 0.35× pydantic-evals (issue 21)", mine <= 0.35 * pe, f"{mine / pe:.2f}×")
     for key, limit in (("W2", 1.03), ("W2-1000", 1.10)):
         ratio = _ratio_ideal(results, WORKLOADS_BY_KEY[key], AGENTEVAL)
         floor = _ratio_ideal(results, WORKLOADS_BY_KEY[key], FLOOR)
         if ratio is not None:
             machine = f"; asyncio alone {floor:.3f}× on this machine now" if floor else ""
             check(f"{key} ≤ {limit}× ideal", ratio <= limit, f"{ratio:.3f}×{machine}")
+            if key == "W2-1000" and floor:
+                check(
+                    "W2-1000 ≤ 1.20× asyncio alone (issue 21)",
+                    ratio <= 1.20 * floor,
+                    f"{ratio / floor:.2f}×",
+                )
     big = results.median("W3-100k", AGENTEVAL, "seconds")
     small = results.median("W3-20k", AGENTEVAL, "seconds")
     rss = results.median("W3-100k", AGENTEVAL, "peak_rss_mb")
@@ -552,7 +561,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Python {about['python']} ({about['platform']}).\n"
     )
     print(table(results, chosen, peers))
-    print("\nTargets (issue 8):")
+    print("\nTargets (issues 8 and 21):")
     print("\n".join(targets(results)))
     if executors:
         print()
