@@ -10,6 +10,7 @@ by main (78b92ec) before the summary's fast path of issue 21's third session.
 from __future__ import annotations
 
 import json
+import random
 import sys
 import tempfile
 from pathlib import Path
@@ -18,7 +19,9 @@ from tests.engine.rescore_runs import RUN_ID, SEEDS, build
 
 from agenteval.records import TrialResult
 from agenteval.report.summary import SummaryBuilder
+from agenteval.score import Score
 from agenteval.scorers import BUILTIN_SCORERS
+from agenteval.scorers.recorded import NOT_RECORDED
 from agenteval.store import RunStore
 
 SETTINGS: dict[str, tuple[int | None, list[str] | None, bool]] = {
@@ -29,7 +32,28 @@ SETTINGS: dict[str, tuple[int | None, list[str] | None, bool]] = {
     "single": (1, None, True),
     "single-passing": (1, ["exact_match", "tool_faithfulness"], True),
     "single-unknown": (None, None, True),
+    "passing-exact": (3, ["exact_match"], False),
+    "single-passing-exact": (1, ["exact_match"], True),
 }
+
+
+def perturbed(every: list[TrialResult], seed: int) -> list[TrialResult]:
+    """The results with some scores made errors, not-recorded no-scores, or scores with a
+    value and no pass/fail: what the varied runs' built-ins never give."""
+    rng = random.Random(seed)
+    out = []
+    for result in every:
+        scores = dict(result.scores)
+        for name in list(scores):
+            roll = rng.random()
+            if roll < 0.04:
+                scores[name] = Score(name=name, error="ValueError: boom")
+            elif roll < 0.08:
+                scores[name] = Score(name=name, details={NOT_RECORDED: "tool_calls"})
+            elif roll < 0.10:
+                scores[name] = Score(name=name, value=0.5)
+        out.append(result.model_copy(update={"scores": scores}))
+    return out
 
 
 def results(path: Path, seed: int) -> list[TrialResult]:
@@ -43,13 +67,16 @@ def summaries() -> dict[str, str]:
     out: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for seed in SEEDS:
-            every = results(Path(tmp) / f"runs-{seed}.db", seed)
-            for name, (per_case, passing, first_only) in SETTINGS.items():
-                builder = SummaryBuilder(BUILTIN_SCORERS, passing=passing, trials_per_case=per_case)
-                for result in every:
-                    if not first_only or result.trial.trial == 0:
-                        builder.add(result)
-                out[f"{seed}/{name}"] = builder.build().model_dump_json()
+            plain = results(Path(tmp) / f"runs-{seed}.db", seed)
+            for kind, every in (("plain", plain), ("perturbed", perturbed(plain, seed))):
+                for name, (per_case, passing, first_only) in SETTINGS.items():
+                    builder = SummaryBuilder(
+                        BUILTIN_SCORERS, passing=passing, trials_per_case=per_case
+                    )
+                    for result in every:
+                        if not first_only or result.trial.trial == 0:
+                            builder.add(result)
+                    out[f"{seed}/{kind}/{name}"] = builder.build().model_dump_json()
     return out
 
 
