@@ -175,11 +175,11 @@ class SummaryBuilder:
                 self._agent_usd = (self._agent_usd or 0.0) + cost
                 if self._log is not None:
                     self._log.add(("agent", ""), cost)
-        # The trial's verdict (`stats.trial_passed`) is worked out in this same pass over its
-        # scores, not in a second one: the summary was ~15 % of a rescore worker's time a trial
-        # and ~12 % of a live run's main thread (issue 21); this pass and the reliability's
-        # plain counts (`ReliabilityBuilder._add_single`) took SummaryBuilder.add from
-        # ~7.9 to ~5.5 us a trial on W5's trials.
+        # The trial's verdict (`statistics.trial_passed`) is worked out in this same pass over
+        # its scores, not in a second one: the summary was ~15 % of a rescore worker's time a
+        # trial and ~12 % of a live run's main thread (issue 21). This pass and the
+        # reliability's plain counts (`ReliabilityBuilder._add_single`) took `add` from 12.6-18
+        # to 9.9-11.8 us on W5's trials (3 interleaved pairs, a loaded 2-core host).
         passing = self._passing_set
         failed = trial.failure is not None
         applied = unknown = False
