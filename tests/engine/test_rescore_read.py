@@ -14,6 +14,7 @@ import pytest
 from tests.engine.rescore_runs import RUN_ID, SEEDS, build
 
 from agenteval import EvalCase, RunStore, Trial
+from agenteval.errors import StoreError
 from agenteval.store import StoredTrial
 from agenteval.store import results as store_results
 
@@ -86,3 +87,28 @@ def test_read_as_main_read(
             want = [_text(item) for item in _mains(path, RUN_ID, first, last, chunk)]
             assert got == want, (first, last)
             assert got
+
+
+@pytest.mark.parametrize("table", ["cases", "trials"])
+def test_a_record_it_cannot_read_is_named_as_before(tmp_path: Path, table: str) -> None:
+    path = tmp_path / "runs.db"
+    build(path, 1, trials=1)
+    with sqlite3.connect(path) as conn:
+        (case_id,) = conn.execute("SELECT case_id FROM cases WHERE idx = 4").fetchone()
+        conn.execute(
+            f"UPDATE {table} SET data = '{{\"nonsense\": 1}}' WHERE case_id = ?", (case_id,)
+        )
+    where = (
+        f"case {case_id!r} of run {RUN_ID!r}"
+        if table == "cases"
+        else f"trial 0 of case {case_id!r} in run {RUN_ID!r}"
+    )
+    with RunStore(path) as store:
+        read = store.iter_stored(RUN_ID)
+        for _ in range(4):
+            next(read)
+        with pytest.raises(StoreError) as caught:
+            next(read)
+    assert f"{path}: {where} cannot be read by this version of agenteval: 1 invalid" in str(
+        caught.value
+    )
