@@ -39,6 +39,11 @@ def as_stored(
     order written, a score of the same name replaced in place (only the kept ones are read)."""
     if not merge:
         return TrialResult(case=item.case, trial=item.trial, scores=scores)
+    if list(item.scores) == list(scores):
+        # The usual trial: every stored score scored again, none new, so the merged set is
+        # `scores` itself (the loop below gives the same names, order and scores): 3.0 us a
+        # W5 trial against ~5 us (timeit), of its ~150.
+        return TrialResult(case=item.case, trial=item.trial, scores=scores)
     merged: dict[str, Score] = {}
     for name, data in item.scores.items():
         new = scores.get(name)

@@ -29,6 +29,14 @@ class FloatLog:
             values = self._values[key] = array("d")
         values.append(value)
 
+    def of(self, key: tuple[str, str]) -> array[float]:
+        """The floats of the sum `key`, to append to (`add` without looking the key up each
+        time: a summary's score sums, ten a trial)."""
+        values = self._values.get(key)
+        if values is None:
+            values = self._values[key] = array("d")
+        return values
+
     def items(self) -> ItemsView[tuple[str, str], array[float]]:
         """Each sum's floats, by key."""
         return self._values.items()
