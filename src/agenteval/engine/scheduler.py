@@ -25,6 +25,7 @@ from agenteval.agents.users import UserPlan
 from agenteval.case import EvalCase
 from agenteval.engine.executors import ExecutorSettings, TrialRecipe, TrialSource, open_trials
 from agenteval.engine.failures import WorkerLostError
+from agenteval.engine.gc_thresholds import trial_ended
 from agenteval.engine.trials import trace_trial
 from agenteval.errors import AgentEvalError
 from agenteval.interrupts import (
@@ -155,6 +156,7 @@ async def execute(
             else:
                 trial = trace_trial(case, index)
             scores = await score_trial(prepared, case, trial)
+            trial_ended()
             if task.cancelling():  # likewise, a scorer's
                 await settle_own_cancellations(task)
             # Not `model_construct`: pydantic's builds the instance in Python (6.2 us a call
