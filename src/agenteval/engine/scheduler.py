@@ -35,7 +35,7 @@ from agenteval.interrupts import (
     stops_the_run,
     watching_sigint,
 )
-from agenteval.records import TrialResult
+from agenteval.records import TrialResult, trial_result
 from agenteval.retry import RetryPolicy
 from agenteval.score import Score
 from agenteval.scorers.base import PreparedScorer, prepare_scorer, prepare_scorers
@@ -159,9 +159,7 @@ async def execute(
             trial_ended()
             if task.cancelling():  # likewise, a scorer's
                 await settle_own_cancellations(task)
-            # Not `model_construct`: pydantic's builds the instance in Python (6.2 us a call
-            # measured) where the validation is C (4.6 us), instances checked but not copied.
-            await finished.put(TrialResult(case=case, trial=trial, scores=scores))
+            await finished.put(trial_result(case, trial, scores))
 
     async def write() -> None:
         if first_write is not None:
