@@ -18,22 +18,25 @@ cycle through the traceback) keeping a 20 KB response peaked at 79 MB instead of
 
 Adapting while the run goes (`_Raised.adapt`, a `gc.callbacks` entry for as long as the
 thresholds are raised): after `_CLEAN_PASSES` young passes in a row that freed less than a
-tenth of the threshold's worth of containers, the young threshold goes to `MOST_YOUNG`; a pass
-that frees more puts it back to `RUN_THRESHOLDS`. Why: bench W2-1000 (10,000 trials of 100 ms
-at concurrency 1,000) makes no cyclic garbage, yet its runs fell, one in three on a quiet
-machine and most on a busy one, into a slow mode (1.3-2.0 s instead of 1.1-1.2 s) whose young
-passes cost 0.2-0.5 s instead of 0.02-0.05 s. When the event loop is saturated, trials finish
-in bursts and the store writer frees results hundreds at a time; the young count (allocations
-less deallocations, floored at 0, so a burst of frees is partly forgotten) then reaches 10,000
-every few hundred trials, and each such pass walks what was allocated since the last one and
-is still alive: the 1,000 trials in flight (25,000-60,000 containers: coroutines, frames,
-contexts, the writer's backlog), 15-45 ms a pass, freeing nothing, then walked again by the
-middle generation's passes. With the raise, such a run makes three cheap passes at its start
-and one or two later. A run that makes cyclic garbage (an agent failing with an exception its
-own frame holds: ~6,000 containers freed a pass) stays at 10,000, where its memory was
-measured (86 MB over 20,000 such trials, as before). What it costs: garbage that starts after
-a clean stretch (an agent that begins failing that way mid-run) can wait for up to
-`MOST_YOUNG` new containers, once, before the threshold comes back down.
+tenth of the threshold's worth of containers, each with trials ended since the one before
+(`trial_ended`), the young threshold steps up (`_YOUNG_STEPS`: 30,000, then `MOST_YOUNG`, one
+step a clean pass); a pass that frees more puts it back to `RUN_THRESHOLDS`. Why: bench
+W2-1000 (10,000 trials of 100 ms at concurrency 1,000) makes no cyclic garbage, yet its runs
+fell, one in three on a quiet machine and most on a busy one, into a slow mode (1.3-2.0 s
+instead of 1.1-1.2 s) whose young passes cost 0.2-0.5 s instead of 0.02-0.05 s. When the
+event loop is saturated, trials finish in bursts and the store writer frees results hundreds
+at a time; the young count (allocations less deallocations, floored at 0, so a burst of frees
+is partly forgotten) then reaches 10,000 every few hundred trials, and each such pass walks
+what was allocated since the last one and is still alive: the 1,000 trials in flight
+(25,000-60,000 containers: coroutines, frames, contexts, the writer's backlog), 15-45 ms a
+pass, freeing nothing, then walked again by the middle generation's passes. With the steps,
+such a run makes a few passes at 10,000 and 30,000 and one or two at 100,000: its young
+passes took 0.07-0.15 s against 0.29-0.46 s on main (four runs each, interleaved, busy host).
+A run that makes cyclic garbage (an agent failing with an exception its own frame holds:
+2,000-6,000 containers freed a pass) stays at 10,000, where its memory was measured (85 MB
+over 20,000 such trials, as on main). What it costs: garbage that starts after a clean
+stretch (an agent that begins failing that way mid-run) can wait, once, for up to 30,000 or
+100,000 new containers (the step reached) before the threshold comes back down.
 
 The side effect is process-wide: the thresholds are the interpreter's, so whatever else runs
 in the process while a run is going (the agent's own code, its threads, another run) runs
@@ -87,18 +90,16 @@ frame holds frees thousands a pass) stays where its memory was measured, while t
 
 
 _CLEAN_PASSES = 3
-"""Young passes in a row, at `RUN_THRESHOLDS`, that must free less than a tenth of it before it
-is raised: a run's first pass often comes before any trial made garbage (an agent failing in
-every trial with a cycle, raised after its first clean pass, kept 71,000 containers for one
-pass, peaking at 125 MB instead of 86 MB over 20,000 trials)."""
+"""Clean young passes in a row at `RUN_THRESHOLDS` before it steps up. Those of a run's start,
+before any trial ended, do not count (`trial_ended`): with them, an agent failing in every
+trial with a cycle went to 100,000 before its first failure and kept 71,000 containers for
+one pass (peaks: 125 MB instead of 86 over 20,000 trials at concurrency 50; 234 MB instead of
+176 over 60,000 at 100 ms and concurrency 1,000)."""
 
 
 _YOUNG_STEPS = (RUN_THRESHOLDS[0], 30_000, MOST_YOUNG)
-"""The young threshold's steps up, one a clean young pass once `_CLEAN_PASSES` were clean at
-the first: garbage that starts after a clean stretch then waits for 30,000 new containers
-before the threshold comes back down, not 100,000 (an agent failing with a cycle in every
-trial after a clean start of 1,000 trials, 60,000 trials: 234 MB peak going straight to
-100,000, 176 MB at 10,000 throughout)."""
+"""The young threshold's steps up, one a clean young pass: garbage that starts while it is at
+the middle step waits for 30,000 new containers before it comes back down, not 100,000."""
 
 
 def run_thresholds() -> frozenset[tuple[int, int, int]]:
