@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -30,6 +30,8 @@ __all__ = [
     "record_retry",
     "record_wait",
     "recording",
+    "start_recording",
+    "stop_recording",
     "watch_unrecorded_calls",
 ]
 
@@ -116,6 +118,18 @@ _current: ContextVar[TrialRecorder | None] = ContextVar("agenteval_recorder", de
 def current_recorder() -> TrialRecorder | None:
     """The recorder of the trial running in this context, if any."""
     return _current.get()
+
+
+def start_recording(recorder: TrialRecorder) -> Token[TrialRecorder | None]:
+    """Make `recorder` the current one until `stop_recording` with the token returned. (A
+    token, not a context manager, for the engine's attempts: the generator-based `recording`
+    cost each trial ~0.8 us more, ~1 % of bench W1's.)"""
+    return _current.set(recorder)
+
+
+def stop_recording(token: Token[TrialRecorder | None]) -> None:
+    """Undo `start_recording`."""
+    _current.reset(token)
 
 
 @contextmanager

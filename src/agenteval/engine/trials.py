@@ -20,7 +20,12 @@ from agenteval.agents.environment import (
 )
 from agenteval.agents.frameworks import FrameworkAgent
 from agenteval.agents.injected import is_injected
-from agenteval.agents.recorder import TrialRecorder, monotonic, recording
+from agenteval.agents.recorder import (
+    TrialRecorder,
+    monotonic,
+    start_recording,
+    stop_recording,
+)
 from agenteval.agents.users import UserPlan, UserSession
 from agenteval.case import EvalCase
 from agenteval.engine.deadline import Deadline, grace_s
@@ -151,7 +156,8 @@ class TrialRunner:
         self, case: EvalCase, index: int, recorder: TrialRecorder, tally: _Tally
     ) -> tuple[Trial, str | None]:
         """The agent's answer, and why spans its service exports may be missing (if so)."""
-        with recording(recorder):
+        token = start_recording(recorder)
+        try:
             if self.capture is None:
                 return await self._call(case, recorder), None
             # The agent's OpenTelemetry spans fill the recorder too; but a framework agent's run
@@ -170,6 +176,8 @@ class TrialRunner:
                     return returned, missing
             finally:
                 recorder.trace_id, recorder.span_id = spans.trace_id, spans.span_id
+        finally:
+            stop_recording(token)
 
     async def _call(self, case: EvalCase, recorder: TrialRecorder) -> Trial:
         if self.timeout_s is None:
