@@ -165,8 +165,9 @@ class _Raised:
 
     def adapt(self, phase: str, info: dict[str, int]) -> None:
         """After each collection while raised (see the module's docstring): the young threshold
-        doubled after a young pass that found no garbage, back to `RUN_THRESHOLDS` after any
-        pass that found some. No lock: the collector may run in a thread holding it."""
+        one step up (`_YOUNG_STEPS`) after `_CLEAN_PASSES` young passes in a row that found no
+        garbage, back to `RUN_THRESHOLDS` after any pass that found some. No lock: the
+        collector may run in a thread holding it."""
         young = self.young
         if phase != "stop" or young == 0 or gc.get_threshold() != self.ours():
             return  # not raised, or the process set thresholds of its own meanwhile
@@ -207,8 +208,9 @@ if hasattr(os, "register_at_fork"):  # POSIX only; Windows has no fork
 
 @contextmanager
 def raised_gc_thresholds() -> Iterator[None]:
-    """`RUN_THRESHOLDS` (adapting: `run_thresholds()`) while the block runs (and any other run's block of the process), the
-    process's own thresholds back when the last such block is left, however it is left."""
+    """`RUN_THRESHOLDS` (its young threshold adapting: `run_thresholds()`) while the block runs
+    (and any other run's block of the process), the process's own thresholds back when the last
+    such block is left, however it is left."""
     _RAISED.enter()
     try:
         yield
