@@ -45,6 +45,9 @@ __all__ = ["DEFAULT_CONCURRENCY", "EngineSettings", "WorkerLostError", "execute"
 
 DEFAULT_CONCURRENCY = 16
 _WRITE_BATCH = 500
+_ENCODE_STEP = 50
+"""How many results the writer encodes before letting the event loop run others (~0.65 ms of
+W1's trials, against ~6.5 ms for a whole batch)."""
 
 
 @dataclass(frozen=True)
@@ -177,11 +180,20 @@ async def execute(
                 batch.append(item)
             await _store(batch)
 
-    async def _store(batch: list[TrialResult]) -> None:
+    async def _encode_and_write(batch: list[TrialResult]) -> None:
         # Encoded here, written there: the thread spends its time in SQLite, which lets go of
         # the interpreter lock, so it never holds up the event loop for a switch interval.
-        encoded = store.encode_results(batch)
-        writing = asyncio.ensure_future(asyncio.to_thread(store.write_results, run_id, encoded))
+        # Encoded a step at a time, with the loop's due callbacks run in between: a whole
+        # batch of 500 W1 trials took the loop ~6.5 ms in one go, late for every timer due.
+        encoded = store.encode_results(batch[:_ENCODE_STEP])
+        for start in range(_ENCODE_STEP, len(batch), _ENCODE_STEP):
+            await asyncio.sleep(0)
+            store.encode_results(batch[start : start + _ENCODE_STEP], into=encoded)
+        await asyncio.to_thread(store.write_results, run_id, encoded)
+
+    async def _store(batch: list[TrialResult]) -> None:
+        # Shielded as one: once a batch is being encoded, it is written whatever happens.
+        writing = asyncio.ensure_future(_encode_and_write(batch))
         try:
             await asyncio.shield(writing)
         except asyncio.CancelledError:

@@ -65,11 +65,15 @@ class ResultRecords(StoreFile):
         """
         self.write_results(run_id, self.encode_results(results))
 
-    def encode_results(self, results: Iterable[TrialResult]) -> EncodedResults:
+    def encode_results(
+        self, results: Iterable[TrialResult], into: EncodedResults | None = None
+    ) -> EncodedResults:
         """A batch of results as the rows `write_results` stores: JSON, secrets redacted.
 
         `add_results` is both; the engine encodes in its event loop and writes in a thread,
         so that the thread, which waits on SQLite, holds the interpreter lock only briefly.
+        `into`: a batch encoded so far, to which these results are added (the engine encodes
+        a batch a few results at a time, letting other tasks run in between); it is returned.
         """
         batch = list(results)
         texts: list[str] = []
@@ -77,7 +81,7 @@ class ResultRecords(StoreFile):
             texts.append(to_json(result.trial))
             texts.extend(to_json(score) for score in result.scores.values())
         texts = self._redacted(texts)
-        encoded = EncodedResults(written_at=stored_time(utc_now()) or "")
+        encoded = into if into is not None else EncodedResults(stored_time(utc_now()) or "")
         next_text = iter(texts).__next__
         for result in batch:
             case_id, trial = result.key
