@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.engine.stored_rows import stored_rows
 
 from agenteval import EvalCase, Score
 from agenteval.jsonsafe import model_json_text, safe_repr
@@ -24,7 +25,6 @@ from agenteval.store import RunStore
 from agenteval.store.encoding import _HOW, to_json
 from agenteval.store.results import EncodedResults
 from agenteval.trace import Trial
-from tests.engine.stored_rows import stored_rows
 
 
 @pytest.fixture(scope="module")
