@@ -177,13 +177,32 @@ async def execute(
         # the workers stood still: W1 started no trial for ~40 % of its run (measured).
         # Writes stay one at a time, in order, each batch one transaction, each reported
         # once stored; at most `_BATCHES_AHEAD` batches are taken and not yet stored.
-        before: asyncio.Future[Any] | None = None
+        failed = asyncio.get_running_loop().create_future()  # done when a write fails
+
+        def watch(writing: asyncio.Future[Any]) -> None:
+            failed_now = not writing.cancelled() and writing.exception() is not None
+            if failed_now and not failed.done():
+                failed.set_result(None)
+
+        def started(writing: asyncio.Future[Any]) -> asyncio.Future[Any]:
+            writing.add_done_callback(watch)
+            in_flight.append(writing)
+            return writing
+
+        in_flight: list[asyncio.Future[Any]] = []
+        before = None
         if first_write is not None:
-            before = asyncio.ensure_future(asyncio.to_thread(first_write))
-        in_flight = [] if before is None else [before]
+            before = started(asyncio.ensure_future(asyncio.to_thread(first_write)))
+        getting: asyncio.Future[TrialResult | None] | None = None
         try:
             while True:
-                first = await finished.get()
+                # The next result, unless a write fails first: its error stops the run at once,
+                # as when the writer waited for each write, not when the next results come.
+                getting = asyncio.ensure_future(finished.get())
+                await asyncio.wait([getting, failed], return_when=asyncio.FIRST_COMPLETED)
+                if failed.done():
+                    break  # raised below, by the write that failed
+                first = getting.result()
                 if first is None:
                     break
                 batch, last = [first], False
@@ -193,8 +212,7 @@ async def execute(
                         last = True
                         break
                     batch.append(item)
-                before = asyncio.ensure_future(_encode_and_write(batch, before))
-                in_flight.append(before)
+                before = started(asyncio.ensure_future(_encode_and_write(batch, before)))
                 if last:
                     break
                 while len(in_flight) > _BATCHES_AHEAD:  # the oldest written, its error raised
@@ -207,6 +225,8 @@ async def execute(
             # all the same (a write may land in its thread anyway): wait for them, so a batch
             # stored is reported like any other, never a stored trial whose scores were not
             # sent on; then raise what stopped the writer.
+            if getting is not None:
+                getting.cancel()
             if in_flight:
                 await asyncio.wait(in_flight)
                 for writing in in_flight:
