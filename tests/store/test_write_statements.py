@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
+from agenteval import EvalCase
 from agenteval.errors import StoreError
 from agenteval.records import RunInfo
-from agenteval.store import RunStore
+from agenteval.store import RunStore, runs
 from agenteval.store.layout import (
     DELETE_SCORES,
     ROWS_PER_STATEMENT,
@@ -66,8 +68,6 @@ def _rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
 
 
 def test_many_rows_a_statement_leave_the_rows_one_a_statement_left(tmp_path: Path) -> None:
-    from agenteval import EvalCase
-
     info = RunInfo(run_id="r1", created_at="2026-12-02T20:00:00Z")  # type: ignore[arg-type]
     cases = [EvalCase(id=f"c{i}", input="q") for i in range(50)]  # c50..c59 added by batches
     stores = [RunStore(tmp_path / "many.db"), OneRowStore(tmp_path / "one.db")]
@@ -111,3 +111,41 @@ def test_deleting_a_batch_s_scores_looks_each_key_up() -> None:
     plan = conn.execute(f"EXPLAIN QUERY PLAN {delete_scores_of(2)}", ["a", 1, "b", 2, "r"])
     details = " ".join(str(row[-1]) for row in plan)
     assert "(run_id=? AND case_id=? AND trial=?)" in details, details
+
+
+class OneRowCasesStore(RunStore):
+    """`create_run` as main wrote its cases: `executemany` of the one-row statement."""
+
+    def create_run(self, info: RunInfo, cases: Iterable[EvalCase]) -> int:
+        original = runs.ROWS_PER_STATEMENT
+        runs.ROWS_PER_STATEMENT = 1  # type: ignore[misc]  # one row a statement
+        try:
+            return super().create_run(info, cases)
+        finally:
+            runs.ROWS_PER_STATEMENT = original  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("count", [0, 1, ROWS_PER_STATEMENT, ROWS_PER_STATEMENT + 1, 1234])
+def test_a_run_s_cases_are_the_rows_one_a_statement_wrote(tmp_path: Path, count: int) -> None:
+    info = RunInfo(run_id="r1", created_at="2026-12-02T20:00:00Z")  # type: ignore[arg-type]
+    cases = (
+        EvalCase(id=f"c{i}", input=f"q {i} sk-proj-{'x1' * 12}", metadata={"i": i})
+        for i in range(count)
+    )
+    listed = list(cases)
+    assert RunStore(tmp_path / "many.db").create_run(info, iter(listed)) == count
+    assert OneRowCasesStore(tmp_path / "one.db").create_run(info, iter(listed)) == count
+    many, one = _rows(tmp_path / "many.db"), _rows(tmp_path / "one.db")
+    assert len(many["cases"]) == count
+    assert many == one
+    if count:
+        assert "[REDACTED]" in str(many["cases"][0][-1])
+
+
+def test_a_case_listed_twice_stores_nothing_of_the_run(tmp_path: Path) -> None:
+    cases = [EvalCase(id=f"c{i}", input="q") for i in range(250)] + [EvalCase(id="c7", input="q")]
+    store = RunStore(tmp_path / "s.db")
+    with pytest.raises(StoreError, match="'c7' twice"):
+        store.create_run(RunInfo(run_id="r1"), iter(cases))
+    assert _rows(tmp_path / "s.db")["cases"] == []
+    assert _rows(tmp_path / "s.db")["runs"] == []

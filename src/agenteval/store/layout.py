@@ -15,6 +15,7 @@ __all__ = [
     "CHUNK",
     "DEFAULT_STORE_PATH",
     "DELETE_SCORES",
+    "INSERT_CASE",
     "OTHER_FILE_HINT",
     "ROWS_PER_STATEMENT",
     "RUNS_HINT",
@@ -23,6 +24,7 @@ __all__ = [
     "UPSERT_SCORE",
     "UPSERT_TRIAL",
     "delete_scores_of",
+    "insert_cases",
     "migrate",
     "upsert_scores",
     "upsert_trials",
@@ -107,6 +109,16 @@ ROWS_PER_STATEMENT = 100
 def _values(rows: int, width: int) -> str:
     row = "(" + ", ".join("?" * width) + ")"
     return ", ".join([row] * rows)
+
+
+INSERT_CASE = "INSERT INTO cases (run_id, idx, case_id, data) VALUES (?, ?, ?, ?)"
+
+
+@functools.cache
+def insert_cases(rows: int) -> str:
+    """`INSERT_CASE` for `rows` rows: 4 parameters a row, in its order (`create_run`, in the
+    writer's thread while the first trials run)."""
+    return INSERT_CASE.replace("(?, ?, ?, ?)", _values(rows, 4))
 
 
 @functools.cache
