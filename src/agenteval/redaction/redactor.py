@@ -22,9 +22,15 @@ from agenteval.redaction.names import (
 )
 from agenteval.redaction.regex import combined_regex
 from agenteval.redaction.rules import NO_BOUNDARY, RULE_HEADS, RULES, Boundary, grouped_rule
+from agenteval.redaction.starts import StartFinder, start_finder
 
 _MAX_PASSES: Final = 4
 _MAX_REMEMBERED_KEYS: Final = 4096
+_FIND_STARTS_FROM: Final = 64
+"""From this length on, `redact_text` looks for where a match can start (`starts`) before
+trying the combined regex there; a shorter text is searched at once (measured: the first
+pass costs ~0.5 µs fixed, and saves ~4 ns a character of JSON; on 5 characters, 0.53 µs
+against 0.21 µs for a plain search, on 130, 1.15 µs against 1.31 µs)."""
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -44,6 +50,15 @@ def _combined_pattern(literal_heads: tuple[str, ...]) -> re.Pattern[str]:
     for rule in RULES:
         entries.extend((head, boundary, rule.body) for head, boundary in rule.heads)
     return re.compile(combined_regex(entries))
+
+
+@functools.lru_cache(maxsize=8)
+def _start_finder(literal_heads: tuple[str, ...]) -> StartFinder:
+    """Where a match of `_combined_pattern(literal_heads)` can start (`starts`)."""
+    heads = list(literal_heads)
+    for rule in RULES:
+        heads.extend(head for head, _ in rule.heads)
+    return start_finder(heads)
 
 
 class Redactor:
@@ -70,6 +85,11 @@ class Redactor:
     def _pattern(self) -> re.Pattern[str]:
         """The combined regex, compiled on first use."""
         return _combined_pattern(tuple(self._literal_heads))
+
+    @functools.cached_property
+    def _starts(self) -> StartFinder:
+        """Where a match of the combined regex can start, built on first use."""
+        return _start_finder(tuple(self._literal_heads))
 
     @functools.cached_property
     def _literals(self) -> re.Pattern[str] | None:
@@ -114,7 +134,10 @@ class Redactor:
     def redact_text(self, text: str) -> str:
         """`text` with every secret replaced; the same object when there is none."""
         pattern = self._pattern
-        if pattern.search(text) is None:
+        if len(text) < _FIND_STARTS_FROM:
+            if pattern.search(text) is None:
+                return text
+        elif not self._starts.any_match(text, pattern):  # the same answer, ~4x sooner on JSON
             return text
         # One pass nearly always does it. A mask can expose a word start that was glued to a
         # secret (`<secret>sk-...`), so run again until nothing changes: the result is stable.

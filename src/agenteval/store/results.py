@@ -4,6 +4,7 @@ finish (each batch one transaction), counted, and read back a chunk at a time in
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import sys
@@ -18,7 +19,13 @@ from agenteval.records import MissingTrials, TrialResult
 from agenteval.score import Score
 from agenteval.store.base import StoreFile
 from agenteval.store.encoding import stored_time, to_json
-from agenteval.store.layout import CHUNK, DELETE_SCORES, UPSERT_SCORE, UPSERT_TRIAL
+from agenteval.store.layout import (
+    CHUNK,
+    ROWS_PER_STATEMENT,
+    delete_scores_of,
+    upsert_scores,
+    upsert_trials,
+)
 from agenteval.store.progress import count_missing
 from agenteval.trace import ToolCall, Trial, utc_now
 
@@ -67,11 +74,15 @@ class ResultRecords(StoreFile):
         """
         self.write_results(run_id, self.encode_results(results))
 
-    def encode_results(self, results: Iterable[TrialResult]) -> EncodedResults:
+    def encode_results(
+        self, results: Iterable[TrialResult], into: EncodedResults | None = None
+    ) -> EncodedResults:
         """A batch of results as the rows `write_results` stores: JSON, secrets redacted.
 
         `add_results` is both; the engine encodes in its event loop and writes in a thread,
         so that the thread, which waits on SQLite, holds the interpreter lock only briefly.
+        `into`: a batch encoded so far, to which these results are added (the engine encodes
+        a batch a few results at a time, letting other tasks run in between); it is returned.
         """
         batch = list(results)
         texts: list[str] = []
@@ -79,7 +90,7 @@ class ResultRecords(StoreFile):
             texts.append(to_json(result.trial))
             texts.extend(to_json(score) for score in result.scores.values())
         texts = self._redacted(texts)
-        encoded = EncodedResults(written_at=stored_time(utc_now()) or "")
+        encoded = into if into is not None else EncodedResults(stored_time(utc_now()) or "")
         next_text = iter(texts).__next__
         for result in batch:
             case_id, trial = result.key
@@ -91,18 +102,27 @@ class ResultRecords(StoreFile):
 
     def write_results(self, run_id: str, encoded: EncodedResults) -> None:
         """Store what `encode_results` made, in one transaction: all or none."""
-        keys = [(run_id, case_id, trial) for case_id, trial in encoded.keys]
+        # Many rows a statement (`layout.ROWS_PER_STATEMENT`): see there why.
+        step = ROWS_PER_STATEMENT
+        written_at = encoded.written_at
         with self._write() as conn:
             self._require_run(conn, run_id)
             self._add_missing_cases(conn, run_id, encoded.cases)
-            conn.executemany(DELETE_SCORES, keys)
-            conn.executemany(
-                UPSERT_TRIAL,
-                [(run_id, c, t, data, encoded.written_at) for c, t, data in encoded.trials],
-            )
-            conn.executemany(
-                UPSERT_SCORE, [(run_id, c, t, name, data) for c, t, name, data in encoded.scores]
-            )
+            for start in range(0, len(encoded.keys), step):
+                keys = encoded.keys[start : start + step]
+                conn.execute(delete_scores_of(len(keys)), [*itertools.chain(*keys), run_id])
+            for start in range(0, len(encoded.trials), step):
+                trials = encoded.trials[start : start + step]
+                conn.execute(
+                    upsert_trials(len(trials)),
+                    [v for c, t, data in trials for v in (run_id, c, t, data, written_at)],
+                )
+            for start in range(0, len(encoded.scores), step):
+                scores = encoded.scores[start : start + step]
+                conn.execute(
+                    upsert_scores(len(scores)),
+                    [v for c, t, name, data in scores for v in (run_id, c, t, name, data)],
+                )
 
     def finished_keys(self, run_id: str) -> set[tuple[str, int]]:
         """The (case id, trial) pairs of the run that have a stored trial."""

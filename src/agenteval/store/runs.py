@@ -13,7 +13,13 @@ from agenteval.errors import StoreError
 from agenteval.records import RunInfo, RunStatus
 from agenteval.store.base import StoreFile, run_exists
 from agenteval.store.encoding import stored_time, to_json
-from agenteval.store.layout import CHUNK, OTHER_FILE_HINT, RUNS_HINT
+from agenteval.store.layout import (
+    CHUNK,
+    OTHER_FILE_HINT,
+    ROWS_PER_STATEMENT,
+    RUNS_HINT,
+    insert_cases,
+)
 from agenteval.store.progress import RunSummaryRow, summary_rows
 from agenteval.trace import utc_now
 
@@ -59,9 +65,9 @@ class RunRecords(StoreFile):
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 self._run_row(info),
             )
-            conn.executemany(
-                "INSERT INTO cases (run_id, idx, case_id, data) VALUES (?, ?, ?, ?)", case_rows()
-            )
+            rows = case_rows()  # many a statement (`layout.ROWS_PER_STATEMENT`: see there why)
+            while chunk := list(itertools.islice(rows, ROWS_PER_STATEMENT)):
+                conn.execute(insert_cases(len(chunk)), list(itertools.chain(*chunk)))
         self._known_cases[info.run_id] = seen
         return len(seen)
 
