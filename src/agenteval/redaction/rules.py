@@ -223,7 +223,11 @@ RULES: Final[tuple[Rule, ...]] = (
         "pem-private-key",
         _free_heads("-----BEGIN "),
         keep=r"[A-Z0-9 ]*PRIVATE KEY-----(?!\[REDACTED\])",
-        secret=r"(?:(?!-----END )[\s\S])*?[A-Za-z0-9+/]{16}[\s\S]*?",  # key material
+        # Key material, never across a `"`: a PEM block holds none, and in a stored record's
+        # JSON one ends the string, so a cut block in one string (a reason quoting the answer
+        # cut short) must not be masked through to a whole key's end in a later one, leaving
+        # the record unreadable JSON (tests/test_redaction_pem_json.py).
+        secret=r'(?:(?!-----END )[^"])*?[A-Za-z0-9+/]{16}[^"]*?',
         tail=r"-----END [A-Z0-9 ]*PRIVATE KEY-----",
     ),
     Rule(
