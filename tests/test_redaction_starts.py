@@ -38,7 +38,7 @@ from tests.test_redaction_equivalence import (
 from agenteval.redaction import REDACTED, Redactor
 from agenteval.redaction.redactor import _MAX_PASSES
 from agenteval.redaction.rules import RULES
-from agenteval.redaction.starts import start_finder
+from agenteval.redaction.starts import LONGEST_SHARED, start_finder
 
 
 class SearchFirst(Redactor):
@@ -241,6 +241,21 @@ def test_only_the_last_of_repeated_heads_holds_a_secret(text: str) -> None:
     leads to a secret."""
     assert differences((), [text, text * 3]) == []
     assert REDACTED in Redactor().redact_text(text)
+
+
+def test_a_long_secret_of_common_characters_is_found_by_a_short_text() -> None:
+    """An environment secret made only of common characters (a long hex key) is found by a
+    part of it at most `LONGEST_SHARED` long: counting every part of it took the cube of its
+    length to build (an 800-character one: 7.2 s). Found wherever it stands, and redacted."""
+    secret = "".join(random.Random(3).choice("0123456789acdef") for _ in range(800))
+    finder = start_finder([secret])
+    assert all(len(text) <= LONGEST_SHARED for text, _ in finder.texts)
+    alone = re.compile(re.escape(secret))
+    filler = '{"output": "Paris"}' * 10
+    for text in (secret, filler + secret, secret + filler, filler + secret + filler):
+        assert finder.any_match(text, alone)
+    assert not finder.any_match(filler + secret[:-1] + filler, alone)
+    assert secret not in Redactor([secret]).redact_text(filler + json.dumps(secret) + filler)
 
 
 if __name__ == "__main__":
