@@ -1,10 +1,9 @@
-"""Found by issue 21's review of the run path, before its fix: the OpenTelemetry propagators are imported on a
-process's first service call from a trial instead of when the run starts. With a misspelled
-`OTEL_PROPAGATORS`, main stops the run before any trial with OpenTelemetry's own message
-("Propagator bogus not found. ..."); the branch runs it, fails every trial that calls a
-service as the agent's error (AGENT_ERROR), with that message (or, for some, with
-"cannot import name 'propagate' from 'opentelemetry' (unknown location)"), and finishes the run.
-A real process: the import must not have happened in the test's own."""
+"""A misspelled `OTEL_PROPAGATORS` stops the run at its start, as the user's mistake: one clear
+message naming the variable and the fix (the CLI: one line, exit 2, no traceback), never a run
+whose service-calling trials each fail as the agent's error. (Issue 21's review found the run
+path importing the propagators on a process's first service call, which did the latter; the
+import is at the run's start.) Real processes: the import must not have happened in the test's
+own."""
 
 from __future__ import annotations
 
@@ -16,6 +15,7 @@ from pathlib import Path
 SCRIPT = """
 import sys, agenteval
 from agenteval import EvalCase
+from agenteval.errors import ConfigError
 from agenteval.agents.propagation import outgoing_trace
 
 def agent(question: str) -> str:
@@ -26,7 +26,7 @@ try:
     run = agenteval.evaluate(
         agent, [EvalCase(id="a", input="x"), EvalCase(id="b", input="y")], store=sys.argv[1]
     )
-except ValueError as exc:
+except ConfigError as exc:
     print("stopped:", exc)
 else:
     for result in run.results:
@@ -34,7 +34,7 @@ else:
 """
 
 
-def test_v21_runpath_a_misspelled_propagator_stops_the_run_as_on_main(tmp_path: Path) -> None:
+def test_a_misspelled_propagator_stops_the_run_with_one_message(tmp_path: Path) -> None:
     script = tmp_path / "agent.py"
     script.write_text(SCRIPT)
     env = {**os.environ, "OTEL_PROPAGATORS": "bogus"}
@@ -47,5 +47,27 @@ def test_v21_runpath_a_misspelled_propagator_stops_the_run_as_on_main(tmp_path: 
         check=False,
     )
     assert done.stdout.strip().splitlines() == [
-        "stopped: Propagator bogus not found. It is either misspelled or not installed."
+        "stopped: the environment variable OTEL_PROPAGATORS ('bogus') names a propagator"
+        " OpenTelemetry cannot load: Propagator bogus not found. It is either misspelled or not"
+        " installed.",
+        "  hint: name installed propagators (the default is `tracecontext,baggage`), or unset it",
     ], done.stdout + done.stderr
+
+
+def test_the_command_says_so_in_one_line(tmp_path: Path) -> None:
+    quickstart = Path(__file__).parents[2] / "examples" / "quickstart"
+    done = subprocess.run(
+        [sys.executable, "-m", "agenteval", "run", str(quickstart), "--store", "runs.db"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OTEL_PROPAGATORS": "tracecontxt", "COLUMNS": "200"},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) <= 2, done.stderr
+    assert "OTEL_PROPAGATORS" in done.stderr
+    assert "tracecontxt" in done.stderr

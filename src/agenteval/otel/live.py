@@ -37,10 +37,12 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from agenteval.agents.propagation import propagate_from, stop_propagating
 from agenteval.agents.recorder import TrialRecorder
+from agenteval.errors import ConfigError
 from agenteval.version import __version__
 
 from .convert import CASE_ID_ATTRIBUTE, TRIAL_INDEX_ATTRIBUTE, read_spans
@@ -301,17 +303,32 @@ def _nothing() -> None:
     pass
 
 
+def _propagators() -> ModuleType:
+    """OpenTelemetry's `propagate`, which loads the propagators `OTEL_PROPAGATORS` names as it
+    is imported: a name it cannot load (misspelled, not installed) stops the run before any
+    trial, as the user's mistake, never as each service-calling trial's error."""
+    try:
+        from opentelemetry import propagate
+    except ValueError as exc:  # "Propagator bogus not found. It is either misspelled or ..."
+        raise ConfigError(
+            f"the environment variable OTEL_PROPAGATORS ({os.environ.get('OTEL_PROPAGATORS')!r})"
+            f" names a propagator OpenTelemetry cannot load: {exc}",
+            hint="name installed propagators (the default is `tracecontext,baggage`), or unset it",
+        ) from None
+    return propagate
+
+
 class _Otel:
     """The OpenTelemetry modules the capture uses, imported once per run (the SDK is optional)."""
 
     def __init__(self, remote_wait_s: float | None = None) -> None:
-        from opentelemetry import context, propagate, trace
+        from opentelemetry import context, trace
         from opentelemetry.trace import Link, SpanContext, StatusCode, TraceFlags
         from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
         # Imported here, once a run, not in its first trial (whose latency would count them).
         _logging()
-        self.propagate = propagate
+        self.propagate = _propagators()
         self.w3c = TraceContextTextMapPropagator()
         self.context = context
         self.trace = trace
