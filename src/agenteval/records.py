@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agenteval.case import EvalCase
+from agenteval.prebuilt import prebuilt
 from agenteval.score import Score
 from agenteval.trace import ToolSpec, Trial, utc_now
 
@@ -167,10 +168,6 @@ class TrialResult(BaseModel):
         return (self.case.id, self.trial.trial)
 
 
-_NEW = object.__new__
-_SET = object.__setattr__
-
-
 def trial_result(case: EvalCase, trial: Trial, scores: dict[str, Score]) -> TrialResult:
     """`TrialResult(case=case, trial=trial, scores=scores)`, built without validating what is
     valid already: a case and a trial of their classes, a dict of scores by str name (copied,
@@ -189,10 +186,6 @@ def trial_result(case: EvalCase, trial: Trial, scores: dict[str, Score]) -> Tria
             if type(name) is not str or not (type(score) is Score or isinstance(score, Score)):
                 break
         else:
-            result: TrialResult = _NEW(TrialResult)
-            _SET(result, "__dict__", {"case": case, "trial": trial, "scores": scores.copy()})
-            _SET(result, "__pydantic_fields_set__", {"case", "trial", "scores"})
-            _SET(result, "__pydantic_extra__", None)
-            _SET(result, "__pydantic_private__", None)
-            return result
+            fields = {"case": case, "trial": trial, "scores": scores.copy()}
+            return prebuilt(TrialResult, fields, {"case", "trial", "scores"})
     return TrialResult(case=case, trial=trial, scores=scores)

@@ -23,6 +23,7 @@ from agenteval.agents.frameworks import FrameworkAgent, as_framework_agent
 from agenteval.agents.recorder import TrialRecorder, current_recorder
 from agenteval.agents.users import WrittenTurns
 from agenteval.case import EvalCase
+from agenteval.prebuilt import prebuilt
 from agenteval.trace import AgentStep, Failure, FailureCause, ToolCall, Trial, Usage
 
 __all__ = ["Agent", "InvalidOutputError", "Invoke", "call_agent", "invoker", "read_agent_output"]
@@ -156,10 +157,6 @@ async def _conversation(
     )
 
 
-_NEW = object.__new__
-_SET = object.__setattr__
-
-
 def answer_trial(output: str | None) -> Trial:
     """`Trial(output=output)` for a str or None, built without validating it.
 
@@ -171,15 +168,9 @@ def answer_trial(output: str | None) -> Trial:
     `Trial(output=...)`, fields set and JSON included, by tests/agents/test_answer_trial.py,
     which also fails when `Trial` gains a field this does not list.
     """
-    usage: Usage = _NEW(Usage)
-    _SET(usage, "__dict__", dict(_NO_USAGE))
-    _SET(usage, "__pydantic_fields_set__", set())
-    _SET(usage, "__pydantic_extra__", None)
-    _SET(usage, "__pydantic_private__", None)
-    trial: Trial = _NEW(Trial)
-    _SET(
-        trial,
-        "__dict__",
+    usage = prebuilt(Usage, dict(_NO_USAGE), set())
+    return prebuilt(
+        Trial,
         {
             "case_id": "",
             "trial": 0,
@@ -204,11 +195,8 @@ def answer_trial(output: str | None) -> Trial:
             "state": None,
             "simulation": None,
         },
+        {"output"},
     )
-    _SET(trial, "__pydantic_fields_set__", {"output"})
-    _SET(trial, "__pydantic_extra__", None)
-    _SET(trial, "__pydantic_private__", None)
-    return trial
 
 
 _NO_USAGE = {"input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "reasoning_tokens": 0}

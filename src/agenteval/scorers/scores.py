@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from agenteval.prebuilt import prebuilt
 from agenteval.score import Score
 
 __all__ = ["binary_score", "no_score", "threshold_score"]
-
-_NEW = object.__new__
-_SET = object.__setattr__
 
 
 def binary_score(name: str, passed: bool, reason: str, details: dict[str, Any]) -> Score:
@@ -87,9 +85,4 @@ def _text_keys(details: dict[Any, Any]) -> bool:
 def _built(fields: dict[str, Any], fields_set: set[str]) -> Score:
     # A `Score` as validation leaves it: its fields (all of them, defaults included), the names
     # of those given, and no extra or private attributes (`extra="forbid"`, none declared).
-    score: Score = _NEW(Score)
-    _SET(score, "__dict__", fields)
-    _SET(score, "__pydantic_fields_set__", fields_set)
-    _SET(score, "__pydantic_extra__", None)
-    _SET(score, "__pydantic_private__", None)
-    return score
+    return prebuilt(Score, fields, fields_set)
