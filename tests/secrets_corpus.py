@@ -46,6 +46,7 @@ _PEM_BODY = (
     "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n"
     "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu"
 )
+_PEM_CUT_BODY = "MIIEpAIBAAKCAQEAx9Q2v8fZ3kLmN4pRtS6uVwXyZ1aB2cD3eF4gH5iJ6kL7mN8o"
 
 CORPUS: tuple[SecretShape, ...] = (
     SecretShape(
@@ -109,6 +110,12 @@ CORPUS: tuple[SecretShape, ...] = (
         "pem-private-key",
         _PEM_BODY,
         f"-----BEGIN PRIVATE KEY-----\n{_PEM_BODY}\n-----END PRIVATE KEY-----",
+    ),
+    SecretShape(
+        # cut short, as a scorer's reason quotes a long answer: no END line
+        "pem-private-key-cut",
+        _PEM_CUT_BODY,
+        f"-----BEGIN PRIVATE KEY-----\n{_PEM_CUT_BODY}…",
     ),
     SecretShape(
         "url-password",

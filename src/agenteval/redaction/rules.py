@@ -57,6 +57,9 @@ def _after(chars: str) -> Boundary:
 
 
 _WORD = r"\w"
+_PEM_BODY = r"[A-Za-z0-9+/=:,\- \t\r\n]|\\+[nrt]"
+"""A character of a PEM block's body (base64, an encrypted key's `Proc-Type`/`DEK-Info`
+headers, line ends), or a line end escaped in JSON (once or more)."""
 _ALNUM = "[A-Za-z0-9]"
 
 
@@ -229,6 +232,17 @@ RULES: Final[tuple[Rule, ...]] = (
         # the record unreadable JSON (tests/test_redaction_pem_json.py).
         secret=r'(?:(?!-----END )[^"])*?[A-Za-z0-9+/]{16}[^"]*?',
         tail=r"-----END [A-Z0-9 ]*PRIVATE KEY-----",
+    ),
+    Rule(
+        # A block cut short, with no END line in the same string: exact_match quotes a long
+        # answer cut at a few hundred characters, which left a key's first lines in its score
+        # (tests/test_redaction_pem_cut.py). Tried only where the whole block above fails (the
+        # same head, after it); masks the run of key material, encrypted headers included,
+        # up to the first character no PEM body holds (a quote, `…`, `.`).
+        "pem-private-key-cut",
+        _free_heads("-----BEGIN "),
+        keep=r"[A-Z0-9 ]*PRIVATE KEY-----(?!\[REDACTED\])",
+        secret=rf"(?=(?:{_PEM_BODY})*?[A-Za-z0-9+/]{{16}})(?:{_PEM_BODY})++",
     ),
     Rule(
         "authorization-basic",
