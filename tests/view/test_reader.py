@@ -233,7 +233,9 @@ def test_a_store_being_written_by_another_process_is_read_while_it_writes(
         conn = held._conn
         assert conn is not None
         conn.execute("BEGIN")
-        assert conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0] <= 1
+        # The writer goes on meanwhile: on a loaded machine it may have stored a few already.
+        at_start = conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+        assert at_start < 150
         while writer.poll() is None:
             seen.append(reader.stamp(run_id).trials)
             stamps.add(reader.stamp(run_id))
@@ -244,7 +246,7 @@ def test_a_store_being_written_by_another_process_is_read_while_it_writes(
         assert writer.returncode == 0, err
         assert out.strip().endswith("finished")
         # The held snapshot still sees the store as it was when it began.
-        assert conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0] <= 1
+        assert conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0] == at_start
         conn.execute("COMMIT")
         held.close()
         final = reader.stamp(run_id)
