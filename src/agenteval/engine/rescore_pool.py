@@ -111,7 +111,9 @@ async def score_in_pool(
     # the rescore's first write paid at its end) runs in a thread while the pool starts and
     # the workers score; it is awaited before the first write and before returning, so a
     # damaged store is refused, with the same error, no later than it was (nothing written).
-    checking = asyncio.ensure_future(asyncio.to_thread(store.check_undamaged))
+    # Handed to the thread now, not when the loop next runs a task: starting the pool blocks
+    # the loop ~0.4 s (the forkserver's imports), the time the check needs a core for.
+    checking = asyncio.get_running_loop().run_in_executor(None, store.check_undamaged)
     try:
         await _score_in_pool(store, run_id, scorers, merge, summary, workers, ranges, checking)
     finally:
