@@ -16,7 +16,11 @@ stored trials, ten built-ins) ran at ~2,500 trials a second of one core's CPU on
 gc's cost was gone (issue 21). Two workers take it to two cores.
 
 What it costs: the pool's forkserver imports the engine once (~0.4 s here), then each worker
-is forked from it (~20 ms) and loads its scorers; hence `rescoring.POOL_FROM`. Each worker holds one
+is forked from it (~20 ms) and loads its scorers; hence `rescoring.POOL_FROM`. Meanwhile the
+store's damage check (`PRAGMA quick_check`, ~0.3 s for 100,000 trials), which the first write
+would make, runs in a thread on the core the forkserver leaves idle; no range is written
+before it has passed. The last ranges are smaller (`rescoring.tapered`), so that the workers
+finish together. Each worker holds one
 range's trials at a time (~30-40 MB of its own besides the imports), the driver only the
 ranges in flight (their changed rows and partial summaries).
 
