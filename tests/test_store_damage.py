@@ -111,6 +111,22 @@ def test_every_write_path_is_refused_and_the_file_left_as_it_was(
         assert _digest(path) == before, name
 
 
+def test_a_store_that_refused_a_write_refuses_the_next_one_too(
+    healthy: Path, tmp_path: Path
+) -> None:
+    """The same `RunStore` asked again after a refusal (a long-lived process: the pytest
+    plugin, a notebook catching the error and retrying) checks again: the check was marked
+    done before it ran, so the second write went through to the damaged file."""
+    path = _damaged(healthy, tmp_path)
+    before = _digest(path)
+    with RunStore(path, create=False) as runs:
+        run_id = runs.list_runs()[0].run_id
+        for _ in range(2):
+            with pytest.raises(StoreError, match="damaged"):
+                runs.set_status(run_id, RunStatus.RUNNING)
+    assert _digest(path) == before
+
+
 def test_the_cli_refuses_a_damaged_store_with_one_message(healthy: Path, tmp_path: Path) -> None:
     path = _damaged(healthy, tmp_path)
     (tmp_path / "agent.py").write_text("def answer(q):\n    return q\n")

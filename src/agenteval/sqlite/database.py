@@ -461,14 +461,14 @@ class Database:
         )
 
     def _check_undamaged(self, conn: sqlite3.Connection) -> None:
-        """Refuse to write to a damaged file, before the first write (see `damage.py`)."""
-        self._checked = True
+        """Refuse to write to a damaged file, before the first write (see `damage.py`). Marked
+        done only once passed: a file refused is checked (and refused) again at the next write."""
         stamp = file_stamp(self._path)
         if known_undamaged(self._path):
-            self._checked_stamp = stamp
+            self._checked, self._checked_stamp = True, stamp
             return
         problems = quick_check(conn)
         if problems and self._damaged is not None:
             raise self._damaged(problems)
-        self._checked_stamp = stamp
+        self._checked, self._checked_stamp = True, stamp
         remember(self._path, stamp)
