@@ -170,8 +170,8 @@ async def _score_in_pool(
                 submit()
             first = await asyncio.wrap_future(pending.popleft())
         except (BrokenProcessPool, OSError) as exc:
-            # A damaged store is refused here, before the caller scores it in its own process
-            # (the check, failed, is not made again by the first write).
+            # A damaged store is refused here, before the caller scores it all in its own
+            # process only to be refused at its first write.
             await checking
             raise PoolUnavailable(str(exc.__cause__ or exc) or type(exc).__name__) from exc
         while first is not None or pending:
