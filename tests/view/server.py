@@ -41,11 +41,31 @@ def view_env() -> dict[str, str]:
     }
 
 
+_AS_FROM_A_TERMINAL = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from agenteval.cli import main; main()"
+)
+"""`python -m agenteval`, with Ctrl-C as a terminal gives it: a test suite started as a shell's
+background job (CI under nohup) passes SIGINT on ignored, and uvicorn (0.55) then stops on it
+but exits 0, or 130 only if a page is still being made: the Ctrl-C tests passed or failed by
+timing."""
+
+
 @contextmanager
 def running_viewer(store: Path, *args: str, cwd: Path | None = None) -> Iterator[Viewer]:
     """`agenteval view --store STORE --port 0`, until the block ends (then Ctrl-C)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "agenteval", "view", "--store", str(store), "--port", "0", *args],
+        [
+            sys.executable,
+            "-c",
+            _AS_FROM_A_TERMINAL,
+            "view",
+            "--store",
+            str(store),
+            "--port",
+            "0",
+            *args,
+        ],
         cwd=cwd or store.parent,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
