@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.agents.fakes_http import FakeAgentService, reply
 from tests.judge.fakes import raw_response
+from tests.python_json import UNREADABLE
 
 import agenteval
 from agenteval import EvalCase, FailureCause
@@ -24,7 +25,7 @@ def nested(levels: int) -> bytes:
 def test_json_nested_too_deeply_to_read_is_invalid_output_and_the_run_goes_on(
     agent_service: FakeAgentService, tmp_path: Path
 ) -> None:
-    body = b'{"output": "ok", "metadata": {"m": ' + nested(5_000) + b"}}"
+    body = b'{"output": "ok", "metadata": {"m": ' + nested(UNREADABLE) + b"}}"
     agent_service.push(
         raw_response(200, body, {"Content-Type": "application/json"}),
         reply({"output": "fine"}),

@@ -11,13 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.python_json import UNREADABLE
 
 from agenteval.errors import DatasetError
 from agenteval.jsonsafe import DEEP
 from agenteval.otel.reading import read_recorded
 
-TOO_DEEP = 5_000
-"""Past Python's recursion limit: `json.loads` cannot read it."""
+TOO_DEEP = UNREADABLE
+"""Past what `json.loads` reads on any supported Python (`tests/python_json.py`)."""
 
 CASES = [{"id": "a", "input": "Say hi"}, {"id": "b", "input": "Say hi"}]
 

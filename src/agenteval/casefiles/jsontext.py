@@ -56,6 +56,8 @@ def parse_json(text: str, file: str, line: int | None = None) -> tuple[Any, str 
 def _json_hint(exc: json.JSONDecodeError) -> str:
     if exc.msg.startswith("Expecting property name"):
         return 'keys need double quotes, and a mapping cannot end with a comma: {"input": "..."}'
+    if exc.msg.startswith("Illegal trailing comma"):  # Python 3.13's words, at the comma
+        return "a list or a mapping cannot end with a comma: remove the one before the bracket"
     if exc.msg.startswith("Expecting ',' delimiter"):
         return "add the missing comma between the items before this point"
     if exc.msg.startswith("Extra data"):

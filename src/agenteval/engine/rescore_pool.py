@@ -82,12 +82,17 @@ def poolable(scorers: Sequence[Any], prepared: Sequence[PreparedScorer]) -> bool
 
 def pool_workers() -> int:
     """How many worker processes: one a core this process may use (Linux says which it may;
-    elsewhere every core counts), and none in a daemonic process (a `multiprocessing` pool's
+    elsewhere every core counts; from Python 3.13, as `os.process_cpu_count` says, which
+    `PYTHON_CPU_COUNT` overrides), and none in a daemonic process (a `multiprocessing` pool's
     worker), which may not start processes of its own."""
     if multiprocessing.current_process().daemon:
         return 1
+    counted = getattr(os, "process_cpu_count", None)  # 3.13+
     affinity = getattr(os, "sched_getaffinity", None)
-    cores = len(affinity(0)) if affinity is not None else os.cpu_count()
+    if counted is not None:
+        cores = counted()
+    else:
+        cores = len(affinity(0)) if affinity is not None else os.cpu_count()
     return max(1, cores or 1)
 
 
