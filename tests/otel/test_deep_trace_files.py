@@ -96,3 +96,21 @@ def test_a_trial_nested_deep_but_readable_is_scored_and_stored_cut(tmp_path: Pat
     assert "Traceback" not in done.stderr
     stored = (tmp_path / "runs.db").read_bytes()
     assert DEEP.encode() in stored
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"resourceSpans": []}\n', '{"resourceSpans": [[[[]]]]}\n', "[]\n"],
+    ids=["no-spans", "nesting-only", "empty-list"],
+)
+def test_a_trace_file_read_whole_with_nothing_in_it_says_what_a_trace_file_holds(
+    tmp_path: Path, text: str
+) -> None:
+    # The path was found and read: "check the path" would send the user the wrong way.
+    (tmp_path / "t.json").write_text(text)
+    (tmp_path / "cases.json").write_text(json.dumps(CASES))
+    done = agenteval(tmp_path, "score", "t.json", "--cases", "cases.json", "--store", "runs.db")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "check the path" not in done.stderr, done.stderr
+    assert "resourceSpans" in done.stderr, done.stderr

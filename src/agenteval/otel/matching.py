@@ -31,7 +31,7 @@ from agenteval.errors import DatasetError
 from agenteval.trace import ToolSpec, Trial
 
 from .convert import CASE_ID_ATTRIBUTE
-from .reading import RecordedTrial
+from .reading import FORMAT_HINT, RecordedTrial
 
 __all__ = ["Matched", "match_trials", "wrap_hint"]
 
@@ -350,7 +350,13 @@ def match_trials(
     is in `Matched.notes`.
     """
     if not recorded:
-        raise DatasetError("no traces or trials found", file=source, hint="check the path")
+        # The path was found and read (`trace_files` says when it is not): its content is
+        # what to look at.
+        raise DatasetError(
+            "no traces or trials found",
+            file=source,
+            hint=f"it holds no span and no trial; {FORMAT_HINT}",
+        )
     by_case: dict[str, list[RecordedTrial]] = {case.id: [] for case in cases}
     matched = Matched(
         attribute=attribute, recorded=len(recorded), lone_model_calls=len(_lone(recorded))

@@ -27,14 +27,15 @@ from .otlp import SpanTrace, is_otlp, parse_json, too_deep, traces_from_exports
 from .shape import TraceShape, trace_shape, trials_of_trace
 from .spans import SpanRecord
 
-__all__ = ["RecordedTrial", "case_key", "read_recorded", "trace_files"]
+__all__ = ["FORMAT_HINT", "RecordedTrial", "case_key", "read_recorded", "trace_files"]
 
 _SUFFIXES = (".json", ".jsonl", ".ndjson")
-_FORMAT_HINT = (
+FORMAT_HINT = (
     'a trace file holds OTLP JSON ({"resourceSpans": [...]}, as the OpenTelemetry '
     'Collector\'s file exporter writes it) or agenteval trials (one {"case_id": ..., '
     '"output": ..., "tool_calls": [...]} object a line)'
 )
+"""What a trace file holds: the hint of each error about a file that holds something else."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ def _text(path: Path) -> str:
             f"not {encoding_name(data)} text",
             file=file,
             line=data.count(b"\n", 0, exc.start) + 1,
-            hint=_FORMAT_HINT,
+            hint=FORMAT_HINT,
         ) from exc
 
 
@@ -112,7 +113,7 @@ def _values(text: str, file: str) -> Iterator[tuple[Any, int | None]]:
                 f"invalid JSON: {exc.msg} (column {exc.colno})",
                 file=file,
                 line=exc.lineno,
-                hint=_FORMAT_HINT,
+                hint=FORMAT_HINT,
             ) from exc
     else:
         lines = text.strip().split("\n")
@@ -134,7 +135,7 @@ def _trial(data: Any, file: str, line: int | None) -> Trial:
                 file=file,
                 line=line,
                 field=where or None,
-                hint=_FORMAT_HINT,
+                hint=FORMAT_HINT,
             ) from exc
     raise DatasetError(
         "expected a trial object here, as on the lines before",
@@ -215,7 +216,7 @@ def read_recorded(path: str | Path, attribute: str = CASE_ID_ATTRIBUTE) -> list[
                 if kind == "trials" and not (
                     isinstance(value, dict) or (isinstance(value, list) and value)
                 ):
-                    raise DatasetError("not a trace file", file=file, line=line, hint=_FORMAT_HINT)
+                    raise DatasetError("not a trace file", file=file, line=line, hint=FORMAT_HINT)
             if kind == "otlp":
                 if not is_otlp(value):
                     raise DatasetError(
