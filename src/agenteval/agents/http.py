@@ -216,9 +216,8 @@ def _read(content_type: str, body: bytes, where: str) -> Trial:
         raise InvalidOutputError(
             f"the agent at {where} answered with a body that is not JSON: {_shown(text)!r}"
         ) from None
-    except (
-        RecursionError
-    ):  # past what Python's parser reads (~1,000 levels on 3.11, ~10,000 on 3.13)
+    # Past what Python's parser reads: ~1,000 levels on 3.11, ~10,000 on 3.13.
+    except RecursionError:
         raise InvalidOutputError(
             f"the agent at {where} answered with JSON nested too deeply to read: {_shown(text)!r}"
         ) from None

@@ -88,11 +88,13 @@ def pool_workers() -> int:
     if multiprocessing.current_process().daemon:
         return 1
     counted = getattr(os, "process_cpu_count", None)  # 3.13+
-    affinity = getattr(os, "sched_getaffinity", None)
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux
     if counted is not None:
         cores = counted()
+    elif affinity is not None:
+        cores = len(affinity(0))
     else:
-        cores = len(affinity(0)) if affinity is not None else os.cpu_count()
+        cores = os.cpu_count()
     return max(1, cores or 1)
 
 

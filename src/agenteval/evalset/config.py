@@ -490,9 +490,8 @@ def _read_json(source: Path) -> tuple[str, Any]:
             "check the quotes, commas and brackets near this point",
             exc.lineno,
         ) from exc
-    except (
-        RecursionError
-    ) as exc:  # past what Python's parser reads (~1,000 levels on 3.11, ~10,000 on 3.13)
+    # Past what Python's parser reads: ~1,000 levels on 3.11, ~10,000 on 3.13.
+    except RecursionError as exc:
         raise error(
             "invalid JSON: nested too deeply to read",
             "an eval config holds criteria and their settings, a few levels deep",

@@ -314,8 +314,8 @@ _NESTING = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}\n]')
 
 def too_deep(text: str, file: str, first_line: int = 1) -> DatasetError:
     """The error for JSON text (starting at line `first_line` of `file`) nested past what
-    Python's parser reads (~1,000 levels on 3.11, ~10,000 on 3.13): how deep it goes and the line where it is
-    deepest, found by a scan of the text rather than a parse."""
+    Python's parser reads (~1,000 levels on 3.11, ~10,000 on 3.13): how deep it goes and the
+    line where it is deepest, found by a scan of the text rather than a parse."""
     depth = deepest = 0
     line = at = first_line
     for match in _NESTING.finditer(text):
