@@ -465,10 +465,12 @@ def test_a_jsonl_line_that_is_not_json(tmp_path: Path) -> None:
     assert error.message == f"invalid JSON: {reader.msg} (column {reader.colno})"
 
 
-@pytest.mark.parametrize("text", ['[{"input": "hi",}]', '{"input": "hi",}'])
+@pytest.mark.parametrize("text", ['[{"input": "hi",}]', '{"input": "hi",}', '[{"input": "hi"},\n]'])
 def test_a_trailing_comma_in_a_json_file_is_named_in_the_hint(tmp_path: Path, text: str) -> None:
     error = load_error(write(tmp_path, "cases.json", text))
-    assert error.line == 1
+    assert (
+        error.line == decode_error(text).lineno
+    )  # the bracket's on 3.11 and 3.12, the comma's on 3.13
     assert error.hint is not None and "cannot end with a comma" in error.hint, error.hint
 
 

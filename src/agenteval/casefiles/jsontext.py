@@ -11,6 +11,7 @@ from typing import Any
 
 from agenteval.casefiles.positions import TREE_DEPTH, Loc, Node, Twice
 from agenteval.errors import DatasetError
+from agenteval.json_syntax import explain_json_error
 
 __all__ = ["JsonTree", "parse_json"]
 
@@ -54,17 +55,10 @@ def parse_json(text: str, file: str, line: int | None = None) -> tuple[Any, str 
 
 
 def _json_hint(exc: json.JSONDecodeError) -> str:
-    if exc.msg.startswith("Expecting property name"):
-        return 'keys need double quotes, and a mapping cannot end with a comma: {"input": "..."}'
-    if exc.msg.startswith("Illegal trailing comma"):  # Python 3.13's words, at the comma
-        return "a list or a mapping cannot end with a comma: remove the one before the bracket"
-    if exc.msg.startswith("Expecting ',' delimiter"):
-        return "add the missing comma between the items before this point"
-    if exc.msg.startswith("Extra data"):
-        return "a .json file holds one value (wrap the cases in [ ]); use .jsonl for one per line"
-    if exc.msg.startswith("Invalid control character"):
-        return "write line breaks and tabs inside strings as \\n and \\t"
-    return "check the quotes, commas and brackets near this point"
+    return explain_json_error(
+        exc,
+        one_value="a .json file holds one value (wrap the cases in [ ]); use .jsonl for one per line",
+    )
 
 
 _BARE_KEY = re.compile(r"([{,]\s*)([A-Za-z_][\w-]*)\s*:")

@@ -72,6 +72,7 @@ from agenteval.evalset.criterion_settings import (
     snake,
 )
 from agenteval.evalset.criterion_settings import meant as meant_name
+from agenteval.json_syntax import explain_json_error
 
 if TYPE_CHECKING:
     from agenteval.criteria.base import BaseCriterion
@@ -487,7 +488,7 @@ def _read_json(source: Path) -> tuple[str, Any]:
     except json.JSONDecodeError as exc:
         raise error(
             f"invalid JSON: {exc.msg} (column {exc.colno})",
-            "check the quotes, commas and brackets near this point",
+            explain_json_error(exc, one_value="an eval config is one JSON object"),
             exc.lineno,
         ) from exc
     # Past what Python's parser reads: ~1,000 levels on 3.11, ~10,000 on 3.13.

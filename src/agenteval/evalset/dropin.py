@@ -39,6 +39,7 @@ from agenteval.errors import AgentLoadError, ConfigError, DatasetError
 from agenteval.evalset.config import ADK_METRICS, EvalConfig
 from agenteval.evalset.evalset import EvalSet
 from agenteval.evalset.report import EvalReport
+from agenteval.json_syntax import explain_json_error
 from agenteval.loading import import_named_module
 from agenteval.score import Score
 from agenteval.scorers.reported import is_reported, reported_value
@@ -229,7 +230,7 @@ def read_initial_session(initial_session_file: str | Path | None) -> dict[str, A
             f"invalid JSON: {exc.msg}",
             file=file,
             line=exc.lineno,
-            hint="check the quotes, commas and brackets near this point",
+            hint=explain_json_error(exc, one_value="an initial session file is one JSON object"),
         ) from exc
     if not isinstance(data, dict):
         raise DatasetError(
