@@ -101,15 +101,31 @@ def test_a_batch_that_fails_leaves_nothing(tmp_path: Path) -> None:
     assert _rows(tmp_path / "s.db") == before
 
 
-def test_deleting_a_batch_s_scores_looks_each_key_up() -> None:
-    conn = sqlite3.connect(":memory:")
-    conn.execute(
+def _plan_on(library: str, statement: str, parameters: list[object]) -> str:
+    """`statement`'s query plan on the SQLite Python links (`sqlite3`) or the newest one,
+    which apsw bundles: the store must look rows up by key on both."""
+    schema = (
         "CREATE TABLE scores (run_id TEXT NOT NULL, case_id TEXT NOT NULL, trial INTEGER NOT"
         " NULL, name TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run_id, case_id, trial,"
         " name))"
     )
-    plan = conn.execute(f"EXPLAIN QUERY PLAN {delete_scores_of(2)}", ["a", 1, "b", 2, "r"])
-    details = " ".join(str(row[-1]) for row in plan)
+    if library == "sqlite3":
+        conn = sqlite3.connect(":memory:")
+        conn.execute(schema)
+        rows = list(conn.execute(f"EXPLAIN QUERY PLAN {statement}", parameters))
+    else:
+        apsw = pytest.importorskip("apsw")
+        connection = apsw.Connection(":memory:")
+        connection.execute(schema)
+        rows = list(connection.execute(f"EXPLAIN QUERY PLAN {statement}", parameters))
+    return " ".join(str(row[-1]) for row in rows)
+
+
+@pytest.mark.parametrize("library", ["sqlite3", "apsw"])
+def test_deleting_a_batch_s_scores_looks_each_key_up(library: str) -> None:
+    # On SQLite 3.53 (not 3.40) a plain JOIN read every score of the run for each batch: a
+    # 20,000-trial run took 94 s instead of 4.
+    details = _plan_on(library, delete_scores_of(2), ["a", 1, "b", 2, "r"])
     assert "(run_id=? AND case_id=? AND trial=?)" in details, details
 
 
