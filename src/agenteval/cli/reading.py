@@ -168,7 +168,7 @@ def report(
         if known:  # a run stored before agenteval kept its names is checked by none
             check_passing(passing, known, field="--passing")
     if flags.html_path is None and flags.junit_path is not None:
-        _junit_report(run_id, flags.store, flags.junit_path)
+        _junit_report(run_id, flags.store, flags.junit_path, passing)
         return
     if flags.html_path is None:
         raise ConfigError(
@@ -201,19 +201,27 @@ def report(
         )
     wrote(flags.html_path)
     if flags.junit_path is not None:
-        _junit_report(run_id, flags.store, flags.junit_path, warn_missing=False)
+        _junit_report(run_id, flags.store, flags.junit_path, passing, warn_missing=False)
 
 
 def _junit_report(
-    run_id: str, store: Path | None, path: Path, *, warn_missing: bool = True
+    run_id: str,
+    store: Path | None,
+    path: Path,
+    passing: list[str] | None,
+    *,
+    warn_missing: bool = True,
 ) -> None:
-    """`agenteval report RUN_ID --junit FILE`: a stored run as JUnit XML (`warn_missing`: say
-    what trials the run lacks, unless the HTML report just said it)."""
+    """`agenteval report RUN_ID --junit FILE`: a stored run as JUnit XML, its cases judged by
+    `passing` (None: the run's own setting), as the HTML report is (`warn_missing`: say what
+    trials the run lacks, unless the HTML report just said it)."""
     with RunStore(store_path(store), create=False) as run_store:
         info = run_store.get_info(run_store.resolve_run_id(run_id))
         missing = run_store.missing_trials(info.run_id)
         note = _missing_note(info, missing) if warn_missing else None
         if note is not None:
             warn(note)
-        totals = write_junit(path, info, run_store.iter_results(info.run_id), missing)
+        totals = write_junit(
+            path, info, run_store.iter_results(info.run_id), missing, passing or None
+        )
     wrote_junit(path, totals)

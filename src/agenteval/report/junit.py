@@ -1,6 +1,8 @@
 """A run as JUnit XML (`--junit FILE`), for CI systems that show test results.
 
-One `<testcase>` per eval case, its trials inside:
+One `<testcase>` per eval case, its trials inside, judged by the scorers that decide whether
+a trial passes (the run's `passing`, `--passing`; default: every scorer), as the summary judges
+it; what the other scorers said is in `<system-out>` only:
 - `<failure>` when a scorer failed on at least one trial; its message names the failing scorers
   only (with how many trials each failed), and its text gives each failing trial's reason. A
   scorer that passed, or did not apply, is never reported as failed.
@@ -27,7 +29,7 @@ import os
 import re
 import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
@@ -35,6 +37,7 @@ from xml.sax.saxutils import quoteattr
 
 from agenteval.records import MissingTrials, RunInfo, TrialResult
 from agenteval.redaction import Redactor
+from agenteval.score import Score
 from agenteval.scorers.recorded import is_not_recorded
 
 __all__ = ["JUnitTotals", "write_junit"]
@@ -70,8 +73,15 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _testcase(case_id: str, classname: str, results: list[TrialResult]) -> tuple[ET.Element, str]:
-    """The case's `<testcase>` and its outcome: 'failure', 'error', 'both', 'skipped' or 'ok'."""
+def _testcase(
+    case_id: str,
+    classname: str,
+    results: list[TrialResult],
+    passing: Collection[str] | None = None,
+) -> tuple[ET.Element, str]:
+    """The case's `<testcase>` and its outcome: 'failure', 'error', 'both', 'skipped' or 'ok'.
+    Only the scorers in `passing` (None: every scorer) decide it, as they decide whether a
+    trial passes (`statistics.trial_passed`); the others' verdicts go to `<system-out>`."""
     trials = len(results)
     time_s = sum(r.trial.latency_s or 0.0 for r in results)
     element = ET.Element(
@@ -97,6 +107,9 @@ def _testcase(case_id: str, classname: str, results: list[TrialResult]) -> tuple
             )
         verdicts: list[str] = []
         for name, score in result.scores.items():
+            if passing is not None and name not in passing:
+                verdicts.append(_said(name, score))
+                continue
             if score.error is not None:
                 error_types.append("scorer_error")
                 error_lines.append(f"trial {trial.trial}: scorer {name} errored: {score.error}")
@@ -154,7 +167,8 @@ def _testcase(case_id: str, classname: str, results: list[TrialResult]) -> tuple
         skip = ET.SubElement(element, "skipped", {"message": _short(message, _MESSAGE_CHARS)})
         skip.text = _clean("\n".join(unscored_lines))
     elif skipped:
-        ET.SubElement(element, "skipped", {"message": "no scorer applied to any trial"})
+        deciding = "" if passing is None else f" of those deciding ({', '.join(sorted(passing))})"
+        ET.SubElement(element, "skipped", {"message": f"no scorer{deciding} applied to any trial"})
     system_out = ET.SubElement(element, "system-out")
     system_out.text = _clean("\n".join(out_lines))
     outcome = (
@@ -169,6 +183,16 @@ def _testcase(case_id: str, classname: str, results: list[TrialResult]) -> tuple
         else "ok"
     )
     return element, outcome
+
+
+def _said(name: str, score: Score) -> str:
+    """What a scorer that does not decide the case said of a trial, for `<system-out>`."""
+    if score.error is not None:
+        return f"{name} error (not counted)"
+    if score.value is None:
+        return f"{name} did not apply (not counted)"
+    verdict = "passed" if score.passed else f"FAILED ({score.value:.2f})"
+    return f"{name} {verdict} (not counted)"
 
 
 def _attributes(pairs: list[tuple[str, str]]) -> str:
@@ -195,11 +219,18 @@ def write_junit(
     info: RunInfo,
     results: Iterable[TrialResult],
     missing: MissingTrials | None = None,
+    passing: Collection[str] | None = None,
 ) -> JUnitTotals:
     """Write the run to `path` as JUnit XML; `results` in case order (as the store yields
     them), streamed: only one case's trials are held at a time. `missing`
-    (`RunStore.missing_trials`), when some are, adds the `run completeness` error."""
+    (`RunStore.missing_trials`), when some are, adds the `run completeness` error. `passing`
+    names the scorers that decide each case (default: the run's own `passing`, else every
+    scorer), as they decide the summary's "Trials passing"."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if passing is None:
+        stored = info.settings.get("passing")
+        passing = list(stored) if stored else None
+    deciding = None if passing is None else frozenset(passing)
     # The run's settings may be the ones in memory (the results come from the store).
     info = Redactor.from_environment().redact_model(info)
     stem = Path(info.dataset).stem if info.dataset else ""
@@ -212,7 +243,7 @@ def write_junit(
     with tempfile.TemporaryFile("w+", encoding="utf-8", dir=path.parent) as body:
         for case_id, group in itertools.groupby(results, key=lambda r: r.case.id):
             trials = list(group)
-            element, outcome = _testcase(case_id, classname, trials)
+            element, outcome = _testcase(case_id, classname, trials, deciding)
             tests += 1
             time_s += sum(r.trial.latency_s or 0.0 for r in trials)
             if outcome in ("failure", "both"):
