@@ -39,12 +39,14 @@ CASES = """
     script: users.py:refund_user
     max_turns: 5
   keywords: [refund issued]
+  expected_output: Refund issued for order 8812.
 - id: simulated
   input: Hi, my order arrived broken.
   user_simulation:
     goal: Get a refund for order 8812 (email ana@example.com).
     max_turns: 5
   keywords: [refund issued]
+  expected_output: Refund issued for order 8812.
 """
 
 TEST = """

@@ -26,7 +26,9 @@ reasons unless the case meets its requirement:
   `pass_k_min=0.8` asks for a pass rate of 80%.
 
 A scorer that did not apply gives no score and neither passes nor fails a trial; a scorer that
-raised fails it (its error is the reason).
+raised fails it (its error is the reason). A trial no scorer that counts scored (none applied)
+was checked by nothing: it does not pass, and a case whose verdict hangs only on such trials
+is skipped, naming the scorers and why none applied, never passed.
 
 A scorer that counts and applies to the case but could not score a trial, because the trial's
 trace does not record what it reads (`Trial.not_recorded`: an OpenTelemetry instrumentation

@@ -32,6 +32,7 @@ CONCURRENCY = 4
 """A test's default `concurrency`: the trials of its one case in flight at once."""
 
 _SHOWN = 200
+_UNJUDGED_SHOWN = 5  # scorers named per unjudged trial in a report
 
 
 class EvalSpec:
@@ -242,17 +243,38 @@ class CaseResult:
             if self._counted(name) and is_not_recorded(score)
         ]
 
+    def unjudged(self, result: TrialResult) -> list[str]:
+        """The scorers that count, each with why it gave no score, when none of them scored
+        the trial (none applied: a case with no `expected_output` for `exact_match`): nothing
+        checked it, so it did not pass; empty when one of them gave it a score or an error."""
+        counted = [(name, score) for name, score in result.scores.items() if self._counted(name)]
+        if any(score.value is not None or score.error is not None for _, score in counted):
+            return []
+        if not counted:
+            return ["no scorer that counts scored it"]
+        said = [
+            f"{name} did not apply: {score.reason or 'no score'}"
+            for name, score in counted[:_UNJUDGED_SHOWN]
+        ]
+        if len(counted) > _UNJUDGED_SHOWN:
+            said.append(f"and {len(counted) - _UNJUDGED_SHOWN} more scorers that did not apply")
+        return said
+
     @property
     def passes(self) -> list[bool]:
-        """Whether each trial passed: nothing failed, and no scorer that counts went unscored
-        for a field its trace does not record."""
-        return [not self.problems(result) and not self.unscored(result) for result in self.results]
+        """Whether each trial passed: nothing failed, a scorer that counts scored it, and none
+        of them went unscored for a field its trace does not record."""
+        return [
+            not self.problems(result) and not self.unscored(result) and not self.unjudged(result)
+            for result in self.results
+        ]
 
     @property
     def undecided(self) -> bool:
-        """Whether the case's verdict hangs on scorers the trace could not feed: it did not
-        pass, but would have had every trial not failed (only `unscored`) passed. Such a case
-        is skipped, with why, not passed (nothing checked it) and not failed (nothing failed)."""
+        """Whether the case's verdict hangs on trials nothing checked: it did not pass, but
+        would have had every trial not failed (only `unscored` or `unjudged`) passed. Such a
+        case is skipped, with why, not passed (nothing checked it) and not failed (nothing
+        failed)."""
         if self.missing or not self.results or self.passed:
             return False
         hopeful = sum(not self.problems(result) for result in self.results)
@@ -290,7 +312,7 @@ class CaseResult:
             f"pass^{k} = {self.pass_k_value:.2f}, needs {self.spec.pass_k_min:.2f}"
         ]
         if self.undecided:
-            lines.insert(0, f"case {self.case.id!r}: not judged: {self._unscored_summary()}")
+            lines.insert(0, f"case {self.case.id!r}: not judged: {self._not_judged_summary()}")
         if self.missing:
             from agenteval.records import MissingTrials
 
@@ -303,11 +325,13 @@ class CaseResult:
             lines.insert(0, f"case {self.case.id!r}: {lost.describe()}; the run stays unfinished")
         for result in self.results:
             problems, unscored = self.problems(result), self.unscored(result)
-            if not problems and not unscored:
+            unjudged = [] if problems or unscored else self.unjudged(result)
+            if not problems and not unscored and not unjudged:
                 continue
             lines.append(f"  trial {result.trial.trial}:")
             lines.extend(f"    {problem}" for problem in problems)
             lines.extend(f"    {gap}" for gap in unscored)
+            lines.extend(f"    {why}" for why in unjudged)
             if problems and result.trial.output is not None:
                 lines.append(f"    answer: {_clip(result.trial.output)!r}")
         lines.append(f"run {self.run_id} in {self.store} (agenteval show {self.run_id})")
@@ -316,6 +340,24 @@ class CaseResult:
         from agenteval.redaction import Redactor
 
         return Redactor.from_environment().redact_text("\n".join(lines))
+
+    def _not_judged_summary(self) -> str:
+        """Why the trials that did not fail were not judged: the `unscored` scorers, and the
+        trials no scorer that counts applied to (`unjudged`)."""
+        said: list[str] = []
+        if any(self.unscored(result) for result in self.results):
+            said.append(self._unscored_summary())
+        unjudged = sum(
+            bool(not self.problems(result) and not self.unscored(result) and self.unjudged(result))
+            for result in self.results
+        )
+        if unjudged:
+            said.append(
+                f"no scorer that counts applied to {unjudged} of "
+                f"{count(len(self.results), 'trial')}, so nothing checked it (give the case "
+                "what those scorers check, as each trial says below, or count other scorers)"
+            )
+        return "; ".join(said)
 
     def _unscored_summary(self) -> str:
         """`tool_selection not scored on 2 of 3 trials (...)`: the `unscored` scorers."""
