@@ -98,9 +98,20 @@ def unrenamed(scorer: Any) -> Any:
     return scorer.scorer if isinstance(scorer, RenamedScorer) else scorer
 
 
+def _with_verdict_value(score: Score) -> Score:
+    """`score`, with the value of its verdict when it gives one (`passed`) with no `value`:
+    1.0 for a pass, 0.0 for a fail, as a bool returned says. Without it the verdict would be
+    read as "did not apply" (no value) and a failure the scorer reported lost."""
+    if score.value is None and score.passed is not None and score.error is None:
+        return score.model_copy(update={"value": 1.0 if score.passed else 0.0})
+    return score
+
+
 def to_score(name: str, result: ScorerResult, *, threshold: float = DEFAULT_THRESHOLD) -> Score:
-    """Read whatever a scorer returned as a `Score` named `name`."""
+    """Read whatever a scorer returned as a `Score` named `name` (a `Score` giving a verdict,
+    `passed`, with no `value` gets the verdict's value, 1.0 or 0.0)."""
     if isinstance(result, Score):
+        result = _with_verdict_value(result)
         return result if result.name == name else result.model_copy(update={"name": name})
     if result is None:
         return Score(name=name, reason="did not apply")
@@ -181,7 +192,10 @@ class PreparedScorer:
         try:
             result = self.scorer(case, trial)
             if type(result) is Score and result.name == self.name:
-                return result  # the built-ins' own result, as `to_score` would return it
+                # The built-ins' own result, as `to_score` would return it.
+                if result.value is None and result.passed is not None:
+                    return to_score(self.name, result)
+                return result
             if inspect.isawaitable(result):
                 return self._finish(result)
             return to_score(self.name, result, threshold=self.threshold)
