@@ -21,16 +21,24 @@ class Tally:
     """One scorer (or the trial verdict) on one case in one run."""
 
     judged: int = 0
+    """Trials the scorer gave a score."""
     passed: int = 0
     value_sum: float = 0.0
     binary: bool = True
     reason: str | None = None
     reason_trial: int | None = None
+    errored: int = 0
+    """Trials the scorer errored on: no score, and no pass (as in "the trial passes")."""
+
+    @property
+    def counted(self) -> int:
+        """Trials with a verdict: scored, or errored (an error is no pass)."""
+        return self.judged + self.errored
 
     @property
     def failed(self) -> int:
-        """Judged trials that did not pass."""
-        return self.judged - self.passed
+        """Counted trials that did not pass: failed, or errored."""
+        return self.counted - self.passed
 
 
 @dataclass
@@ -69,7 +77,18 @@ class RunTally:
         errored = False
         for name, score in result.scores.items():
             if not score.applied or score.value is None:
-                errored = errored or score.error is not None
+                if score.error is not None:
+                    # The scorer crashed: no score, and no pass. Counted as a failing trial
+                    # of the scorer, so that a scorer crashing where the base passed is a
+                    # regression and a new failure, not cases left out of the comparison.
+                    errored = True
+                    if name not in self.names:
+                        self.names.append(name)
+                    tally = tallies.setdefault(name, Tally())
+                    tally.errored += 1
+                    if tally.reason is None:
+                        tally.reason = f"errored: {score.error}"
+                        tally.reason_trial = result.trial.trial
                 continue
             judged = True
             if name not in self.names:
@@ -128,7 +147,7 @@ def case_changes(
             now = tallies.get(name)
             before = base.cases.get(case_id, {}).get(name)
             base_failed = before.failed if before else 0
-            base_judged = before.judged if before else 0
+            base_judged = before.counted if before else 0
             if now is None:
                 continue
             if now.failed and not base_failed:
@@ -139,7 +158,7 @@ def case_changes(
                         base_failed=0,
                         base_judged=base_judged,
                         candidate_failed=now.failed,
-                        candidate_judged=now.judged,
+                        candidate_judged=now.counted,
                         in_base=case_id in base.cases,
                         reason=now.reason,
                         trial=now.reason_trial,
@@ -153,7 +172,7 @@ def case_changes(
                         base_failed=base_failed,
                         base_judged=base_judged,
                         candidate_failed=0,
-                        candidate_judged=now.judged,
+                        candidate_judged=now.counted,
                         reason=before.reason,
                         trial=before.reason_trial,
                     )

@@ -73,7 +73,8 @@ class ScorerComparison(BaseModel):
 
     name: str
     cases: int
-    """Shared cases the scorer judged in both runs: the pairs the tests are over."""
+    """Shared cases the scorer counted a trial of in both runs (scored it, or errored on it:
+    an error is no pass): the pairs the pass-rate test is over."""
     binary: bool
     """Every value was 0 or 1, so the mean is the pass rate and has no test of its own."""
     pass_rate: Change | None
@@ -81,8 +82,11 @@ class ScorerComparison(BaseModel):
     mean: Change | None
     """The mean score; None for binary scorers (see `pass_rate`)."""
     unjudged_in_candidate: int = 0
-    """Shared cases the base judged with this scorer that the candidate did not (it errored,
-    did not apply, or did not run there): the gate cannot check them."""
+    """Shared cases the base judged with this scorer that the candidate gave no score (it
+    errored, did not apply, or did not run there)."""
+    judged_in_candidate: int = 0
+    """Shared cases the base judged with this scorer that the candidate gave a score too: with
+    none (and some unjudged), the gate cannot check the scorer."""
 
 
 class CaseChange(BaseModel):

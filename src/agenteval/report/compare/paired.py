@@ -39,11 +39,12 @@ def paired_change(
 
 
 def pass_rate_change(pairs: Pairs) -> Change:
-    """The change of the per-case pass rate, tested with exact McNemar when every case has one
-    judged trial in each run, else with the sign test over cases."""
-    base_rates = [b.passed / b.judged for b, _ in pairs]
-    cand_rates = [c.passed / c.judged for _, c in pairs]
-    single = all(b.judged == 1 and c.judged == 1 for b, c in pairs)
+    """The change of the per-case pass rate (over the trials counted: scored, or errored, an
+    error being no pass), tested with exact McNemar when every case has one counted trial in
+    each run, else with the sign test over cases."""
+    base_rates = [b.passed / b.counted for b, _ in pairs]
+    cand_rates = [c.passed / c.counted for _, c in pairs]
+    single = all(b.counted == 1 and c.counted == 1 for b, c in pairs)
     regressed = sum(c < b for b, c in zip(base_rates, cand_rates, strict=True))
     improved = sum(c > b for b, c in zip(base_rates, cand_rates, strict=True))
     return paired_change(
@@ -55,8 +56,9 @@ def pass_rate_change(pairs: Pairs) -> Change:
 
 
 def mean_change(pairs: Pairs) -> Change:
-    """The change of the per-case mean score, tested with the Wilcoxon signed-rank test (exact
-    up to `WILCOXON_EXACT_LIMIT` nonzero differences)."""
+    """The change of the per-case mean score (over the scored trials: an error has no value to
+    average), tested with the Wilcoxon signed-rank test (exact up to `WILCOXON_EXACT_LIMIT`
+    nonzero differences)."""
     base_means = [b.value_sum / b.judged for b, _ in pairs]
     cand_means = [c.value_sum / c.judged for _, c in pairs]
     differences = [c - b for b, c in zip(base_means, cand_means, strict=True)]
@@ -73,21 +75,27 @@ def mean_change(pairs: Pairs) -> Change:
 def compare_scorer(
     name: str, shared: Sequence[str], base: RunTally, cand: RunTally
 ) -> ScorerComparison:
-    """One scorer (or `TRIAL`) over the `shared` cases judged by it in both runs: the change
-    of its pass rate and, unless every value was 0 or 1, of its mean score."""
+    """One scorer (or `TRIAL`) over the `shared` cases it counted a trial of in both runs
+    (scored, or errored: an error is no pass): the change of its pass rate and, unless every
+    value was 0 or 1, of its mean score (over the cases it scored in both)."""
     pairs = [
         (base.cases[c][name], cand.cases[c][name])
         for c in shared
         if name in base.cases[c] and name in cand.cases[c]
     ]
-    binary = all(b.binary and c.binary for b, c in pairs)
+    scored = [(b, c) for b, c in pairs if b.judged and c.judged]
+    binary = all(b.binary and c.binary for b, c in scored)
+    base_scored = [c for c in shared if name in base.cases[c] and base.cases[c][name].judged]
     return ScorerComparison(
         name=name,
         cases=len(pairs),
         binary=binary,
         pass_rate=pass_rate_change(pairs) if pairs else None,
-        mean=None if binary or not pairs else mean_change(pairs),
+        mean=None if binary or not scored else mean_change(scored),
         unjudged_in_candidate=sum(
-            name in base.cases[c] and name not in cand.cases[c] for c in shared
+            name not in cand.cases[c] or not cand.cases[c][name].judged for c in base_scored
+        ),
+        judged_in_candidate=sum(
+            name in cand.cases[c] and bool(cand.cases[c][name].judged) for c in base_scored
         ),
     )

@@ -12,6 +12,7 @@ from agenteval.records import how_to_complete
 from agenteval.report.compare.model import Change, Comparison, ScorerComparison
 from agenteval.report.gate.policy import GatePolicy, Thresholds
 from agenteval.report.statistics import TRIAL, PassAtK, holm
+from agenteval.report.summary import ScorerStats
 
 __all__ = ["FORBIDDEN_TEXT", "GateVerdict", "RuleOutcome", "evaluate_gate"]
 
@@ -215,9 +216,10 @@ def _regressions(comparison: Comparison, policy: GatePolicy) -> list[RuleOutcome
         if scorer.name in policy.ignore_regressions:
             continue
         tests = by_scorer.get(scorer.name, [])
-        if not tests and scorer.unjudged_in_candidate:
+        if scorer.unjudged_in_candidate and not scorer.judged_in_candidate:
             # The base judged it and the candidate nowhere (it crashed, say, or its judge was
-            # down): no test, and silence is not "no regression".
+            # down): silence is not "no regression", nor is a test over its errors alone (a
+            # few cases of errors are not significant).
             outcomes.append(
                 RuleOutcome(
                     rule=rule,
@@ -316,10 +318,14 @@ def _thresholds(label: str, thresholds: Thresholds, comparison: Comparison) -> l
             over = 0 if first is None else first.cases
             unit = "cases"
         else:
+            # Over the trials the scorer scored or errored on: an error is no pass, and a
+            # threshold never passes what it could not check.
             stats = candidate.summary.scorers.get(label)
-            rate = None if stats is None else stats.pass_rate
-            over = 0 if stats is None else stats.scored
+            over = 0 if stats is None else stats.scored + stats.errors
+            rate = None if stats is None or not over else stats.passed / over
             unit = "trials"
+            if stats is not None and stats.errors:
+                unit += f" ({stats.errors} errored, counted as not passing)"
         if rate is None:
             outcomes.append(
                 RuleOutcome(
@@ -331,8 +337,21 @@ def _thresholds(label: str, thresholds: Thresholds, comparison: Comparison) -> l
             )
         else:
             outcomes.append(_at_least(rule, rate, minimum, f"{over} {unit}"))
+    errors = 0 if is_trial else candidate.summary.scorers.get(label, ScorerStats()).errors
     for k, minimum in sorted(thresholds.min_pass_hat_k.items()):
         rule = f"{name} pass^{k} ≥ {_pct(minimum)}"
+        if errors:
+            # A scorer's pass^k is over the cases with k scored trials: those it errored on
+            # would be left out, and the rest read as if all was well.
+            outcomes.append(
+                RuleOutcome(
+                    rule=rule,
+                    passed=False,
+                    detail=f"cannot check: it errored on {errors} trials, and an error is no "
+                    "pass (`agenteval show CANDIDATE --verbose` lists them)",
+                )
+            )
+            continue
         row = _k_row(rows, k)
         if row is None:
             reached = max((r.k for r in rows), default=0)
