@@ -1,7 +1,9 @@
 """What a varied run stores (`stored_rows.py`: answers, tool calls, model calls, failures,
 retries, the agent's spans, scores with details, secrets to mask and to redact) is the text
 main stored before issue 21's second round made the run path cheaper (`golden/stored_rows.json`,
-written by main at 7d6c230): every row the same, but for times, durations and ids."""
+written by main at 7d6c230): every row the same, but for times, durations and ids. One change
+since, on purpose: `my_scorer`'s `Score(value=0.5)` with no `passed` now passes at its
+threshold (0.5), so its stored score says `"passed": true` (CHANGELOG, Unreleased/Fixed)."""
 
 from __future__ import annotations
 

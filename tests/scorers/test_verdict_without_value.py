@@ -1,10 +1,13 @@
 """A scorer that gives its verdict as `Score(passed=...)` with no `value` is read as that
-verdict, as a bool is: `passed=False` fails the trial, `passed=True` passes it.
+verdict, as a bool is: `passed=False` fails the trial, `passed=True` passes it. One that gives
+a `Score(value=...)` with no `passed` passes at its threshold, as a number does.
 
 Before, such a score was read as "did not apply" (no value): a scorer returning
 `Score(name=..., passed=False, reason="not JSON")` on every trial left the run with "applied to
 no trial", no trial failing, and its JUnit case skipped: the failure it reported was lost. A
-real `agenteval run` over a real store.
+real `agenteval run` over a real store. And `Score(value=0.9)` with no `passed` failed its
+trial in the summary (pass rate 0%, `passed` unset read as a fail) while the pytest plugin
+passed it.
 """
 
 from __future__ import annotations
@@ -78,3 +81,40 @@ async def test_both_ways_of_calling_a_scorer_read_the_verdict(passed: bool) -> N
     assert to_score("v", Score(name="v", reason="n/a")).value is None
     errored = to_score("v", Score(name="v", passed=False, error="boom"))
     assert (errored.value, errored.error) == (None, "boom")
+
+
+@pytest.mark.parametrize(("value", "passed"), [(0.9, True), (0.5, True), (0.2, False)])
+async def test_a_value_given_without_a_verdict_passes_at_the_threshold(
+    value: float, passed: bool
+) -> None:
+    case, trial = EvalCase(id="c", input="q"), Trial(output="a")
+
+    def relevance(case: EvalCase, trial: Trial) -> Score:
+        return Score(name="relevance", value=value, reason="judged")
+
+    score = await prepare_scorer(relevance).run(case, trial)
+    assert (score.value, score.passed) == (value, passed)
+
+    def strict(case: EvalCase, trial: Trial) -> Score:
+        return Score(name="strict", value=value)
+
+    strict.threshold = 0.95  # type: ignore[attr-defined]
+    assert (await prepare_scorer(strict).run(case, trial)).passed is False
+
+
+def test_a_value_given_without_a_verdict_counts_in_the_summary(tmp_path: Path) -> None:
+    import agenteval
+
+    def relevance(case: EvalCase, trial: Trial) -> Score:
+        return Score(name="relevance", value=0.9, reason="mostly relevant")
+
+    run = agenteval.evaluate(
+        lambda question: "hi",
+        [EvalCase(id="a", input="q")],
+        scorers=[relevance],
+        builtins=False,
+        store=tmp_path / "runs.db",
+    )
+    # Before: pass rate 0% and no trial passing.
+    assert run.summary.scorers["relevance"].pass_rate == 1.0
+    assert run.summary.passed.count == 1

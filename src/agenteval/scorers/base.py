@@ -98,20 +98,23 @@ def unrenamed(scorer: Any) -> Any:
     return scorer.scorer if isinstance(scorer, RenamedScorer) else scorer
 
 
-def _with_verdict_value(score: Score) -> Score:
-    """`score`, with the value of its verdict when it gives one (`passed`) with no `value`:
-    1.0 for a pass, 0.0 for a fail, as a bool returned says. Without it the verdict would be
-    read as "did not apply" (no value) and a failure the scorer reported lost."""
-    if score.value is None and score.passed is not None and score.error is None:
+def _completed(score: Score, threshold: float) -> Score:
+    """`score` with the half of its verdict it left out, as a number or a bool returned gets
+    it: a `passed` with no `value` takes the value 1.0 or 0.0 (else the verdict would read as
+    "did not apply" and a failure be lost); a `value` with no `passed` passes at `threshold`
+    (else the summary would fail a 0.9 that the pytest plugin passes)."""
+    if score.error is not None or (score.value is None) == (score.passed is None):
+        return score
+    if score.value is None:
         return score.model_copy(update={"value": 1.0 if score.passed else 0.0})
-    return score
+    return score.model_copy(update={"passed": score.value >= threshold})
 
 
 def to_score(name: str, result: ScorerResult, *, threshold: float = DEFAULT_THRESHOLD) -> Score:
-    """Read whatever a scorer returned as a `Score` named `name` (a `Score` giving a verdict,
-    `passed`, with no `value` gets the verdict's value, 1.0 or 0.0)."""
+    """Read whatever a scorer returned as a `Score` named `name` (a `Score` giving only a
+    `passed` gets its value, 1.0 or 0.0; one giving only a `value` passes at `threshold`)."""
     if isinstance(result, Score):
-        result = _with_verdict_value(result)
+        result = _completed(result, threshold)
         return result if result.name == name else result.model_copy(update={"name": name})
     if result is None:
         return Score(name=name, reason="did not apply")
@@ -193,8 +196,8 @@ class PreparedScorer:
             result = self.scorer(case, trial)
             if type(result) is Score and result.name == self.name:
                 # The built-ins' own result, as `to_score` would return it.
-                if result.value is None and result.passed is not None:
-                    return to_score(self.name, result)
+                if (result.value is None) != (result.passed is None):
+                    return to_score(self.name, result, threshold=self.threshold)
                 return result
             if inspect.isawaitable(result):
                 return self._finish(result)
