@@ -168,8 +168,9 @@ def test_gate_refuses_a_candidate_with_missing_trials_even_if_marked_finished(
     swapped = agenteval_cli(tmp_path, "gate", candidate, base, "--store", str(store))
     assert swapped.returncode == 1
     assert f"the base run {candidate} is missing 2 of 10 trials" in " ".join(swapped.stdout.split())
-    # The complete pair passes: the rule blocks on the holes, not on anything else.
-    whole = agenteval_cli(tmp_path, "gate", base, base, "--store", str(store))
+    # A complete pair passes: the rule blocks on the holes, not on anything else.
+    again = agenteval.evaluate(upper, CASES, store=store).run_id
+    whole = agenteval_cli(tmp_path, "gate", base, again, "--store", str(store))
     assert whole.returncode == 0, whole.stdout
 
 

@@ -123,6 +123,17 @@ def gate_command(
     comparison = _compared(
         flags.store, base_run, candidate_run, rules.trial_passes, passing_field="trial_passes"
     )
+    if comparison.base.run_id == comparison.candidate.run_id and base_run != candidate_run:
+        # Two names for one run: every rule holds of a run against itself, a pass with
+        # nothing checked. `latest` is the base itself when the candidate's run stored nothing
+        # (it did not start). One name given twice is deliberate: the policy's thresholds
+        # alone, for one run.
+        raise ConfigError(
+            f"the base and the candidate are the same run, {comparison.base.run_id}: a run "
+            "gated against itself passes with nothing checked",
+            hint="name the candidate's run (`agenteval runs` lists them); `latest` is the "
+            "newest run stored, the base itself when the candidate's run did not start",
+        )
     verdict = evaluate_gate(comparison, rules)
     print_verdict(verdict, console)
     if not verdict.passed:
