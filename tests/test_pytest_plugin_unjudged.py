@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from agenteval.store import RunStore
+
 pytest_plugins = ("pytester",)
 
 AGENT = """
@@ -119,3 +121,27 @@ def test_all(agenteval_result):
     # nothing failed: skipped, not passed.
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["*test_half?only? PASSED*", "*test_all?only? SKIPPED*"])
+
+
+def test_a_judge_asked_for_that_cannot_run_fails_every_case_before_it_runs(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As `agenteval run --judge` exits 2: the rubrics would give no score on every trial.
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENTEVAL_JUDGE"):
+        monkeypatch.delenv(name, raising=False)
+    project.makepyfile(
+        test_support=_test(
+            ', judge="openai:gpt-4o-mini", rubrics=["answer_relevance"], '
+            'required=["answer_relevance"]'
+        )
+    )
+    result = project.runpytest("-v", "-rs")
+    # Before: passed, the rubric giving no score and nothing failing. Now each case errors in
+    # its setup with the one message, as an unknown `required` name does.
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(
+        ["*judge openai:gpt-4o-mini unavailable: the openai judge needs an API key*"]
+    )
+    assert "Traceback" not in result.stdout.str()
+    with RunStore(project.path / "runs.db", create=False) as store:
+        assert store.list_runs() == []  # nothing run or stored

@@ -28,7 +28,8 @@ reasons unless the case meets its requirement:
 A scorer that did not apply gives no score and neither passes nor fails a trial; a scorer that
 raised fails it (its error is the reason). A trial no scorer that counts scored (none applied)
 was checked by nothing: it does not pass, and a case whose verdict hangs only on such trials
-is skipped, naming the scorers and why none applied, never passed.
+is skipped, naming the scorers and why none applied, never passed. A judge asked for
+(`judge=`, else `AGENTEVAL_JUDGE`) that cannot run here errors each case before it runs.
 
 A scorer that counts and applies to the case but could not score a trial, because the trial's
 trace does not record what it reads (`Trial.not_recorded`: an OpenTelemetry instrumentation
