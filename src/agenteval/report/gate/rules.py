@@ -347,8 +347,9 @@ def _thresholds(label: str, thresholds: Thresholds, comparison: Comparison) -> l
                 RuleOutcome(
                     rule=rule,
                     passed=False,
-                    detail=f"cannot check: it errored on {errors} trials, and an error is no "
-                    "pass (`agenteval show CANDIDATE --verbose` lists them)",
+                    detail=f"cannot check: it errored on {errors} "
+                    f"{'trial' if errors == 1 else 'trials'}, and an error is no pass "
+                    "(`agenteval show CANDIDATE --verbose` lists them)",
                 )
             )
             continue
