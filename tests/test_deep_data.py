@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.python_json import UNREADABLE
+from tests.python_json import UNREADABLE, needs_unreadable
 
 import agenteval
 from agenteval import EvalCase, RunStore
@@ -210,7 +210,7 @@ def test_the_usual_record_is_pydantics_own_json() -> None:
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "otel"
 
 
-@pytest.mark.parametrize("levels", [300, UNREADABLE])
+@pytest.mark.parametrize("levels", [300, pytest.param(UNREADABLE, marks=needs_unreadable)])
 def test_deep_tool_arguments_in_spans_are_scored_and_stored(tmp_path: Path, levels: int) -> None:
     """A span's arguments JSON nested 300 deep is parsed and stored cut; one past what Python's
     JSON reader takes (`tests/python_json.py`) is kept as the text it is. Neither crashes

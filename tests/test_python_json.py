@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.python_json import UNREADABLE
+from tests.python_json import UNREADABLE, needs_unreadable
 
 
+@needs_unreadable
 @pytest.mark.parametrize("opening", ["[", '{"x": '])
 def test_pythons_json_reader_refuses_unreadable_nesting(opening: str) -> None:
     closing = "]" if opening == "[" else "}"

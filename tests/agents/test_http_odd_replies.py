@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.agents.fakes_http import FakeAgentService, reply
 from tests.judge.fakes import raw_response
-from tests.python_json import UNREADABLE
+from tests.python_json import UNREADABLE, needs_unreadable
 
 import agenteval
 from agenteval import EvalCase, FailureCause
@@ -22,6 +22,7 @@ def nested(levels: int) -> bytes:
     return b"[" * levels + b"]" * levels
 
 
+@needs_unreadable
 def test_json_nested_too_deeply_to_read_is_invalid_output_and_the_run_goes_on(
     agent_service: FakeAgentService, tmp_path: Path
 ) -> None:

@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.python_json import UNREADABLE
+from tests.python_json import UNREADABLE, needs_unreadable
 
 from agenteval.errors import DatasetError
 from agenteval.jsonsafe import DEEP
 from agenteval.otel.reading import read_recorded
 
 TOO_DEEP = UNREADABLE
-"""Past what `json.loads` reads on any supported Python (`tests/python_json.py`)."""
+"""Past what this Python's `json.loads` reads (`tests/python_json.py`)."""
 
 CASES = [{"id": "a", "input": "Say hi"}, {"id": "b", "input": "Say hi"}]
 
@@ -53,6 +53,7 @@ FILES = {
 }
 
 
+@needs_unreadable
 @pytest.mark.parametrize("name", sorted(FILES))
 def test_a_trace_file_nested_too_deeply_is_one_clear_error(tmp_path: Path, name: str) -> None:
     text, line = FILES[name]
@@ -67,6 +68,7 @@ def test_a_trace_file_nested_too_deeply_is_one_clear_error(tmp_path: Path, name:
     assert not (tmp_path / "runs.db").exists()
 
 
+@needs_unreadable
 def test_the_error_says_how_deep_and_the_api_raises_it_too(tmp_path: Path) -> None:
     path = tmp_path / "trials.jsonl"
     path.write_text(FILES["trials.jsonl"][0])
