@@ -376,7 +376,8 @@ def test_a_mocks_latency_is_held_to_the_tools_own_timeout(
     assert mocked.REAL == []
     told = "Tool 'get_time' timed out after 0.05 seconds."
     assert sent(server, 210)["call_210_time"] == told  # as the SDK times out the real tool
-    assert calls(trial)[1] == ("get_time", told, None, "mock")
+    # The call timed out: its error, though the model was told the SDK's message as a result.
+    assert calls(trial)[1] == ("get_time", None, f"ToolTimeoutError: {told}", "mock")
     assert trial.failure is None
 
 

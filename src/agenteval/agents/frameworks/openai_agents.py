@@ -17,7 +17,9 @@ not a crash (`guardrail_trip`); running out of turns is the trial's failure (`Tu
 Tool mocks, injected failures, replayed answers and `agenteval.state()`: a trial with an
 environment (`agents/environment.py`) runs a copy of the agent graph whose function tools ask
 the environment before running (`openai_agents_mock.py`); the user's agent is never changed,
-and a trial without one runs it as it is.
+and a trial without one runs it as it is, unless a tool of it answers the model its errors by a
+handler of its own (`failure_error_function`, a timeout): the formatter never sees those, the
+copy's handlers note them.
 
 Tracing: the SDK exports traces to OpenAI's servers by default. agenteval never sends anything
 anywhere, so every run it makes has `tracing_disabled=True` in its own `RunConfig` (per run, not
@@ -32,7 +34,11 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from agenteval.agents.frameworks.base import FrameworkAgent, TrialBuilder, conversation
-from agenteval.agents.frameworks.openai_agents_mock import AnsweringGraph, recording_errors
+from agenteval.agents.frameworks.openai_agents_mock import (
+    AnsweringGraph,
+    notes_handled_errors,
+    recording_errors,
+)
 from agenteval.agents.frameworks.openai_agents_read import (
     RunReader,
     guardrail_trip,
@@ -79,6 +85,7 @@ class OpenAIAgentsAgent(FrameworkAgent):
         self.run_config = run_config
         self.max_turns = max_turns
         self._answering: AnsweringGraph | None = None
+        self._handled_errors: bool | None = None
 
     @classmethod
     def of(cls, agent: Any) -> Self:
@@ -129,8 +136,11 @@ class OpenAIAgentsAgent(FrameworkAgent):
         config = self._run_config(reader)
         context = self.context() if self.context is not None else None
         # A trial with tool mocks, a replay or a state runs the copy whose tools ask its
-        # environment (`openai_agents_mock.py`); any other runs the user's agent itself.
-        graph = self._answering_graph() if current_environment() is not None else None
+        # environment (`openai_agents_mock.py`), and so does every trial of an agent with a
+        # tool whose errors the SDK answers by a handler of the tool's own, which the copy
+        # notes; any other runs the user's agent itself.
+        copied = current_environment() is not None or self._notes_handled_errors()
+        graph = self._answering_graph() if copied else None
         hooks = reader.hooks(config, graph.guard if graph is not None else None)
         agent = self.agent if graph is None else graph.agent(self.agent)
         errors: AbstractContextManager[None] = (
@@ -159,6 +169,11 @@ class OpenAIAgentsAgent(FrameworkAgent):
                 items = result.to_input_list()
                 agent = result.last_agent
         return builder.build()
+
+    def _notes_handled_errors(self) -> bool:
+        if self._handled_errors is None:
+            self._handled_errors = notes_handled_errors(self.agent)
+        return self._handled_errors
 
     def _answering_graph(self) -> AnsweringGraph:
         """The copy of the agent graph that answers tools from the trial's environment, made

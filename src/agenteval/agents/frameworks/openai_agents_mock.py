@@ -20,6 +20,12 @@ wrapping tools `function_tool` made, which handle their errors), so the tool's
 the run stops. The error is also noted by call id for the trial (`recording_errors`), whatever
 message the model got.
 
+The copy also notes the errors a tool answers the model with by a handler of its own, which
+the run config's `tool_error_formatter` never sees: its `failure_error_function`, and its
+timeout (`timeout_error_function`, or the SDK's message): the copy's handlers (`_noting_copy`)
+note the error, then answer as the user's would. An agent with such a tool runs the copy in
+every trial (`notes_handled_errors`).
+
 What a copy cannot reach: tools the agent makes during a run (an MCP server's tools, a
 subclass's `get_all_tools`) and an agent-as-tool's inner agent (the agent tool itself is
 answered like any tool). The run hooks' `guard` stops a call of such a tool that the environment
@@ -38,11 +44,20 @@ from contextvars import ContextVar
 from typing import Any
 
 from agenteval.agents.environment import ToolArgumentsError, ToolEnvironment
-from agenteval.agents.frameworks.openai_agents_read import RunReader, function_tool_spec
+from agenteval.agents.frameworks.openai_agents_read import (
+    RunReader,
+    agents_of,
+    function_tool_spec,
+)
 from agenteval.agents.tools import error_text
 from agenteval.agents.trial_state import current_environment
 
-__all__ = ["AnsweringGraph", "UnanswerableToolError", "recording_errors"]
+__all__ = [
+    "AnsweringGraph",
+    "UnanswerableToolError",
+    "notes_handled_errors",
+    "recording_errors",
+]
 
 _ERRORS: ContextVar[RunReader | None] = ContextVar("agenteval_oai_tool_errors", default=None)
 """The running trial's reader, where a mocked call's error is noted (`RunReader.tool_failed`)."""
@@ -92,11 +107,99 @@ def _note(context: Any, name: str, arguments: str, exc: BaseException) -> None:
         )
 
 
+def _custom_failure(tool: Any) -> Any:
+    """The tool's own `failure_error_function` (None for the SDK's default, which hands the
+    error to the run config's `tool_error_formatter`, and for none, which lets it out)."""
+    from agents.tool import (
+        default_tool_error_function,
+        resolve_function_tool_failure_error_function,
+    )
+
+    handler = resolve_function_tool_failure_error_function(tool)
+    return None if handler is default_tool_error_function else handler
+
+
+def _timeout_answered(tool: Any) -> bool:
+    """Whether the tool has a timeout whose expiry the model is told as if it were a result
+    (`timeout_behavior="error_as_result"`): the SDK's message when the tool has no function of
+    its own, which a copy may stand in for only when the tool declares no output schema (the
+    SDK treats its own message apart from a function's only then)."""
+    if tool.timeout_seconds is None or tool.timeout_behavior != "error_as_result":
+        return False
+    return tool.timeout_error_function is not None or tool.output_json_schema is None
+
+
+def records_handled_errors(tool: Any) -> bool:
+    """Whether an error of `tool` (a `function_tool`) can reach the model through a handler the
+    SDK's `tool_error_formatter` never sees: the tool's own `failure_error_function`, or its
+    timeout answered as a result. Such a tool's trials run a copy that notes the error."""
+    if not callable(getattr(tool.on_invoke_tool, "__agents_bind_function_tool__", None)):
+        return False  # a hand-made FunctionTool: its errors stop the run
+    return _custom_failure(tool) is not None or _timeout_answered(tool)
+
+
+def notes_handled_errors(agent: Any) -> bool:
+    """Whether a trial of `agent` runs the copy of its graph even with no environment: a
+    function tool of it, or of an agent it hands off to, handles its errors where the trial
+    would not see them (`records_handled_errors`)."""
+    from agents import FunctionTool
+
+    return any(
+        isinstance(tool, FunctionTool) and records_handled_errors(tool)
+        for each in agents_of(agent)
+        for tool in getattr(each, "tools", ())
+    )
+
+
+def _noting_copy(tool: Any) -> Any:
+    """`tool`, or a copy of it whose error handlers note the error for the trial
+    (`recording_errors`) before answering the model as the user's handlers do: the SDK's
+    message of an exception or a timeout is what the model sees, the exception is the call's
+    error."""
+    if not records_handled_errors(tool):
+        return tool
+    from agents.tool import (
+        default_tool_timeout_error_message,
+        set_function_tool_failure_error_function,
+    )
+
+    name: str = tool.name
+    changes: dict[str, Any] = {}
+    if _timeout_answered(tool):
+        answer_timeout = tool.timeout_error_function
+        seconds: float = tool.timeout_seconds
+
+        def timed_out(context: Any, error: Exception) -> Any:
+            _note(context, name, _arguments_of(context), error)
+            if answer_timeout is None:
+                return default_tool_timeout_error_message(tool_name=name, timeout_seconds=seconds)
+            return answer_timeout(context, error)
+
+        changes["timeout_error_function"] = timed_out
+    # A copy rebinds the tool's own invoker to itself, so the handlers it reads are the copy's.
+    copy = dataclasses.replace(tool, **changes)
+    answer_failure = _custom_failure(tool)
+    if answer_failure is not None:
+
+        def failed(context: Any, error: Exception) -> Any:
+            _note(context, name, _arguments_of(context), error)
+            return answer_failure(context, error)
+
+        set_function_tool_failure_error_function(copy, failed)
+    return copy
+
+
+def _arguments_of(context: Any) -> str:
+    return str(getattr(context, "tool_arguments", "") or "")
+
+
 def _answering_tool(tool: Any) -> Any:
     """A copy of the `FunctionTool` `tool` answered by the trial's environment (see the
-    module); every other field, its failure policy included, as the user made it."""
+    module); every other field, its failure policy included, as the user made it (its error
+    handlers noting the error, `_noting_copy`)."""
     from agents.tool import with_function_tool_failure_error_handler
 
+    tool = _noting_copy(tool)
     inner: Callable[[Any, str], Awaitable[Any]] = tool.on_invoke_tool
     name: str = tool.name
     spec = function_tool_spec(tool)

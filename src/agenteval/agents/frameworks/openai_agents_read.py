@@ -8,7 +8,9 @@ Where each part of the trial comes from:
   the items never report are added when the run fails;
 - a tool's error: the SDK turns a function tool's exception into a fixed message for the model
   (`default_tool_error_function`), which says nothing of the error; the run config's
-  `tool_error_formatter`, which the SDK hands the exception first, records it by call id;
+  `tool_error_formatter`, which the SDK hands the exception first, records it by call id (a
+  tool answering its errors by a handler of its own is noted by the copy of
+  `openai_agents_mock.py`, `RunReader.tool_failed`);
 - the agents that ran (`on_agent_start`: the starting agent, then each handoff's target) as
   node visits, and each model call with its usage (`on_llm_end`: the agent that asked, so the
   model named is the one that answered, for pricing), as they happen;
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GuardrailTrip",
     "RunReader",
+    "agents_of",
     "function_tool_spec",
     "guardrail_trip",
     "input_items",
@@ -57,7 +60,7 @@ def input_items(history: Sequence[Message]) -> list[Any]:
     return items
 
 
-def _agents_of(agent: Any) -> list[Any]:
+def agents_of(agent: Any) -> list[Any]:
     """`agent` and every agent reachable through its handoffs given as agents, once each."""
     from agents import Agent
 
@@ -100,7 +103,7 @@ def tools_complete_of(agent: Any) -> bool:
     or hands off through a `handoff(...)` object (its target is not public until it runs)."""
     from agents import Agent
 
-    for each in _agents_of(agent):
+    for each in agents_of(agent):
         if getattr(each, "mcp_servers", None):
             return False
         if type(each).get_all_tools is not Agent.get_all_tools:
@@ -114,7 +117,7 @@ def tool_specs_of(agent: Any) -> dict[str, ToolSpec]:
     """The function tools of `agent` and of the agents it can hand off to (the first agent
     declaring a name wins, as a model sees one tool of a name)."""
     specs: dict[str, ToolSpec] = {}
-    for each in _agents_of(agent):
+    for each in agents_of(agent):
         for name, spec in agent_tool_specs(each).items():
             specs.setdefault(name, spec)
     return specs

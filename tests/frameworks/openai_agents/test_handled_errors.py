@@ -1,0 +1,99 @@
+"""A tool error the SDK answers the model with by a handler of the user's own (a tool's
+`failure_error_function`, its `timeout_error_function`, or the SDK's timeout message): the
+SDK's `tool_error_formatter` never sees it, and the model goes on as after a result. The
+trial's call still keeps the error, so `tool_execution` fails it and `tool_faithfulness` does
+not count the handler's message as a source; what the model sees is unchanged."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from agenteval import EvalCase
+from agenteval.agents.frameworks.openai_agents import OpenAIAgentsAgent
+from agenteval.scorers.tools.rungs import ToolExecution
+from agents import Agent, RunContextWrapper, function_tool
+
+from . import scripted
+from .loopback import ScriptedServer
+
+NOT_FOUND = "Sorry, that city is not available right now."
+
+
+def polite(context: RunContextWrapper[Any], error: Exception) -> str:
+    return NOT_FOUND
+
+
+@function_tool(name_override="get_weather", failure_error_function=polite)
+def politely_failing(city: str) -> str:
+    """Today's weather in a city."""
+    raise ValueError(f"unknown city: {city}")
+
+
+async def _never(city: str) -> str:
+    await asyncio.Event().wait()  # never set: only the tool's timeout ends it
+    return "sunny"
+
+
+slow = function_tool(_never, name_override="get_weather", timeout=0.01)
+slow_and_polite = function_tool(
+    _never,
+    name_override="get_weather",
+    timeout=0.01,
+    timeout_error_function=lambda context, error: "The weather service is slow today.",
+)
+
+
+def _agent(server: ScriptedServer, tool: Any) -> Agent[Any]:
+    return Agent(
+        name="weather",
+        instructions="[agent:weather] Answer questions about the weather.",
+        model=scripted.model(server.base_url),
+        tools=[tool],
+    )
+
+
+def _tool_messages(server: ScriptedServer, call_id: str) -> list[str]:
+    return [
+        m["content"]
+        for body in server.requests
+        for m in body["messages"]
+        if m.get("tool_call_id") == call_id
+    ]
+
+
+async def test_a_tools_own_failure_function_answering_the_model_keeps_the_error(
+    server: ScriptedServer,
+) -> None:
+    agent = _agent(server, politely_failing)
+    trial = await OpenAIAgentsAgent(agent).run_case(EvalCase(input="Atlantis #61"))
+    [call] = trial.tool_calls
+    assert (call.name, call.id, call.error) == (
+        "get_weather",
+        "call_61_weather",
+        "ValueError: unknown city: Atlantis",
+    )
+    assert call.result is None
+    assert trial.output == "I could not find Atlantis (#61)."
+    assert _tool_messages(server, "call_61_weather") == [NOT_FOUND]
+    assert ToolExecution()(EvalCase(input="Atlantis #61"), trial).passed is False
+    # The user's tool is the one they made: its handler is still theirs.
+    assert agent.tools == [politely_failing]
+
+
+async def test_a_tool_that_times_out_keeps_the_timeout_as_its_error(
+    server: ScriptedServer,
+) -> None:
+    for tag, tool, seen in (
+        ("62", slow, "timed out after 0.01 seconds"),
+        ("63", slow_and_polite, "The weather service is slow today."),
+    ):
+        trial = await OpenAIAgentsAgent(_agent(server, tool)).run_case(
+            EvalCase(input=f"Atlantis #{tag}")
+        )
+        [call] = trial.tool_calls
+        assert call.result is None, tag
+        assert call.error is not None and "timed out after 0.01 seconds" in call.error, tag
+        assert call.error.startswith("ToolTimeoutError"), tag
+        [message] = _tool_messages(server, f"call_{tag}_weather")
+        assert seen in message, tag
