@@ -185,10 +185,16 @@ class _Thread:
             index += 1
 
     async def _stream(self, sent: list[BaseMessage], reader: TurnReader) -> None:
+        # `subgraphs`: the states of the agents run inside the graph's nodes stream too, so a
+        # worker whose messages the graph does not keep still gives the trial its calls.
         stream = self._runnable.astream(
-            {_MESSAGES: sent}, self._config, stream_mode=["updates", "values"]
+            {_MESSAGES: sent}, self._config, stream_mode=["updates", "values"], subgraphs=True
         )
-        async for mode, chunk in stream:
+        async for namespace, mode, chunk in stream:
+            if namespace:
+                if mode == "values" and isinstance(chunk, Mapping):
+                    reader.read(_message_list(chunk.get(_MESSAGES)), tuple(namespace))
+                continue
             if mode == "updates" and isinstance(chunk, Mapping):
                 for node, update in chunk.items():
                     if node == _INTERRUPT:

@@ -106,19 +106,37 @@ def _handler_class() -> type[Any]:
 class TurnReader:
     """The messages one turn added, read into the builder once each as they appear: an AI
     message's tool calls (and its model call, when no callback reported it), a tool message's
-    result or error, and the turn's answer (its last AI message's text)."""
+    result or error, and the turn's answer (the last AI message of the graph's own state).
+
+    The states of the agents the graph runs inside its nodes (a subgraph, a worker agent a
+    node invokes) are read too, for their calls only: a node that keeps only the worker's last
+    message in the graph's state still made the worker's calls. A message is read once
+    wherever it shows (by id), so a subgraph sharing the graph's state counts nothing twice."""
 
     def __init__(self, record: RunRecord, known: set[object]) -> None:
         self._record = record
         self._builder = record.builder
         self._known = known
+        self._answered = set(known)
+        """The graph's own messages looked at for the answer (a worker's last message is
+        read in the worker's state first, and is the answer once the graph keeps it)."""
         self.answer: str | None = None
 
-    def read(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """Read the messages of `messages` not read (nor sent) before; returns them."""
+    def read(
+        self, messages: Sequence[BaseMessage], namespace: tuple[str, ...] = ()
+    ) -> list[BaseMessage]:
+        """Read the messages of `messages` not read (nor sent) before; returns them.
+        `namespace`: whose state they are, the graph's own (empty) or a nested agent's
+        (LangGraph's stream namespace), which gives no answer."""
+        from langchain_core.messages import AIMessage
+
         added = []
         for index, message in enumerate(messages):
-            key = message_key(message, index)
+            key = message_key(message, index, namespace)
+            if not namespace and key not in self._answered:
+                self._answered.add(key)
+                if isinstance(message, AIMessage):
+                    self.answer = message.text or None
             if key in self._known:
                 continue
             self._known.add(key)
@@ -154,7 +172,6 @@ class TurnReader:
                 str(invalid.get("name") or ""), invalid.get("args"), invalid.get("id")
             )
             self._builder.result(recorded.id, error=str(invalid.get("error") or "invalid call"))
-        self.answer = message.text or None
 
 
 def usage_of(metadata: Mapping[str, Any] | None) -> Usage:
@@ -176,10 +193,11 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def message_key(message: BaseMessage, index: int) -> object:
+def message_key(message: BaseMessage, index: int, namespace: tuple[str, ...] = ()) -> object:
     """What tells one message of a state from another: its id (LangGraph's `add_messages`
-    gives every message one), else its place in the list (a plain list channel appends)."""
-    return message.id if message.id else ("at", index)
+    gives every message one), else its place in the list (a plain list channel appends) of
+    the state of `namespace` (the graph's own, or a nested agent's)."""
+    return message.id if message.id else ("at", namespace, index)
 
 
 def spec_of(tool: Any) -> ToolSpec | None:
