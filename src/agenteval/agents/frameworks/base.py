@@ -17,7 +17,14 @@ from agenteval.case import EvalCase, Message
 from agenteval.jsonsafe import plain_copy
 from agenteval.trace import AgentStep, ModelCall, ToolCall, ToolSpec, Trial, Usage
 
-__all__ = ["Conversation", "FrameworkAgent", "TrialBuilder", "conversation", "tool_arguments"]
+__all__ = [
+    "Conversation",
+    "FrameworkAgent",
+    "TrialBuilder",
+    "answer_text",
+    "conversation",
+    "tool_arguments",
+]
 
 
 class FrameworkAgent(ABC):
@@ -142,6 +149,18 @@ def conversation(case: EvalCase) -> Conversation:
     return Conversation(tuple(before), tuple(turns), bool(case.conversation))
 
 
+def answer_text(output: Any) -> str | None:
+    """A run's final output as the trial's answer: text as it is, a structured output (a
+    pydantic model, a dataclass, a mapping, ...) as its JSON."""
+    if output is None or isinstance(output, str):
+        return output
+    dump = getattr(output, "model_dump", None)
+    if callable(dump):
+        output = dump(mode="json")
+    copied, _ = plain_copy(output)
+    return json.dumps(copied, ensure_ascii=False)
+
+
 def tool_arguments(value: Any) -> dict[str, Any]:
     """A tool call's arguments as a mapping: JSON text parsed (OpenAI's wire form), a mapping
     copied as plain data, anything else kept under `input`."""
@@ -232,6 +251,13 @@ class TrialBuilder:
         else:
             call.result, _ = plain_copy(result)
         return call
+
+    def withdraw(self, call_id: str) -> None:
+        """Take back the current turn's call `call_id`: it was how the framework carried the
+        agent's structured answer, not a tool the agent called."""
+        self._open.pop(call_id, None)
+        step = self._step
+        step.tool_calls = [call for call in step.tool_calls if call.id != call_id]
 
     def declare(self, spec: ToolSpec) -> None:
         """A tool the framework offered the model during the run, known only then (a toolset's,

@@ -35,6 +35,7 @@ from agenteval.agents.frameworks.base import (
     Conversation,
     FrameworkAgent,
     TrialBuilder,
+    answer_text,
     conversation,
 )
 from agenteval.agents.frameworks.langgraph_mocks import ToolGuard, answering_graph
@@ -56,7 +57,10 @@ if TYPE_CHECKING:
 __all__ = ["GraphAgent"]
 
 _MESSAGES = "messages"
+_STRUCTURED = "structured_response"
+"""The state key under which LangChain's agents keep a structured answer (`response_format`)."""
 _INTERRUPT = "__interrupt__"
+_UNSET: Any = object()
 """The key under which a graph's updates report an `interrupt()` (human in the loop)."""
 
 
@@ -155,6 +159,8 @@ class _Thread:
             # the tools run anywhere else (`langgraph_mocks.py`).
             self._runnable = agent.answering()
             self._config["callbacks"].append(ToolGuard(environment).handler())
+        self._structured: Any = None
+        """The `structured_response` of the graph's state after the turn's last step."""
         self._state: list[BaseMessage] = []
         """The conversation as the graph last left it (sent again without a checkpointer)."""
         self._interrupts: list[Any] = []
@@ -181,7 +187,7 @@ class _Thread:
             except BaseException:
                 self._record.failed()  # a tool's exception the graph let out: its call's
                 raise
-            self._builder.answer(reader.answer)
+            self._builder.answer(self._answer(reader))
             index += 1
 
     async def _stream(self, sent: list[BaseMessage], reader: TurnReader) -> None:
@@ -190,6 +196,7 @@ class _Thread:
         stream = self._runnable.astream(
             {_MESSAGES: sent}, self._config, stream_mode=["updates", "values"], subgraphs=True
         )
+        before: Any = _UNSET  # the structured response the state held as the turn began
         async for namespace, mode, chunk in stream:
             if namespace:
                 if mode == "values" and isinstance(chunk, Mapping):
@@ -204,7 +211,26 @@ class _Thread:
                         self._builder.visit(str(node))
             elif mode == "values" and isinstance(chunk, Mapping):
                 self._state = _message_list(chunk.get(_MESSAGES))
+                structured = chunk.get(_STRUCTURED)
+                if before is _UNSET:
+                    before = structured
+                # Only a response this turn set: a checkpointer keeps an earlier turn's.
+                self._structured = None if structured is before else structured
                 reader.read(self._state)
+
+    def _answer(self, reader: TurnReader) -> str | None:
+        """The turn's answer: its last AI message's text; with none, the structured response
+        the graph set (LangChain's `create_agent` with a `ToolStrategy` answers by a tool call
+        its model node answers itself), as JSON, that call withdrawn from the agent's calls."""
+        structured, self._structured = self._structured, None
+        if reader.answer is not None or structured is None:
+            return reader.answer
+        tools = self._agent.tool_specs()
+        for call_id in _answered_last(self._state):
+            call = _call_named(self._state, call_id)
+            if call is not None and call not in tools:
+                self._builder.withdraw(call_id)
+        return answer_text(structured)
 
     async def _invoke(self, sent: list[BaseMessage], reader: TurnReader) -> None:
         from langchain_core.messages import AIMessage, BaseMessage
@@ -229,6 +255,30 @@ class _Thread:
         added = reader.read(messages)
         kept = messages if len(added) < len(messages) else [*sent, *messages]
         self._state = [m if m.id else m.model_copy(update={"id": _new_id()}) for m in kept]
+
+
+def _answered_last(state: list[BaseMessage]) -> list[str]:
+    """The call ids the tool messages ending `state` answer (those after its last AI message)."""
+    from langchain_core.messages import ToolMessage
+
+    ids: list[str] = []
+    for message in reversed(state):
+        if not isinstance(message, ToolMessage):
+            break
+        ids.append(message.tool_call_id)
+    return ids
+
+
+def _call_named(state: list[BaseMessage], call_id: str) -> str | None:
+    """The tool name of the call `call_id` in the last AI message of `state` asking for it."""
+    from langchain_core.messages import AIMessage
+
+    for message in reversed(state):
+        if isinstance(message, AIMessage):
+            return next(
+                (str(c["name"]) for c in message.tool_calls if c.get("id") == call_id), None
+            )
+    return None
 
 
 def _new_id() -> str:

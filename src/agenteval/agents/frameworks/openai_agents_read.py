@@ -20,12 +20,11 @@ Where each part of the trial comes from:
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agenteval.agents.frameworks.base import TrialBuilder
+from agenteval.agents.frameworks.base import TrialBuilder, answer_text
 from agenteval.agents.tools import error_text
 from agenteval.case import Message
 from agenteval.jsonsafe import plain_copy
@@ -314,13 +313,7 @@ class RunReader:
     def final_text(output: Any) -> str | None:
         """The run's final output as text: a string as is, a structured output (a pydantic
         model, a dataclass, a mapping, ...) as its JSON."""
-        if output is None or isinstance(output, str):
-            return output
-        dump = getattr(output, "model_dump", None)
-        if callable(dump):
-            output = dump(mode="json")
-        copied, _ = plain_copy(output)
-        return json.dumps(copied, ensure_ascii=False)
+        return answer_text(output)
 
 
 @functools.cache
