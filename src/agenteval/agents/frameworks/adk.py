@@ -31,7 +31,7 @@ import asyncio
 import importlib
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -277,6 +277,15 @@ def _plugin(reader: _EventReader) -> Any:
     return AgentevalRecorder(name="agenteval_recorder")
 
 
+_SET_MODEL_RESPONSE = "set_model_response"
+"""The tool ADK gives an agent with an `output_schema` and tools to answer through: its
+response is the validated answer, or `{"error": ...}` for the model to retry."""
+
+
+def _reports_error(response: Any) -> bool:
+    return isinstance(response, Mapping) and bool(response.get("error"))
+
+
 @dataclass
 class _EventReader:
     """Reads one trial's events into its builder (one reader per trial: nothing shared)."""
@@ -315,7 +324,12 @@ class _EventReader:
             elif part.function_response is not None:
                 response = part.function_response
                 error = self.tool_errors.pop(response.id or "", None)
-                recorded = self.builder.result(response.id, response.response, name=response.name)
+                result = response.response
+                if response.name == _SET_MODEL_RESPONSE and not _reports_error(result):
+                    # The structured answer itself (`output_schema` with tools), no tool's
+                    # result: read as one, the answer would be "found" in what it says.
+                    result = None
+                recorded = self.builder.result(response.id, result, name=response.name)
                 if recorded is not None and error is not None:
                     recorded.error = error  # the tool raised; a callback answered the model
         target = event.actions.transfer_to_agent if event.actions else None
