@@ -28,6 +28,7 @@ called" or "no answer".
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -229,6 +230,43 @@ def _tool_call(span: SpanRecord) -> ToolCall:
         started_at=span.started_at,
         duration_s=span.duration_s,
     )
+
+
+def _adk(span: SpanRecord) -> bool:
+    return span.scope == "gcp.vertex.agent" or any(
+        key.startswith("gcp.vertex.agent.") for key in span.attributes
+    )
+
+
+def _merged(span: SpanRecord) -> bool:
+    """Google ADK's span beside the tool spans of parallel calls (`(merged tools)`, for its web
+    UI): each call has its own tool span, this one is no call."""
+    return _adk(span) and span.first(*TOOL_NAMES) == "(merged tools)"
+
+
+def _silent(span: SpanRecord) -> bool:
+    """A Google ADK tool span with no arguments attribute at all: ADK 2's schema writes
+    `gen_ai.tool.call.arguments` (`{}` for none) only when it records content."""
+    return _adk(span) and span.first(*TOOL_ARGUMENTS) is None
+
+
+def _answering(span: SpanRecord) -> bool:
+    """Google ADK's `set_model_response` (an agent with an `output_schema` and tools answers
+    through it): its response is the structured answer itself, no tool's result."""
+    return _adk(span) and (
+        span.attributes.get("gen_ai.tool.type") == "SetModelResponseTool"
+        or span.first(*TOOL_NAMES) == "set_model_response"
+    )
+
+
+def _answered(call: ToolCall) -> str | None:
+    """The structured answer a `set_model_response` call gave, as ADK writes it (JSON text);
+    None for a response reporting a validation error (the model is asked again)."""
+    if call.error is not None or call.result is None:
+        return None
+    if isinstance(call.result, Mapping) and call.result.get("error"):
+        return None
+    return json.dumps(call.result, ensure_ascii=False)
 
 
 def _model_call(group: Sequence[SpanRecord]) -> ModelCall:
@@ -444,7 +482,7 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
 
     calls: dict[str, ToolCall] = {}
     for span in ordered:
-        if kinds[span.span_id] is not SpanKind.TOOL:
+        if kinds[span.span_id] is not SpanKind.TOOL or _merged(span):
             continue
         outer = _duplicate_of(span, by_id, kinds)
         if outer is not None and outer in calls:
@@ -455,6 +493,15 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
         tool_calls = fill_from_messages(list(calls.values()), turns)
     else:
         tool_calls = rebuild_tool_calls(turns)
+    # ADK's `set_model_response` carries the answer: the call is kept, its response is the
+    # answer (when no span says another), never a result for the answer to be found in.
+    answered: str | None = None
+    for index, key in enumerate(calls):  # with tool spans, one call per span, in order
+        given = _answered(tool_calls[index]) if _answering(by_id[key]) else None
+        if given is not None:
+            answered = given
+            tool_calls[index] = tool_calls[index].model_copy(update={"result": None})
+    silent = [by_id[key] for key in calls if _silent(by_id[key])]
 
     agents = [s for s in ordered if kinds[s.span_id] is SpanKind.AGENT]
     top_agents = [
@@ -469,6 +516,8 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
     start = min(s.start_ns for s in ordered)
     end = max(s.end_ns for s in ordered)
     output = _output(top_agents, turns, roots)
+    if output is None:
+        output = answered
     return SpanReading(
         tool_calls=tool_calls,
         model_calls=[_model_call(t.spans) for t in turns],
@@ -480,5 +529,7 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
         started_at=ordered[0].started_at,
         latency_s=max(0, end - start) / 1e9,
         tools=specs.tools,
-        not_recorded=not_recorded(turns, tool_calls, has_tool_spans=bool(calls), output=output),
+        not_recorded=not_recorded(
+            turns, tool_calls, has_tool_spans=bool(calls), output=output, silent_tools=silent
+        ),
     )

@@ -10,9 +10,11 @@ called" fails an agent for a gap in its trace. These rules name the gap instead
   from its messages, or a model call recorded neither its response nor a finish reason (a call
   that finished with `stop` and no content does say it asked for no tool).
 - `tool_arguments`: tool calls whose arguments were left out: rebuilt from requests without
-  them (names and ids are known, what they were called with is not), or tool spans without
+  them (names and ids are known, what they were called with is not), tool spans without
   arguments whose request (same call id) left them out too (pydantic-ai with
-  `include_content=False`: a tool that takes no arguments still records `{}`).
+  `include_content=False`: a tool that takes no arguments still records `{}`), or Google ADK
+  tool spans with no arguments attribute at all (ADK 2's schema writes
+  `gen_ai.tool.call.arguments`, `{}` included, only when it records content).
 - `output`: no span carries the answer's text, and the last model call (which did not fail)
   recorded no response content.
 """
@@ -46,7 +48,12 @@ _PYDANTIC_AI = (
     "pydantic-ai records message content only with InstrumentationSettings(include_content=True) "
     "(its default)"
 )
-_ADK = "Google ADK records message content only with ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true"
+_ADK = (
+    "Google ADK records message content only with "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY (its default telemetry schema "
+    "since 2.x; its older spans, ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1, with "
+    "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true)"
+)
 _ANY = "turn on message content capture in the instrumentation that wrote these spans"
 
 
@@ -96,11 +103,21 @@ def _tool_calls_gap(turns: Sequence[ModelTurn]) -> str | None:
 
 
 def _arguments_gap(
-    turns: Sequence[ModelTurn], tool_calls: Sequence[ToolCall], *, has_tool_spans: bool
+    turns: Sequence[ModelTurn],
+    tool_calls: Sequence[ToolCall],
+    *,
+    has_tool_spans: bool,
+    silent_tools: Sequence[SpanRecord],
 ) -> str | None:
     """Why some tool calls' arguments are unknown, if they are: calls rebuilt from requests
-    whose arguments were left out, or tool spans without arguments whose request (same id)
-    left them out too (pydantic-ai with `include_content=False`)."""
+    whose arguments were left out, tool spans without arguments whose request (same id) left
+    them out too (pydantic-ai with `include_content=False`), or tool spans of a family that
+    writes the arguments whenever it records content and wrote none (`silent_tools`)."""
+    if silent_tools:
+        return (
+            f"{len(silent_tools)} tool call(s) were recorded without their arguments: "
+            f"{capture_fix(silent_tools[0])}"
+        )
     if has_tool_spans and all(call.arguments for call in tool_calls):
         return None  # every tool span has its arguments: the messages are not read
     unrecorded: dict[object, ModelTurn] = {}
@@ -128,14 +145,19 @@ def not_recorded(
     *,
     has_tool_spans: bool,
     output: str | None,
+    silent_tools: Sequence[SpanRecord] = (),
 ) -> dict[str, str]:
-    """The fields the spans leave unknown, each with why and the fix."""
+    """The fields the spans leave unknown, each with why and the fix (`silent_tools`: tool
+    spans whose family left their arguments out, see `_arguments_gap`)."""
     gaps: dict[str, str] = {}
     if not turns:
         return gaps
     if not has_tool_spans and (why := _tool_calls_gap(turns)) is not None:
         gaps["tool_calls"] = why
-    if (why := _arguments_gap(turns, tool_calls, has_tool_spans=has_tool_spans)) is not None:
+    why = _arguments_gap(
+        turns, tool_calls, has_tool_spans=has_tool_spans, silent_tools=silent_tools
+    )
+    if why is not None:
         gaps["tool_arguments"] = why
     last = max(turns, key=lambda t: t.span.end_ns)
     if (
