@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from tests.frameworks.langgraph.scripted_chat import MODEL, react_agent
 
@@ -81,3 +82,32 @@ def test_a_subgraph_sharing_the_parents_state_counts_each_call_once(tmp_path: Pa
     assert trial.tool_calls[2].result == "5"
     assert len(trial.model_calls) == 4
     assert trial.metadata["turn_outputs"][1] == "results: add=5"
+
+
+def test_a_worker_with_memory_of_its_own_gives_each_call_once_across_turns(
+    tmp_path: Path,
+) -> None:
+    """A worker compiled with `checkpointer=True` keeps its own thread across the parent's turns:
+    its state at the second turn still holds the first turn's calls, made once."""
+    worker = react_agent(name="worker", checkpointer=True)
+
+    async def delegate(state: MessagesState) -> dict[str, Any]:
+        task = HumanMessage(str(state["messages"][-1].content))
+        done = await worker.ainvoke({"messages": [task]})
+        return {"messages": [done["messages"][-1]]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("delegate", delegate)
+    builder.add_edge(START, "delegate")
+    builder.add_edge("delegate", END)
+    graph = builder.compile(name="supervisor", checkpointer=InMemorySaver())
+    turns = [Invocation(input="weather Paris and Oslo"), Invocation(input="weather Rome")]
+    (result,) = evaluate(
+        graph, [EvalCase(id="w", conversation=turns)], store=tmp_path / "r.db"
+    ).results
+    trial = result.trial
+    assert [[c.arguments["city"] for c in step.tool_calls] for step in trial.steps] == [
+        ["Paris", "Oslo"],
+        ["Rome"],
+    ]
+    assert len(trial.model_calls) == 4

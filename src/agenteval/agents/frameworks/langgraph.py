@@ -159,6 +159,8 @@ class _Thread:
             # the tools run anywhere else (`langgraph_mocks.py`).
             self._runnable = agent.answering()
             self._config["callbacks"].append(ToolGuard(environment).handler())
+        self._seen: set[str] = set()
+        """The ids of the messages sent or read in the trial's earlier turns."""
         self._structured: Any = None
         """The `structured_response` of the graph's state after the turn's last step."""
         self._state: list[BaseMessage] = []
@@ -177,7 +179,11 @@ class _Thread:
                 sent = [*history, user] if index == 0 else [user]
             else:
                 sent = [*(history if index == 0 else self._state), user]
+            # A message read in an earlier turn stays known by its id: a nested agent with a
+            # memory of its own (`checkpointer=True`) streams its earlier turns again. (Places
+            # in a list are this turn's: a runnable may return only its new messages.)
             known = {message_key(m, i) for i, m in enumerate([*self._state, *sent])}
+            known.update(self._seen)
             reader = TurnReader(self._record, known)
             try:
                 if self._agent.is_graph:
@@ -188,6 +194,7 @@ class _Thread:
                 self._record.failed()  # a tool's exception the graph let out: its call's
                 raise
             self._builder.answer(self._answer(reader))
+            self._seen.update(key for key in known if isinstance(key, str))
             index += 1
 
     async def _stream(self, sent: list[BaseMessage], reader: TurnReader) -> None:
