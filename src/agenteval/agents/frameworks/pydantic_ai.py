@@ -65,6 +65,10 @@ _RETRY_FEEDBACK: Any = getattr(pai_messages, "RetryFeedbackPart", ())
 _TOOL_CALL: Any = getattr(pai_messages, "BaseToolCallPart", pai_messages.ToolCallPart)
 _TOOL_RETURN: Any = getattr(pai_messages, "BaseToolReturnPart", pai_messages.ToolReturnPart)
 
+_NOT_EXECUTED = "Tool not executed - a final result was already processed."
+"""What pydantic-ai answers a function tool call it did not run because an output tool of the
+same response already gave the final result (`end_strategy='early'`), as a successful return."""
+
 TOOL_RETRY = "tool_retry"
 """The retry reason of a tool call the framework answered `retried`: the tool raised
 `ModelRetry`, its arguments failed validation, or the model named a tool that does not exist."""
@@ -299,6 +303,12 @@ class _Reader:
             if part.tool_call_id in self._output_calls or self._is_output_tool(part.tool_name):
                 if outcome == "retried":
                     record_retry(OUTPUT_RETRY)
+                return
+            if outcome == "success" and part.content == _NOT_EXECUTED:
+                # pydantic-ai's stub for a call it skipped (`end_strategy='early'`): asked for,
+                # never run, and the trial says so rather than pass it as a call that worked.
+                error = f"not executed: {_NOT_EXECUTED} (end_strategy='early')"
+                self._builder.result(part.tool_call_id, error=error, name=part.tool_name)
                 return
             if outcome == "success":
                 self._builder.result(part.tool_call_id, part.content, name=part.tool_name)
