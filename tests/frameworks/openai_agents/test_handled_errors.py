@@ -2,7 +2,9 @@
 `failure_error_function`, its `timeout_error_function`, or the SDK's timeout message): the
 SDK's `tool_error_formatter` never sees it, and the model goes on as after a result. The
 trial's call still keeps the error, so `tool_execution` fails it and `tool_faithfulness` does
-not count the handler's message as a source; what the model sees is unchanged."""
+not count the handler's message as a source; what the model sees is unchanged. A call a tool
+input guardrail rejected (`reject_content`) never ran: its call keeps the rejection as its
+error, not as what the tool returned."""
 
 from __future__ import annotations
 
@@ -12,7 +14,13 @@ from typing import Any
 from agenteval import EvalCase
 from agenteval.agents.frameworks.openai_agents import OpenAIAgentsAgent
 from agenteval.scorers.tools.rungs import ToolExecution
-from agents import Agent, RunContextWrapper, function_tool
+from agents import (
+    Agent,
+    RunContextWrapper,
+    ToolGuardrailFunctionOutput,
+    function_tool,
+    tool_input_guardrail,
+)
 
 from . import scripted
 from .loopback import ScriptedServer
@@ -44,12 +52,12 @@ slow_and_polite = function_tool(
 )
 
 
-def _agent(server: ScriptedServer, tool: Any) -> Agent[Any]:
+def _agent(server: ScriptedServer, *tools: Any) -> Agent[Any]:
     return Agent(
         name="weather",
         instructions="[agent:weather] Answer questions about the weather.",
         model=scripted.model(server.base_url),
-        tools=[tool],
+        tools=list(tools),
     )
 
 
@@ -97,3 +105,36 @@ async def test_a_tool_that_times_out_keeps_the_timeout_as_its_error(
         assert call.error.startswith("ToolTimeoutError"), tag
         [message] = _tool_messages(server, f"call_{tag}_weather")
         assert seen in message, tag
+
+
+RAN: list[str] = []
+
+
+@tool_input_guardrail
+def no_atlantis(data: Any) -> ToolGuardrailFunctionOutput:
+    if "Atlantis" in data.context.tool_arguments:
+        return ToolGuardrailFunctionOutput.reject_content("Atlantis lookups are not allowed.")
+    return ToolGuardrailFunctionOutput.allow()
+
+
+@function_tool(name_override="get_weather", tool_input_guardrails=[no_atlantis])
+def guarded(city: str) -> str:
+    """Today's weather in a city."""
+    RAN.append(city)
+    return "sunny, 18 C"
+
+
+async def test_a_call_a_tool_input_guardrail_rejected_never_ran(server: ScriptedServer) -> None:
+    case = EvalCase(input="Atlantis #64")
+    trial = await OpenAIAgentsAgent(_agent(server, guarded)).run_case(case)
+    [call] = trial.tool_calls
+    assert RAN == []
+    assert call.result is None
+    assert call.error is not None and "Atlantis lookups are not allowed." in call.error
+    assert _tool_messages(server, "call_64_weather") == ["Atlantis lookups are not allowed."]
+    assert ToolExecution()(case, trial).passed is False
+    # A call the guardrail lets through runs and answers as usual.
+    agent = _agent(server, guarded, scripted.get_time)
+    trial = await OpenAIAgentsAgent(agent).run_case(EvalCase(input="Paris #65"))
+    weather = trial.tool_calls[0]
+    assert (weather.name, weather.result, weather.error) == ("get_weather", "sunny, 18 C", None)

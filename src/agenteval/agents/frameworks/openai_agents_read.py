@@ -184,6 +184,8 @@ class RunReader:
         """Errors noted with no call id: (tool name, arguments, error), in the order noted."""
         self._started: dict[str, _Started] = {}
         self._recorded: set[str] = set()
+        self._function_calls: set[str] = set()
+        """The call ids of the function tool calls the items reported."""
 
     # --- what the SDK calls during a run
 
@@ -241,6 +243,8 @@ class RunReader:
             if isinstance(item, ToolCallItem):
                 raw = item.raw_item
                 call_id = item.call_id
+                if call_id is not None and _field(raw, "type") == "function_call":
+                    self._function_calls.add(call_id)
                 if call_id is not None and call_id in self._recorded:
                     continue
                 arguments = _field(raw, "arguments")
@@ -255,6 +259,15 @@ class RunReader:
             elif isinstance(item, ToolCallOutputItem):
                 call_id = item.call_id
                 error = self.errors.get(call_id) if call_id is not None else None
+                if (
+                    error is None
+                    and call_id in self._function_calls
+                    and call_id not in self._started
+                ):
+                    # A function tool the SDK answered without starting it, and not for an
+                    # error the formatter saw (refused approval, unknown tool): a tool input
+                    # guardrail rejected the call (`reject_content`), and the tool never ran.
+                    error = f"not run: a tool input guardrail rejected the call: {item.output}"
                 self.builder.result(call_id, item.output, error=error)
 
     def read_started(self, raised: BaseException | None = None) -> None:
