@@ -1,5 +1,6 @@
-"""Google ADK's own spans, from a real ADK run on a scripted model, read as a trace (live, or
-by `agenteval score`), under ADK 2's default telemetry schema:
+"""Google ADK's own spans, from a real ADK run on a scripted model (`record_adk.py`, a process
+of its own), read from their OTLP JSON file as `agenteval score` reads them, under ADK 2's
+default telemetry schema:
 
 - parallel calls each have a tool span, and one more, `(merged tools)`, which is no call;
 - with no content capture, its tool spans name the tool and the call id but not the arguments:
@@ -8,90 +9,78 @@ by `agenteval score`), under ADK 2's default telemetry schema:
 - with content (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY`), an agent with an
   `output_schema` and tools answers through `set_model_response`, whose response is the answer
   itself: the answer is that response (not "no answer"), and the call keeps no result, so
-  `tool_faithfulness` does not find the answer in itself.
-
-ADK's tracer binds to the first TracerProvider it sees, so one test makes every run."""
+  `tool_faithfulness` does not find the answer in itself."""
 
 from __future__ import annotations
 
-import asyncio
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("google.adk")
-
-from google.adk.agents import LlmAgent
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from pydantic import BaseModel
-from tests.frameworks.adk.scripted import ScriptedModel, station_weather
+pytest.importorskip("opentelemetry.exporter.otlp.json.file")
 
 from agenteval import EvalCase
-from agenteval.agents.frameworks.adk import AdkAgent
-from agenteval.otel import read_spans
-from agenteval.otel.routing import span_record
+from agenteval.otel.reading import read_recorded
 from agenteval.scorers.grounding import ToolFaithfulness
 from agenteval.scorers.recorded import declared_reads, unrecorded
 from agenteval.scorers.tools.habits import RedundantCalls
 from agenteval.trace import Trial
 
+RECORDER = Path(__file__).with_name("record_adk.py")
+ROOT = Path(__file__).parents[2]
 CASE = EvalCase(id="paris", input="weather Paris")
+PARIS = ("station_weather", {"city": "Paris"}, {"city": "Paris", "celsius": 21, "days": 1})
+OSLO = ("station_weather", {"city": "Oslo"}, {"city": "Oslo", "celsius": 14, "days": 1})
 
 
-class Forecast(BaseModel):
-    city: str
-    celsius: int
-
-
-def forecaster(celsius: int) -> LlmAgent:
-    """Looks the weather up (21 C in Paris, then Oslo), then answers `celsius` for Paris."""
-    answer = {"city": "Paris", "celsius": celsius}
-    script = {
-        "weather Paris": [
-            [("station_weather", {"city": "Paris"}), ("station_weather", {"city": "Oslo"})],
-            [("set_model_response", answer)],
-            "done",
-        ]
-    }
-    return LlmAgent(
-        name="forecaster",
-        model=ScriptedModel(script=script),
-        instruction="Give the forecast.",
-        tools=[station_weather],
-        output_schema=Forecast,
+def recorded(folder: Path, celsius: int, *content: str) -> Trial:
+    out = folder / f"adk-{celsius}-{'-'.join(content)}.jsonl"
+    paths = [str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    ran = subprocess.run(
+        [sys.executable, str(RECORDER), str(out), str(celsius), *content],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": os.pathsep.join(paths)},
+        timeout=300,
     )
+    assert ran.returncode == 0, ran.stderr
+    [trial] = read_recorded(out)
+    assert trial.key == "paris"
+    return trial.trial
 
 
-def _traced(exporter: InMemorySpanExporter, celsius: int) -> Trial:
-    exporter.clear()
-    asyncio.run(AdkAgent(forecaster(celsius)).run_case(CASE))
-    return read_spans([span_record(s) for s in exporter.get_finished_spans()]).trial()
-
-
-def test_adks_own_spans_with_and_without_content(
-    user_exporter: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
-    bare = _traced(user_exporter, 21)
+def test_adks_spans_without_content_leave_the_arguments_unknown(tmp_path: Path) -> None:
+    bare = recorded(tmp_path, 21)
     # ADK's `(merged tools)` span beside parallel calls' own spans is no call.
-    names = ["station_weather", "station_weather", "set_model_response"]
-    assert [c.name for c in bare.tool_calls] == names
+    assert [c.name for c in bare.tool_calls] == [
+        "station_weather",
+        "station_weather",
+        "set_model_response",
+    ]
     why = bare.not_recorded.get("tool_arguments", "")
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY" in why
     # Not "the same call twice": what each was called with is unknown.
     skipped = unrecorded("redundant_calls", declared_reads(RedundantCalls()), bare)
     assert skipped is not None and skipped.passed is None
 
-    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
-    for celsius in (21, 12):
-        trial = _traced(user_exporter, celsius)
-        assert trial.not_recorded == {}
-        assert trial.failure is None
-        assert json.loads(trial.output or "") == {"city": "Paris", "celsius": celsius}
-        assert [(c.name, c.arguments, c.result) for c in trial.tool_calls] == [
-            ("station_weather", {"city": "Paris"}, {"city": "Paris", "celsius": 21, "days": 1}),
-            ("station_weather", {"city": "Oslo"}, {"city": "Oslo", "celsius": 14, "days": 1}),
-            ("set_model_response", {"city": "Paris", "celsius": celsius}, None),
-        ]
-        # 21 came from the weather station; 12 from nowhere.
-        assert ToolFaithfulness()(CASE, trial).passed is (celsius == 21)
+
+@pytest.mark.parametrize("celsius", [21, 12])
+def test_adks_structured_answer_is_the_answer_and_no_tool_result(
+    tmp_path: Path, celsius: int
+) -> None:
+    trial = recorded(tmp_path, celsius, "content")
+    assert trial.not_recorded == {}
+    assert trial.failure is None
+    assert json.loads(trial.output or "") == {"city": "Paris", "celsius": celsius}
+    assert [(c.name, c.arguments, c.result) for c in trial.tool_calls] == [
+        PARIS,
+        OSLO,
+        ("set_model_response", {"city": "Paris", "celsius": celsius}, None),
+    ]
+    # 21 came from the weather station; 12 from nowhere.
+    assert ToolFaithfulness()(CASE, trial).passed is (celsius == 21)
