@@ -31,11 +31,18 @@ import asyncio
 import importlib
 import logging
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from agenteval.agents.frameworks.adk_environment import ToolAnswerer, trial_answerer
+from agenteval.agents.frameworks.adk_tools import (
+    agents_of,
+    declared_tools,
+    model_name,
+    requested_tools,
+    tool_agents,
+)
 from agenteval.agents.frameworks.base import (
     Conversation,
     FrameworkAgent,
@@ -137,103 +144,6 @@ class SessionInput:
         )
 
 
-def _agents(root: Any) -> Iterator[Any]:
-    """`root` and its sub-agents, depth first, each once."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        agent = stack.pop()
-        if id(agent) in seen:
-            continue
-        seen.add(id(agent))
-        yield agent
-        stack.extend(reversed(list(getattr(agent, "sub_agents", None) or ())))
-
-
-def _model_name(agent: Any) -> str | None:
-    """The model an LLM agent calls (a name, or a `BaseLlm`'s `model`), its ancestors' when it
-    names none (as ADK inherits it); None for an agent calling no model."""
-    while agent is not None:
-        model = getattr(agent, "model", None)
-        if isinstance(model, str) and model:
-            return model
-        name = getattr(model, "model", None)
-        if isinstance(name, str) and name:
-            return name
-        agent = getattr(agent, "parent_agent", None)
-    return None
-
-
-def _declared(tool: Any) -> list[ToolSpec]:
-    """What ADK declares to the model for `tool` (a `BaseTool`), through the public
-    `LlmRequest.append_tools`; a tool declaring nothing (a built-in such as Google Search) or
-    whose declaration fails gives no spec."""
-    from google.adk.models.llm_request import LlmRequest
-
-    request = LlmRequest()
-    try:
-        request.append_tools([tool])
-    except Exception:  # a declaration ADK cannot build is no schema to check calls against
-        return []
-    return _requested_tools(request)
-
-
-def _requested_tools(request: Any) -> list[ToolSpec]:
-    """The function declarations of an `LlmRequest` (the tools the model is offered), as
-    `ToolSpec`s with JSON schemas."""
-    specs: list[ToolSpec] = []
-    config = getattr(request, "config", None)
-    for declared in getattr(config, "tools", None) or ():
-        for declaration in getattr(declared, "function_declarations", None) or ():
-            parameters: Any = declaration.parameters_json_schema
-            if parameters is None and declaration.parameters is not None:
-                parameters = declaration.parameters.json_schema.model_dump(
-                    mode="json", exclude_none=True, by_alias=True
-                )
-            copied, _ = plain_copy(parameters or {})
-            if declaration.name:
-                specs.append(
-                    ToolSpec(
-                        name=declaration.name,
-                        description=declaration.description or "",
-                        parameters=copied if isinstance(copied, dict) else {},
-                    )
-                )
-    return specs
-
-
-def declared_tools(root: Any) -> dict[str, ToolSpec]:
-    """The tools of `root` and its sub-agents as ADK declares them, by name (the first agent
-    declaring a name wins). Functions given as tools are declared as ADK wraps them
-    (`FunctionTool`); toolsets (MCP, OpenAPI, ...) are listed only when a run asks them, so
-    they are left out. An agent with sub-agents also declares `transfer_to_agent`, its
-    `agent_name` restricted to the agents of the tree."""
-    from google.adk.agents import LlmAgent
-    from google.adk.tools.base_tool import BaseTool
-    from google.adk.tools.function_tool import FunctionTool
-    from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool
-
-    specs: dict[str, ToolSpec] = {}
-    agents = list(_agents(root))
-    for agent in agents:
-        if not isinstance(agent, LlmAgent):
-            continue
-        for tool in agent.tools:
-            if isinstance(tool, BaseTool):
-                found = _declared(tool)
-            elif callable(tool):
-                found = _declared(FunctionTool(tool))
-            else:
-                found = []
-            for spec in found:
-                specs.setdefault(spec.name, spec)
-    if any(getattr(agent, "sub_agents", None) for agent in agents if isinstance(agent, LlmAgent)):
-        names = [agent.name for agent in agents]
-        for spec in _declared(TransferToAgentTool(agent_names=names)):
-            specs.setdefault(spec.name, spec)
-    return specs
-
-
 def _plugin(reader: _EventReader) -> Any:
     """The trial's runner plugin. It notes which call each tool exception belongs to (its
     function call id), and the tools each model call is offered (a toolset's tools are listed
@@ -246,10 +156,26 @@ def _plugin(reader: _EventReader) -> Any:
 
     class AgentevalRecorder(BasePlugin):
         async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
-            for spec in _requested_tools(llm_request):
+            for spec in requested_tools(llm_request):
                 reader.builder.declare(spec)
                 if answerer is not None:
                     answerer.specs.setdefault(spec.name, spec)
+
+        async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> None:
+            # An agent used as a tool (`AgentTool`) runs in a session of its own, with the
+            # runner's plugins, this one included: its model calls are in no event of the
+            # trial's session, and are the trial's spending all the same.
+            session = getattr(callback_context, "session", None)
+            if reader.session_id is None or getattr(session, "id", None) == reader.session_id:
+                return
+            usage = getattr(llm_response, "usage_metadata", None)
+            if usage is None or getattr(llm_response, "partial", False):
+                return
+            from agenteval.providers.google import usage as read_usage
+
+            name = callback_context.agent_name
+            model = reader.models.get(name) or llm_response.model_version or "unknown"
+            reader.builder.model_call(model, read_usage(usage))
 
         async def before_tool_callback(
             self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any
@@ -295,6 +221,8 @@ class _EventReader:
     """Each agent's model name, by agent name, for pricing its model calls."""
     answerer: ToolAnswerer | None = None
     """The trial's tool environment at work (mocks, replay, state), when it has one."""
+    session_id: str | None = None
+    """The trial's session (an agent used as a tool runs in another)."""
     tool_errors: dict[str, str] = field(default_factory=dict)
     ended_with: str | None = None
     """The error code and message of the last event of the run, when ADK ended a turn on one
@@ -426,7 +354,7 @@ class AdkAgent(FrameworkAgent):
 
         return not any(
             isinstance(tool, BaseToolset)
-            for agent in _agents(self.agent)
+            for agent in agents_of(self.agent)
             for tool in getattr(agent, "tools", ())
         )
 
@@ -436,7 +364,7 @@ class AdkAgent(FrameworkAgent):
         from google.adk.tools.agent_tool import AgentTool
 
         unreachable: dict[str, str] = {}
-        for agent in _agents(self.agent):
+        for agent in agents_of(self.agent):
             for tool in getattr(agent, "tools", ()):
                 if isinstance(tool, AgentTool):
                     for name in declared_tools(tool.agent):
@@ -450,7 +378,8 @@ class AdkAgent(FrameworkAgent):
         )
         history = _history(talk, str(getattr(self.agent, "name", "")), case)
         builder = TrialBuilder(talk, self.tool_specs())
-        reader = _EventReader(builder, {a.name: _model_name(a) for a in _agents(self.agent)})
+        models = {a.name: model_name(a) for a in [*agents_of(self.agent), *tool_agents(self.agent)]}
+        reader = _EventReader(builder, models)
         reader.answerer = trial_answerer(self.tool_specs(), reader.note_error)
         if case.initial_state:
             # The case's environment state seeds the session beside session_input's state,
@@ -503,6 +432,7 @@ class AdkAgent(FrameworkAgent):
             state=session_input.state,
             session_id=f"agenteval-{uuid.uuid4().hex}",
         )
+        reader.session_id = session.id
         for event in history:
             await service.append_event(session, event)
         answerer = reader.answerer
