@@ -14,7 +14,19 @@ from datetime import datetime
 
 from agenteval.records import MissingTrials, RunStatus
 
-__all__ = ["RunSummaryRow", "count_missing", "summary_rows"]
+__all__ = ["SUMMARY_ROWS", "RunSummaryRow", "count_missing", "summary_rows"]
+
+SUMMARY_ROWS = (
+    "SELECT r.run_id, r.created_at, r.finished_at, r.status, r.target, r.trials,"
+    " (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.run_id),"
+    " (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id AND t.trial < r.trials),"
+    " json_extract(r.info, '$.settings.expected_trials')"
+    # INDEXED BY: newer SQLites (3.54) plan a small limit as a scan of every run, sorted,
+    # counting the trials of every run in the store before keeping the newest few.
+    " FROM runs r INDEXED BY runs_by_created ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?"
+)
+"""The stored runs newest first, each with its cases and stored trials counted; one parameter,
+the limit (-1: all)."""
 
 
 @dataclass(frozen=True)
@@ -43,14 +55,7 @@ class RunSummaryRow:
 
 def summary_rows(conn: sqlite3.Connection, limit: int | None) -> list[RunSummaryRow]:
     """The stored runs, newest first (at most `limit`), with how many of their trials are done."""
-    rows = conn.execute(
-        "SELECT r.run_id, r.created_at, r.finished_at, r.status, r.target, r.trials,"
-        " (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.run_id),"
-        " (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id AND t.trial < r.trials),"
-        " json_extract(r.info, '$.settings.expected_trials')"
-        " FROM runs r ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?",
-        (-1 if limit is None else max(limit, 0),),
-    ).fetchall()
+    rows = conn.execute(SUMMARY_ROWS, (-1 if limit is None else max(limit, 0),)).fetchall()
     return [
         RunSummaryRow(
             run_id=run_id,
