@@ -18,6 +18,7 @@ import pytest
 
 from agenteval.store import RunStore
 from agenteval.store.progress import SUMMARY_ROWS
+from agenteval.store.results import STORED_RANGES
 
 Plan = Callable[[str, Sequence[object]], list[str]]
 """A statement's plan: its `EXPLAIN QUERY PLAN` details, in order."""
@@ -50,3 +51,13 @@ def plan(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Plan]:
 def test_listing_runs_reads_them_newest_first_through_their_index(plan: Plan, limit: int) -> None:
     details = plan(SUMMARY_ROWS, [limit])
     assert details[0] == "SCAN r USING INDEX runs_by_created", details
+
+
+# A pooled rescore cuts the run into ranges of cases: each case's trials counted as its cases
+# are read in order. SQLite 3.54 read the run's trials first and sorted their counts by case.
+def test_cutting_a_run_into_ranges_counts_each_case_s_trials_in_case_order(plan: Plan) -> None:
+    details = plan(STORED_RANGES, ["r1"])
+    assert details == [
+        "SEARCH c USING INDEX cases_in_order (run_id=?)",
+        "SEARCH t USING COVERING INDEX sqlite_autoindex_trials_1 (run_id=? AND case_id=?)",
+    ], details

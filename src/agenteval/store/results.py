@@ -29,9 +29,19 @@ from agenteval.store.layout import (
 from agenteval.store.progress import count_missing
 from agenteval.trace import ToolCall, Trial, utc_now
 
-__all__ = ["EncodedResults", "ResultRecords", "StoredTrial"]
+__all__ = ["STORED_RANGES", "EncodedResults", "ResultRecords", "StoredTrial"]
 
 _LAST = 2**62  # past any case's position: "to the run's last case"
+
+# CROSS JOIN: SQLite never reorders it, so the cases are read in order and each one's trials
+# counted from the key; newer SQLites (3.54) read the run's trials first, then sort the counts.
+STORED_RANGES = (
+    "SELECT c.idx, COUNT(*) FROM cases c CROSS JOIN trials t"
+    " ON t.run_id = c.run_id AND t.case_id = c.case_id"
+    " WHERE c.run_id = ? GROUP BY c.idx ORDER BY c.idx"
+)
+"""Each case's position and stored trials, in case order (`stored_ranges`); one parameter,
+the run id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,12 +236,7 @@ class ResultRecords(StoreFile):
         with self._read() as conn:
             self._require_run(conn, run_id)
             first, trials = 0, 0
-            for idx, count in conn.execute(
-                "SELECT c.idx, COUNT(*) FROM cases c JOIN trials t"
-                " ON t.run_id = c.run_id AND t.case_id = c.case_id"
-                " WHERE c.run_id = ? GROUP BY c.idx ORDER BY c.idx",
-                (run_id,),
-            ):
+            for idx, count in conn.execute(STORED_RANGES, (run_id,)):
                 trials += count
                 if trials >= size:
                     ranges.append((first, idx, trials))
