@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agenteval.store import RunStore
+from agenteval.store.paged import KEYS_IN_ORDER
 from agenteval.store.progress import SUMMARY_ROWS
 from agenteval.store.results import STORED_RANGES
 
@@ -57,6 +58,18 @@ def test_listing_runs_reads_them_newest_first_through_their_index(plan: Plan, li
 # are read in order. SQLite 3.54 read the run's trials first and sorted their counts by case.
 def test_cutting_a_run_into_ranges_counts_each_case_s_trials_in_case_order(plan: Plan) -> None:
     details = plan(STORED_RANGES, ["r1"])
+    assert details == [
+        "SEARCH c USING INDEX cases_in_order (run_id=?)",
+        "SEARCH t USING COVERING INDEX sqlite_autoindex_trials_1 (run_id=? AND case_id=?)",
+    ], details
+
+
+# A page of a run's table: its cases read in order from the offset, each one's trials from the
+# key. SQLite 3.54 planned a small limit (1 to 5; the viewer asks for 50) as a read of every
+# trial of the run, sorted.
+@pytest.mark.parametrize(("limit", "offset"), [(1, 0), (5, 0), (5, 99_995), (50, 0), (50, 5_000)])
+def test_a_page_of_a_run_reads_its_cases_in_order(plan: Plan, limit: int, offset: int) -> None:
+    details = plan(KEYS_IN_ORDER, ["r1", limit, offset])
     assert details == [
         "SEARCH c USING INDEX cases_in_order (run_id=?)",
         "SEARCH t USING COVERING INDEX sqlite_autoindex_trials_1 (run_id=? AND case_id=?)",

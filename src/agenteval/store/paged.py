@@ -22,10 +22,21 @@ from agenteval.store.base import StoreFile
 from agenteval.store.progress import RunSummaryRow, summary_rows
 from agenteval.trace import Trial
 
-__all__ = ["PagedRecords"]
+__all__ = ["KEYS_IN_ORDER", "PagedRecords"]
 
 _CHUNK = 5_000
 """Score rows hashed per fetch when digesting a run's scores."""
+
+# CROSS JOIN: SQLite never reorders it, so a page reads its cases in order from the offset and
+# each one's trials from the key; newer SQLites (3.54) plan a small limit as a read of every
+# trial of the run, sorted.
+KEYS_IN_ORDER = (
+    "SELECT c.case_id, t.trial FROM cases c CROSS JOIN trials t"
+    " ON t.run_id = c.run_id AND t.case_id = c.case_id"
+    " WHERE c.run_id = ? ORDER BY c.idx, t.trial LIMIT ? OFFSET ?"
+)
+"""A run's (case id, trial) pairs in report order (`keys_in_order`); parameters: the run id,
+the limit, the offset."""
 
 
 class PagedRecords(StoreFile):
@@ -102,12 +113,7 @@ class PagedRecords(StoreFile):
         """The run's stored (case id, trial) pairs in report order (case order, then trial),
         `limit` of them from `offset`."""
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT c.case_id, t.trial FROM cases c JOIN trials t"
-                " ON t.run_id = c.run_id AND t.case_id = c.case_id"
-                " WHERE c.run_id = ? ORDER BY c.idx, t.trial LIMIT ? OFFSET ?",
-                (run_id, max(limit, 0), max(offset, 0)),
-            ).fetchall()
+            rows = conn.execute(KEYS_IN_ORDER, (run_id, max(limit, 0), max(offset, 0))).fetchall()
         return [(str(case_id), int(trial)) for case_id, trial in rows]
 
     def position(self, run_id: str, case_id: str, trial: int) -> int | None:
