@@ -14,7 +14,13 @@ from types import ModuleType
 from typing import Any
 
 from agenteval.agents.recorder import monotonic
-from agenteval.engine.executors.remote import TrialJob, TrialRecipe, TrialWorker, WorkerDeath
+from agenteval.engine.executors.remote import (
+    TrialJob,
+    TrialRecipe,
+    TrialWorker,
+    WorkerDeath,
+    unpacked,
+)
 from agenteval.errors import ConfigError
 from agenteval.trace import FailureCause, Trial, utc_now
 
@@ -69,9 +75,10 @@ class TrialActor:
 
         return str(ray.get_runtime_context().get_node_id())
 
-    async def run(self, job: TrialJob) -> Trial:
-        """One trial, as the local engine runs it."""
-        return await self._worker.run(job)
+    async def run(self, job: TrialJob) -> bytes:
+        """One trial, as the local engine runs it, pickled here (`remote.packed`: one holding
+        what does not pickle crosses as the store keeps it, never failing Ray's pickling)."""
+        return await self._worker.run_packed(job)
 
 
 @dataclass(frozen=True)
@@ -235,8 +242,7 @@ class Pool:
         ref = actor.handle.run.remote(job)
         limit = self._backstop.limit_s(job)
         try:
-            trial: Trial = await asyncio.wait_for(_awaited(ref), limit)
-            return trial
+            return unpacked(await asyncio.wait_for(_awaited(ref), limit))
         except TimeoutError:
             actor.killed = actor.dead = True
             self._kill(actor)

@@ -76,7 +76,13 @@ from agenteval.engine.executors.process_worker import (
     run_job,
     start,
 )
-from agenteval.engine.executors.remote import Attempts, TrialJob, TrialRecipe, WorkerDeath
+from agenteval.engine.executors.remote import (
+    Attempts,
+    TrialJob,
+    TrialRecipe,
+    WorkerDeath,
+    unpacked,
+)
 from agenteval.engine.executors.settings import ExecutorSettings
 from agenteval.engine.failures import WorkerLostError
 from agenteval.errors import AgentEvalError, ConfigError
@@ -150,7 +156,7 @@ class ProcessAttempts:
         except RuntimeError as exc:  # the pool broke (below) and is not active any more
             raise WorkerLostError(f"the worker pool stopped: {exc}") from None
         try:
-            trial: Trial = await asyncio.wrap_future(future)
+            trial = unpacked(await asyncio.wrap_future(future))
         except pebble.ProcessExpired as died:
             return self._died(died.exitcode)
         except TimeoutError:

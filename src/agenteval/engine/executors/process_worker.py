@@ -41,7 +41,6 @@ from agenteval.agents.users import UserPlan
 from agenteval.engine.executors.remote import TrialJob, TrialRecipe, TrialWorker
 from agenteval.errors import AgentLoadError
 from agenteval.loading import import_file
-from agenteval.trace import Trial
 
 # Imported here, so once in the forkserver (which preloads this module) rather than in every
 # worker as it builds its runner: the span capture's OpenTelemetry modules (optional) and the
@@ -155,16 +154,17 @@ def start(shipped: ShippedRecipe) -> None:
         _broken = f"{type(exc).__name__}: {exc}"
 
 
-def run_job(payload: bytes) -> Trial:
+def run_job(payload: bytes) -> bytes:
     """Run one job (cloudpickled: a case's tool mocks may be lambdas) in the worker's event
-    loop, to its `Trial` (pebble's task function)."""
+    loop, to its `Trial`, pickled here (`remote.packed`: one holding what does not pickle is
+    sent as the store keeps it, never lost in pebble's pickling) (pebble's task function)."""
     global _job_running
     if _broken is not None or _worker is None or _loop is None:
         raise RecipeUnavailable(_broken or "the worker was not started")
     job: TrialJob = _loads(payload, _modules)
     _job_running = True
     try:
-        trial = _loop.run_until_complete(_worker.run(job))
+        trial = _loop.run_until_complete(_worker.run_packed(job))
         # A job that ends past the limit before the watchdog looked (a few MB kept in a few
         # ms) is charged with it here, not the next job the worker runs.
         if _memory_limit is not None and _memory_limit.over():

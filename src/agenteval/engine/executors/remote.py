@@ -12,6 +12,7 @@ retry in the trial it finally stores."""
 from __future__ import annotations
 
 import asyncio
+import pickle
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -23,10 +24,20 @@ from agenteval.agents.recorder import monotonic
 from agenteval.agents.users import UserPlan
 from agenteval.case import EvalCase
 from agenteval.engine.trials import TrialRunner
+from agenteval.jsonsafe import model_json_text
 from agenteval.retry import RetryPolicy
 from agenteval.trace import Failure, FailureCause, Trial, utc_now
 
-__all__ = ["Attempts", "RemoteTrials", "TrialJob", "TrialRecipe", "TrialWorker", "WorkerDeath"]
+__all__ = [
+    "Attempts",
+    "RemoteTrials",
+    "TrialJob",
+    "TrialRecipe",
+    "TrialWorker",
+    "WorkerDeath",
+    "packed",
+    "unpacked",
+]
 
 
 @dataclass(frozen=True)
@@ -96,6 +107,31 @@ class TrialWorker:
         if job.retries_left != runner.retry.max_retries:
             runner = replace(runner, retry=replace(runner.retry, max_retries=job.retries_left))
         return await runner.run(job.case, job.index)
+
+    async def run_packed(self, job: TrialJob) -> bytes:
+        """`run`, its trial as it crosses back to the driver (`packed`)."""
+        return packed(await self.run(job))
+
+
+def packed(trial: Trial) -> bytes:
+    """A worker's trial as it crosses to the driver: pickled as it is; or, when it holds what
+    does not pickle (a lock, a generator, a client the agent left in its metadata), in the form
+    the store keeps (`jsonsafe`: such a value as its text, as a `local` run stores it). Never
+    raises: a trial is the agent's record, and what it holds must not pass for a lost worker
+    (retried, then left out of scoring) nor stop the run."""
+    try:
+        return pickle.dumps(trial, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # PicklingError, TypeError, RecursionError: whatever the value raises
+        kept = Trial.model_validate_json(model_json_text(trial, None, "metadata"))
+        return pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpacked(payload: bytes) -> Trial:
+    """The trial a worker `packed`."""
+    trial = pickle.loads(payload)
+    if not isinstance(trial, Trial):
+        raise TypeError(f"a worker sent back {type(trial).__name__}, not a Trial")
+    return trial
 
 
 class Attempts(Protocol):
