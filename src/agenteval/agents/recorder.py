@@ -10,26 +10,28 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from agenteval.agents.environment import ToolEnvironment
+from agenteval.agents.environment import ToolEnvironment, UnmockedToolError
 from agenteval.agents.users import UserSession
 from agenteval.jsonsafe import safe_repr
 from agenteval.trace import ModelCall, ToolCall, ToolSpec, Trial, Usage, utc_now
 
 __all__ = [
     "TrialRecorder",
+    "claim_answered_tools",
     "current_recorder",
     "note_unrecorded_call",
     "record_model_call",
     "record_retry",
     "record_wait",
     "recording",
+    "serve_trials",
     "start_recording",
     "stop_recording",
     "watch_unrecorded_calls",
@@ -226,22 +228,39 @@ def _seconds(value: object) -> float | None:
 
 
 class _UnrecordedCalls:
-    """Counts tool calls made outside any trial while a run is going.
+    """Counts tool calls made outside any trial while a run is going, and refuses those of a
+    tool a trial of the run answers in place.
 
     Those are calls from threads the agent started itself (`ThreadPoolExecutor.map`,
     `loop.run_in_executor`), which do not inherit the trial's context, so the calls cannot be
     told apart by trial. They are counted so the run can say so, instead of losing them quietly.
-    """
+    And a tool the run mocks or replays (or every tool, in a run with a `tool_mocks_only` case
+    or a replay) must not run for real from there: its mock cannot answer it (which trial's
+    would it be?), and running it would touch the live system the mock stands for and pass
+    the trial on a scenario that never played (an injected failure that never came). So such
+    a call raises into the agent instead (`UnmockedToolError`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._runs = 0
         self.count = 0
+        self._answered: set[str] = set()
+        self._every = False
 
-    def note(self) -> None:
+    def note(self, tool: str) -> bool:
+        """Count one call of `tool` outside any trial; whether it is refused."""
+        with self._lock:
+            if not self._runs:
+                return False
+            self.count += 1
+            return self._every or tool in self._answered
+
+    def claim(self, tools: Iterable[str], every: bool) -> None:
+        """A trial of the running run answers `tools` in place (`every`: all of them)."""
         with self._lock:
             if self._runs:
-                self.count += 1
+                self._answered.update(tools)
+                self._every = self._every or every
 
     @contextmanager
     def watching(self) -> Iterator[Callable[[], int]]:
@@ -253,19 +272,49 @@ class _UnrecordedCalls:
         finally:
             with self._lock:
                 self._runs -= 1
+                if not self._runs:  # outside any run, a tool runs as the plain function
+                    self._answered.clear()
+                    self._every = False
+
+    def serve(self) -> None:
+        """This process runs trials for a run until it ends (a worker of the `process` or
+        `ray` executor): a run is going for as long as it lives."""
+        with self._lock:
+            self._runs += 1
 
 
 _unrecorded = _UnrecordedCalls()
 
 
-def note_unrecorded_call() -> None:
-    """Count a tool call made outside any trial (see `watch_unrecorded_calls`)."""
-    _unrecorded.note()
+def note_unrecorded_call(tool: str) -> None:
+    """Count a call of `tool` made outside any trial (see `watch_unrecorded_calls`); raise
+    `UnmockedToolError` when a trial of the running run answers that tool in place."""
+    if _unrecorded.note(tool):
+        raise UnmockedToolError(
+            f"{tool} was called outside any trial, from a thread the agent started itself "
+            "(which does not carry the trial's context), so the trial's mock or replay cannot "
+            "answer it, and agenteval does not run it for real while the run answers it in "
+            "place; run it with asyncio.to_thread, or submit contextvars.copy_context().run "
+            "to the executor"
+        )
+
+
+def claim_answered_tools(environment: ToolEnvironment) -> None:
+    """Note the tools `environment` (an attempt's) answers in place, so a call of one made
+    outside any trial while the run goes is refused rather than run for real."""
+    every = environment.mocks_only or environment.replay is not None
+    if every or environment.mocks:
+        _unrecorded.claim(environment.mocks, every)
 
 
 def watch_unrecorded_calls() -> AbstractContextManager[Callable[[], int]]:
     """While a run goes: yields a function telling how many tool calls ran outside any trial."""
     return _unrecorded.watching()
+
+
+def serve_trials() -> None:
+    """Mark this process as a run's worker for the rest of its life (`_UnrecordedCalls.serve`)."""
+    _unrecorded.serve()
 
 
 def monotonic() -> float:

@@ -209,7 +209,7 @@ def tool(
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 recorder = current_recorder()
                 if recorder is None:
-                    note_unrecorded_call()
+                    note_unrecorded_call(tool_name)
                     return await func(*args, **kwargs)
                 arguments = _bind(signature, args, kwargs)
                 with _Recording(recorder, tool_name, arguments) as call:
@@ -227,7 +227,7 @@ def tool(
             def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
                 recorder = current_recorder()
                 if recorder is None:
-                    note_unrecorded_call()
+                    note_unrecorded_call(tool_name)
                     return func(*args, **kwargs)
                 arguments = _bind(signature, args, kwargs)
                 with _Recording(recorder, tool_name, arguments) as call:

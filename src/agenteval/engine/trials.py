@@ -22,6 +22,7 @@ from agenteval.agents.frameworks import FrameworkAgent
 from agenteval.agents.injected import is_injected
 from agenteval.agents.recorder import (
     TrialRecorder,
+    claim_answered_tools,
     monotonic,
     start_recording,
     stop_recording,
@@ -212,6 +213,8 @@ class TrialRunner:
                 recorder.environment = await ToolEnvironment.for_trial(
                     case, index, self.environment
                 )
+                if recorder.environment is not None:
+                    claim_answered_tools(recorder.environment)
             if case.user_simulation is not None:
                 recorder.user_session = self._user_session(case, index)
                 recorder.user_session.spend_before(earlier)

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from agenteval.agents.calling import Agent
 from agenteval.agents.environment import EnvironmentPlan
-from agenteval.agents.recorder import monotonic
+from agenteval.agents.recorder import monotonic, serve_trials
 from agenteval.agents.users import UserPlan
 from agenteval.case import EvalCase
 from agenteval.engine.trials import TrialRunner
@@ -100,6 +100,9 @@ class TrialWorker:
 
     def __init__(self, recipe: TrialRecipe) -> None:
         self._runner = recipe.runner()
+        # A worker process serves one run: a tool its trials answer in place is refused when
+        # called from a thread the agent started, as in the driver (`agents/recorder.py`).
+        serve_trials()
 
     async def run(self, job: TrialJob) -> Trial:
         """Run one trial, retrying infrastructure failures at most `job.retries_left` times."""

@@ -1,0 +1,94 @@
+"""A tool the run answers in place (a mock, `tool_mocks_only`, a replay) called from a thread
+the agent started itself (`ThreadPoolExecutor`, `loop.run_in_executor`: no trial context, so no
+mock can answer it) is refused, never run for real. Before, it ran the live tool (a card
+charged in a case that mocks the charge), and the trial passed on a scenario that never
+played: an injected `timeout` the agent never met, a `tool_mocks_only` case whose call touched
+the live system."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.environment.agents_threads import charging
+
+import agenteval
+from agenteval import EvalCase
+
+AGENT = f"{Path(charging.__file__)}:run"
+
+
+@pytest.fixture(autouse=True)
+def _no_charges() -> None:
+    charging.LIVE_CHARGES.clear()
+
+
+def _trial(cases: list[EvalCase], store: Path, **options: object) -> agenteval.TrialResult:
+    run = agenteval.evaluate(charging.run, cases, store=store, **options)  # type: ignore[arg-type]
+    (result,) = run.results
+    return result
+
+
+def test_an_injected_failure_is_never_replaced_by_the_live_tool(tmp_path: Path) -> None:
+    case = EvalCase(
+        id="charge-timeout",
+        input="charge 45",
+        expected_output="charged: captured",
+        tool_mocks={"charge_card": {"error": "timeout"}},
+    )
+    result = _trial([case], tmp_path / "runs.db")
+    assert charging.LIVE_CHARGES == []  # the live system was not touched
+    failure = result.trial.failure
+    assert failure is not None and failure.error_type == "UnmockedToolError"
+    assert "called outside any trial" in failure.message
+    assert "contextvars.copy_context().run" in failure.message  # the fix
+    assert result.scores["exact_match"].value == 0.0  # no pass from a scenario never played
+
+
+def test_a_mocks_only_case_never_runs_the_live_tool_from_a_thread(tmp_path: Path) -> None:
+    case = EvalCase(
+        id="mocks-only",
+        input="charge 45",
+        tool_mocks={"other_tool": {"result": 1}},
+        tool_mocks_only=True,
+    )
+    result = _trial(
+        [case],
+        tmp_path / "runs.db",
+        tools={
+            "charge_card": charging.charge_card.tool_spec,
+            "other_tool": charging.charge_card.tool_spec,
+        },
+    )
+    assert charging.LIVE_CHARGES == []
+    assert result.trial.failure is not None
+    assert result.trial.failure.error_type == "UnmockedToolError"
+
+
+def test_a_run_that_answers_no_tool_in_place_still_runs_them_and_after_a_run_too(
+    tmp_path: Path,
+) -> None:
+    plain = EvalCase(id="plain", input="charge 45", expected_output="charged: captured")
+    result = _trial([plain], tmp_path / "runs.db")
+    assert result.trial.failure is None and charging.LIVE_CHARGES == [45]
+    mocked = EvalCase(id="m", input="x", tool_mocks={"charge_card": {"result": {"status": "m"}}})
+    _trial([mocked], tmp_path / "runs.db")
+    # Outside any run the tool is the plain function again, from any thread.
+    assert charging.run("charge") == "charged: captured"
+    assert charging.LIVE_CHARGES == [45, 45]
+
+
+def test_on_worker_processes_too(tmp_path: Path) -> None:
+    case = EvalCase(
+        id="charge-timeout",
+        input="charge 45",
+        expected_output="charged: captured",
+        tool_mocks={"charge_card": {"error": "timeout"}},
+    )
+    run = agenteval.evaluate(
+        AGENT, [case], store=tmp_path / "runs.db", executor="process", workers=1
+    )
+    (result,) = run.results
+    failure = result.trial.failure
+    assert failure is not None and failure.error_type == "UnmockedToolError"
+    assert result.scores["exact_match"].value == 0.0
