@@ -75,10 +75,17 @@ async def _in_own_thread(agent: Agent, prompt: Any) -> Any:
     threading.Thread(target=target, name="agenteval-agent", daemon=True).start()
     result, error = await future
     if error is not None:
+        # Raised again here, it would take as its context whatever this thread is handling
+        # (a caller's `except`): the agent's own context is kept (the failure a tool mock
+        # injected, which its error was raised while handling).
+        handled = error.__context__
         try:
             raise error
+        except BaseException as raised:
+            raised.__context__ = handled
+            raise
         finally:
-            del error  # no cycle through this frame
+            del error, handled  # no cycle through this frame
     if inspect.isawaitable(result):
         return await result
     return result

@@ -21,9 +21,14 @@ def run_sync(coro: Coroutine[Any, Any, T], *, instead: str) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise RuntimeError(f"called inside a running event loop; use {instead}")
+        pass
+    else:
+        coro.close()
+        raise RuntimeError(f"called inside a running event loop; use {instead}")
+    # Outside the `except`: run within it, every exception raised again in the loop (a sync
+    # agent's, handed over from its thread) would take that RuntimeError as its context in
+    # place of its own, and a failure a tool mock injected would no longer be seen behind it.
+    return asyncio.run(coro)
 
 
 def sync_form(
