@@ -302,15 +302,27 @@ _AGENT = Classified(FailureCause.AGENT_ERROR, retryable=False)
 
 def _injected(exc: BaseException) -> bool:
     """Whether `exc` is (or was raised from, as frameworks wrap a tool's error) a failure a
-    tool mock injected."""
-    seen = 0
-    current: BaseException | None = exc
-    while current is not None and seen < 16:
+    tool mock injected, or is an exception group holding one (tools called in parallel in a
+    `TaskGroup`): the group is then not all infrastructure, and the injected failure is the
+    agent's to handle. At most `_INJECTED_LOOKS` exceptions are looked at."""
+    pending: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while pending and len(seen) < _INJECTED_LOOKS:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
         if is_injected(current):
             return True
-        current = current.__cause__ or current.__context__
-        seen += 1
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        following = current.__cause__ or current.__context__
+        if following is not None:
+            pending.append(following)
     return False
+
+
+_INJECTED_LOOKS = 64
 
 
 def _settle_environment(trial: Trial, environment: ToolEnvironment) -> None:
