@@ -77,7 +77,15 @@ class Answer:
     async def settle(self) -> Any:
         """The answer for an async caller: waits `latency_s` in the event loop."""
         if self.latency_s:
-            await asyncio.sleep(self.latency_s)
+            try:
+                await asyncio.sleep(self.latency_s)
+            except asyncio.CancelledError as exc:
+                # The delay is the case's scenario (a slow tool): a time limit of the agent's
+                # own that ends it raises its TimeoutError from this cancellation, which marks
+                # it the agent's to handle, never infrastructure (the run's own limit is told
+                # apart by the engine).
+                mark_injected(exc)
+                raise
         result = self.value()
         return await result if inspect.isawaitable(result) else result
 

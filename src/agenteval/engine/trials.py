@@ -31,7 +31,7 @@ from agenteval.agents.users import UserPlan, UserSession
 from agenteval.case import EvalCase
 from agenteval.engine.deadline import Deadline, grace_s
 from agenteval.errors import ConfigError
-from agenteval.failures import Classified, classify
+from agenteval.failures import Classified, TrialTimeoutError, classify
 from agenteval.interrupts import Interruption, interruption, settle_own_cancellations
 from agenteval.otel.live import SpanCapture, span_capture
 from agenteval.retry import RetryPolicy
@@ -231,7 +231,10 @@ class TrialRunner:
                     raise
                 # A failure a mock injected is the case's scenario: one the agent let out is its
                 # own failure, never retried as infrastructure.
-                kind = _AGENT if _injected(exc) else classify(exc, self.declared)
+                # (The run's own time limit first: it stays a timeout, even when it ended an
+                # injected delay.)
+                own_limit = isinstance(exc, TrialTimeoutError)
+                kind = _AGENT if not own_limit and _injected(exc) else classify(exc, self.declared)
                 message = str(exc) or type(exc).__name__
                 if why is Interruption.CANCELLED_ITSELF:
                     message = f"{_OWN_CANCELLATION}: {exc}" if str(exc) else _OWN_CANCELLATION
