@@ -36,7 +36,9 @@ a 2xx body that is not JSON or lacks ``output``  ``invalid_output``    no
 ==============================================  ====================  =========
 
 A 500 is the service's own failure on that input, so it is the agent's error, judged like any
-other: a service whose failure is transient says so with 503 (and ``Retry-After``).
+other: a service whose failure is transient says so with 503 (and ``Retry-After``). A redirect
+that keeps the POST (307, 308) on the same origin is followed (a framework adding its route's
+trailing slash); any other 3xx is the agent's error, naming where it pointed.
 The agent itself never retries: one request is the whole trial, so retrying the trial is
 retrying the request.
 """
@@ -70,6 +72,8 @@ _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _RETRYABLE = frozenset({429, 502, 503})
 _TIMEOUTS = frozenset({408, 504})
 _BODY_SHOWN = 300
+_REDIRECTS = 5
+"""Redirects of one POST followed at most (a service redirecting in a loop is its error)."""
 
 
 class HttpAgentConfig(BaseModel):
@@ -183,6 +187,18 @@ class HttpAgent:
         try:
             async with httpx2.AsyncClient(timeout=self.config.timeout) as client:
                 response = await client.post(url, json={"input": prompt}, headers=headers)
+                for _ in range(_REDIRECTS):
+                    target = _followed(response)
+                    if target is None:
+                        break
+                    response = await client.post(target, json={"input": prompt}, headers=headers)
+                else:
+                    if _followed(response) is not None:
+                        raise HttpAgentError(
+                            f"the agent at {where} redirected more than {_REDIRECTS} times "
+                            f"(last to {response.headers['location']})",
+                            reply_status=response.status_code,
+                        )
         except httpx2.TimeoutException as exc:
             raise HttpAgentTimeout(
                 f"no answer from the agent at {where} within {self.config.timeout:g} s"
@@ -201,8 +217,30 @@ class HttpAgent:
                 raise HttpAgentUnavailable(message, status_code=status, headers=response.headers)
             if status in _TIMEOUTS:
                 raise HttpAgentTimeout(message, headers=response.headers)
+            location = response.headers.get("location") if 300 <= status < 400 else None
+            if location:
+                message += (
+                    f" (redirected to {response.url.join(location)}: a redirect that keeps the "
+                    "POST (307, 308) on the same origin is followed; give that URL as "
+                    "agent.url)"
+                )
             raise HttpAgentError(message, reply_status=status)
         return _read(response.headers.get("content-type", ""), response.content, where)
+
+
+def _followed(response: Any) -> Any:
+    """Where a redirect of the POST leads when it is to be followed: a 307 or 308 (which keep
+    the method and the body) to the same origin (the configured headers, a token among them,
+    go nowhere else); None otherwise. A web framework adding its route's trailing slash
+    (`/agent` -> `/agent/`) redirects so."""
+    location = response.headers.get("location")
+    if response.status_code not in (307, 308) or not location:
+        return None
+    target = response.url.join(location)
+    here = response.url
+    if (target.scheme, target.host, target.port) != (here.scheme, here.host, here.port):
+        return None
+    return target
 
 
 def _read(content_type: str, body: bytes, where: str) -> Trial:
