@@ -15,7 +15,7 @@ from agenteval.agents.recorder import current_recorder
 from agenteval.agents.users import UserSession, WrittenTurns
 from agenteval.case import EvalCase, Message
 from agenteval.jsonsafe import plain_copy
-from agenteval.trace import AgentStep, ModelCall, ToolCall, ToolSpec, Trial, Usage
+from agenteval.trace import AgentStep, ModelCall, ToolCall, ToolSpec, Trial, Usage, utc_now
 
 __all__ = [
     "Conversation",
@@ -222,7 +222,13 @@ class TrialBuilder:
         if call_id is None:
             self._anonymous += 1
             call_id = f"agenteval-call-{self._anonymous}"
-        call = ToolCall(name=name, arguments=tool_arguments(arguments), id=call_id)
+        # When it was asked, and (`result`) how long until its answer came, on one clock: calls
+        # asked together (parallel calls, answered after all were asked) overlap, and a call
+        # asked after another's answer does not, which is how a replay in order tells the calls
+        # it may take in any order among themselves (`ReplayBook`).
+        call = ToolCall(
+            name=name, arguments=tool_arguments(arguments), id=call_id, started_at=utc_now()
+        )
         self._step.tool_calls.append(call)
         self._open[call_id] = call
         return call
@@ -246,6 +252,8 @@ class TrialBuilder:
                     break
         if call is None:
             return None
+        if call.started_at is not None:
+            call.duration_s = max(0.0, (utc_now() - call.started_at).total_seconds())
         if error is not None:
             call.error = error
         else:
