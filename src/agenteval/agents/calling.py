@@ -215,7 +215,7 @@ def read_agent_output(value: Any) -> Trial:
     if type(value) is str or value is None:  # the common case, checked first and exactly
         return answer_trial(value)
     if isinstance(value, Trial):
-        return value
+        return _own_copy(value)
     if isinstance(value, str):
         return Trial(output=value)
     if isinstance(value, list) and all(isinstance(step, AgentStep) for step in value):
@@ -263,6 +263,30 @@ def read_agent_output(value: Any) -> Trial:
         f"the agent returned {type(value).__name__}; return the answer as a str, a Trial, "
         "a list of AgentStep, or a mapping with 'output'"
     )
+
+
+def _own_copy(trial: Trial) -> Trial:
+    """A trial the agent returned, as the attempt's own: the engine stamps its case, index,
+    timings, state and failure on it, and an agent may hand the same object to several trials
+    (a cached answer, a constant of a test double), which would then overwrite each other.
+    Deep, so the calls it marks (`mocked`) are its own too; a trial holding what cannot be
+    copied (a lock in its metadata) is copied down to its calls and mappings."""
+    try:
+        return trial.model_copy(deep=True)
+    except Exception:  # an object that does not copy: the engine's fields are copied still
+        steps = [
+            step.model_copy(update={"tool_calls": [c.model_copy() for c in step.tool_calls]})
+            for step in trial.steps
+        ]
+        return trial.model_copy(
+            update={
+                "steps": steps,
+                "tool_calls": [c.model_copy() for c in trial.tool_calls],
+                "metadata": dict(trial.metadata),
+                "not_recorded": dict(trial.not_recorded),
+                "retries": dict(trial.retries),
+            }
+        )
 
 
 def no_response_failure(trial: Trial) -> Failure | None:
