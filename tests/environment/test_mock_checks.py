@@ -136,15 +136,23 @@ def test_the_tools_option_is_what_the_run_knows(tmp_path: Path) -> None:
         )
 
 
-def test_an_http_agent_s_tools_are_unknown_so_nothing_is_said(tmp_path: Path) -> None:
+def test_an_http_agent_s_tools_cannot_be_mocked_so_a_mock_is_refused(tmp_path: Path) -> None:
+    # Its tools run in its service: a mock would never answer and the real tool would run
+    # (tests/agents/test_http_mocks_refused.py runs it end to end).
     from agenteval.agents.http import HttpAgent, HttpAgentConfig
     from agenteval.engine.mock_check import checked_mocks
     from agenteval.engine.options import RunOptions
+    from agenteval.errors import AgentEvalError
 
     agent = HttpAgent(HttpAgentConfig(url="http://127.0.0.1:9/agent"))
     cases = [EvalCase(input="x", tool_mocks={"anything": {"result": 1}})]
 
-    assert checked_mocks(cases, agent, RunOptions(tool_mocks={"other": {"result": 2}})) is cases
+    with pytest.raises(AgentEvalError, match="HTTP agent"):
+        checked_mocks(cases, agent, RunOptions(tool_mocks={"other": {"result": 2}}))
+    with pytest.raises(AgentEvalError, match="HTTP agent"):
+        checked_mocks(cases, agent, RunOptions())
+    plain = [EvalCase(input="x")]
+    assert checked_mocks(plain, agent, RunOptions()) is plain
 
 
 def test_a_tool_taking_any_argument_takes_any_when(tmp_path: Path) -> None:

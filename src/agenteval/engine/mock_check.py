@@ -5,10 +5,11 @@ A mock of a tool the agent does not have, or a `when` on an argument its tool do
 would never answer: the case would quietly test the real tool (or fail as unmocked). So it is
 refused up front, naming the tool meant. The run knows the agent's tools from `tools=` (the run
 option), a framework agent's `tool_specs()`, the built-in agent's tools, or the
-`@agenteval.tool` registry of a plain callable; it does not know an HTTP agent's, a plain
+`@agenteval.tool` registry of a plain callable; it does not know a plain
 callable's when it declares none, nor a framework agent's when its adapter reads none (tools
 hidden inside a graph's own nodes): then nothing is said (a mock of a tool never called simply
-never answers). A framework agent whose framework adds tools only while it runs (MCP servers,
+never answers). An HTTP agent's tools run in its service, where no mock or replay can
+answer: a run of one with mocks or a replay is refused (`_refused_for_service`). A framework agent whose framework adds tools only while it runs (MCP servers,
 toolsets, tools the agent makes: `FrameworkAgent.tools_complete()`) has a mock of a tool it
 does not list let through, and a `when` on a listed tool still checked. Cases streamed from a generator are checked as they stream into the store,
 before the first trial. The check is a few dictionary look-ups per mocked tool; a case without
@@ -69,6 +70,8 @@ def checked_mocks(
     for a case's mock (file, line, case), `OptionError` for the run's (agenteval.yaml's line,
     or the `tool_mocks` option)."""
     file = str(source) if isinstance(source, str | Path) else None
+    if isinstance(agent, HttpAgent):
+        return _refused_for_service(cases, options, file)
     mocked = options.tool_mocks or not isinstance(cases, Sequence)
     if not mocked and not any(case.tool_mocks for case in cases):
         return cases  # nothing to check: the agent's tools are not even asked for
@@ -84,6 +87,60 @@ def checked_mocks(
                     case, tools.known, file, open_ended=tools.open, unreachable=tools.unreachable
                 )
     return cases
+
+
+_SERVICE = (
+    "an HTTP agent's tools run in its service, where agenteval's tool mocks and replay cannot "
+    "answer them: the real tools would run and the case would test a scenario that never played"
+)
+_SERVICE_HINT = (
+    "run these cases against the agent's code in this process (agent: my_agent.py:run), or "
+    "leave {what} out for the HTTP agent"
+)
+
+
+def _refused_for_service(
+    cases: Iterable[EvalCase], options: RunOptions, file: str | None
+) -> Iterable[EvalCase]:
+    """`cases` as given, for an HTTP agent: a `ConfigError` for the run's mocks or replay, a
+    `DatasetError` naming the first case that mocks tools (a stream: as it streams in)."""
+    for what, given in (
+        ("tool_mocks", options.tool_mocks),
+        ("--replay-tools", options.replay_tools),
+    ):
+        if given:
+            raise OptionError(
+                _SERVICE,
+                field=what.removeprefix("--").replace("-", "_"),
+                hint=_SERVICE_HINT.format(what=what),
+            )
+    if isinstance(cases, Sequence):
+        for case in cases:
+            _refuse_case(case, file)
+        return cases
+    return _refusing(cases, file)
+
+
+def _refusing(cases: Iterable[EvalCase], file: str | None) -> Iterator[EvalCase]:
+    for case in cases:
+        _refuse_case(case, file)
+        yield case
+
+
+def _refuse_case(case: EvalCase, file: str | None) -> None:
+    field = "tool_mocks" if case.tool_mocks else "tool_mocks_only" if case.tool_mocks_only else None
+    if field is None:
+        return
+    record = find_record(file, case.id) if file is not None else None
+    line = record.where.line((field,)) if record is not None else None
+    raise DatasetError(
+        _SERVICE,
+        file=file,
+        line=line,
+        case=case.id,
+        field=field,
+        hint=_SERVICE_HINT.format(what=f"the case's `{field}`"),
+    )
 
 
 def more_tools_possible(agent: Any, options: RunOptions) -> bool:
