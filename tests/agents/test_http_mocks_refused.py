@@ -1,7 +1,8 @@
-"""An HTTP agent's tools run in its service, where agenteval's tool mocks and replay cannot
-answer them: a run that asks for them (a case's `tool_mocks` or `tool_mocks_only`, the run's
-`tool_mocks`, `--replay-tools`) with an HTTP agent is refused before anything is sent, naming
-the case and field. Before, the service ran its real tools (a card charged in a case that
+"""An HTTP agent's tools run in its service, where agenteval's tool mocks, replay and
+environment state cannot reach them: a run that asks for them (a case's `tool_mocks`,
+`tool_mocks_only`, `initial_state` or `expected_state`, the run's `tool_mocks`,
+`--replay-tools`) with an HTTP agent is refused before anything is sent, naming the case and
+field (an `expected_state` equal to the `initial_state` passed `state_match` untouched). Before, the service ran its real tools (a card charged in a case that
 mocks the charge, live calls in a replay that promises none) and the trial passed on a scenario
 that never played."""
 
@@ -61,6 +62,8 @@ def _fresh() -> None:
             "tool_mocks",
         ),
         (EvalCase(id="only", input="x", tool_mocks_only=True), "tool_mocks_only"),
+        (EvalCase(id="kept", input="x", expected_state={"charged": 0}), "expected_state"),
+        (EvalCase(id="seeded", input="x", initial_state={"charged": 0}), "initial_state"),
     ],
 )
 def test_a_case_mocking_tools_of_an_http_agent_is_refused(

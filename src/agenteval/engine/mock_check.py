@@ -90,8 +90,9 @@ def checked_mocks(
 
 
 _SERVICE = (
-    "an HTTP agent's tools run in its service, where agenteval's tool mocks and replay cannot "
-    "answer them: the real tools would run and the case would test a scenario that never played"
+    "an HTTP agent's tools run in its service, where agenteval's tool mocks, replay and "
+    "environment state cannot reach them: the real tools would run and the case would test a "
+    "scenario that never played"
 )
 _SERVICE_HINT = (
     "run these cases against the agent's code in this process (agent: my_agent.py:run), or "
@@ -128,7 +129,15 @@ def _refusing(cases: Iterable[EvalCase], file: str | None) -> Iterator[EvalCase]
 
 
 def _refuse_case(case: EvalCase, file: str | None) -> None:
-    field = "tool_mocks" if case.tool_mocks else "tool_mocks_only" if case.tool_mocks_only else None
+    fields = {
+        "tool_mocks": bool(case.tool_mocks),
+        "tool_mocks_only": case.tool_mocks_only,
+        # Its tools cannot reach the trial's state either: `state_match` would compare the
+        # case's own initial state with its expectation.
+        "initial_state": case.initial_state is not None,
+        "expected_state": case.expected_state is not None,
+    }
+    field = next((name for name, given in fields.items() if given), None)
     if field is None:
         return
     record = find_record(file, case.id) if file is not None else None
