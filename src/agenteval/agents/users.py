@@ -84,7 +84,9 @@ class ScriptedUser:
                 value = await asyncio.to_thread(self.function, *arguments)
             if inspect.isawaitable(value):
                 value = await value
-        except Exception as exc:
+        except _PASSED_ON:
+            raise
+        except BaseException as exc:  # `sys.exit()` in a script too: the user's, never the agent's
             raise UserSimulatorError(
                 f"the scripted user {self.reference} raised {type(exc).__name__}: {exc}"
             ) from exc
@@ -96,6 +98,12 @@ class ScriptedUser:
             f"the scripted user {self.reference} returned {type(value).__name__}: return the "
             "next message as a str, a UserReply, or None to stop"
         )
+
+
+_PASSED_ON = (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit)
+"""What a user's reply lets through as it is: the time limit's or the run's cancellation, a
+Ctrl-C, a coroutine being closed. Anything else it raises (an `Exception`, `SystemExit`, a test
+framework's outcome) is the user's failure."""
 
 
 def _is_async(function: Callable[..., Any]) -> bool:
@@ -235,9 +243,9 @@ class UserSession:
         except UserSimulatorError as exc:  # what its model spent before it gave up counts
             self._spent(exc.model_calls, 0, exc.cost_usd)
             raise
-        except InfrastructureError:
+        except (InfrastructureError, *_PASSED_ON):
             raise
-        except Exception as exc:  # a user object's own bug: the user's failure, not the agent's
+        except BaseException as exc:  # a user object's own bug: the user's failure, not the agent's
             raise UserSimulatorError(
                 f"the user {self.user.label} raised {type(exc).__name__}: {exc}"
             ) from exc
