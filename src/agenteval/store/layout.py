@@ -138,7 +138,7 @@ def delete_scores_of(keys: int) -> str:
     """`DELETE_SCORES` for `keys` (case id, trial) pairs of one run: their 2 parameters each,
     then the run id. Written as a join so that each key is looked up in the primary key (a
     row value `IN` would read every score of the run); a CROSS JOIN, which SQLite never
-    reorders, because a newer SQLite's planner (3.53, not 3.40) put the keys inside the join
+    reorders, because a newer SQLite's planner (3.45 on, not 3.40) put the keys inside the join
     and read every score of the run for each batch."""
     return (
         "DELETE FROM scores WHERE rowid IN (SELECT s.rowid FROM (VALUES "
