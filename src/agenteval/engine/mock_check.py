@@ -5,14 +5,15 @@ A mock of a tool the agent does not have, or a `when` on an argument its tool do
 would never answer: the case would quietly test the real tool (or fail as unmocked). So it is
 refused up front, naming the tool meant. The run knows the agent's tools from `tools=` (the run
 option), a framework agent's `tool_specs()`, the built-in agent's tools, or the
-`@agenteval.tool` registry of a plain callable; it does not know a plain
-callable's when it declares none, nor a framework agent's when its adapter reads none (tools
-hidden inside a graph's own nodes): then nothing is said (a mock of a tool never called simply
-never answers). An HTTP agent's tools run in its service, where no mock or replay can
-answer: a run of one with mocks or a replay is refused (`_refused_for_service`). A framework agent whose framework adds tools only while it runs (MCP servers,
-toolsets, tools the agent makes: `FrameworkAgent.tools_complete()`) has a mock of a tool it
-does not list let through, and a `when` on a listed tool still checked. Cases streamed from a generator are checked as they stream into the store,
-before the first trial. The check is a few dictionary look-ups per mocked tool; a case without
+`@agenteval.tool` registry of a plain callable; it does not know a plain callable's when it
+declares none, nor a framework agent's when its adapter reads none (tools hidden inside a
+graph's own nodes): then nothing is said (a mock of a tool never called simply never answers).
+An HTTP agent's tools run in its service, where no mock or replay can answer: a run of one with
+mocks, a replay or environment state is refused (`_refused_for_service`). A framework agent
+whose framework adds tools only while it runs (MCP servers, toolsets, tools the agent makes:
+`FrameworkAgent.tools_complete()`) has a mock of a tool it does not list let through, and a
+`when` on a listed tool still checked. Cases streamed from a generator are checked as they
+stream into the store, before the first trial. The check is a few dictionary look-ups per mocked tool; a case without
 mocks costs one attribute read.
 """
 

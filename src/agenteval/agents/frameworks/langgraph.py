@@ -60,8 +60,9 @@ _MESSAGES = "messages"
 _STRUCTURED = "structured_response"
 """The state key under which LangChain's agents keep a structured answer (`response_format`)."""
 _INTERRUPT = "__interrupt__"
-_UNSET: Any = object()
 """The key under which a graph's updates report an `interrupt()` (human in the loop)."""
+_UNSET: Any = object()
+"""No `structured_response` seen yet this turn (None is a value the state may hold)."""
 
 
 class GraphAgent(FrameworkAgent):
