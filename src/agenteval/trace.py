@@ -102,6 +102,10 @@ class ModelCall(_Model):
     usage: Usage = Field(default_factory=Usage)
     started_at: datetime | None = None
     duration_s: float | None = None
+    usage_recorded: bool = True
+    """False when the trace says the model was called but records none of its tokens (an
+    OpenAI chat completion streamed without `stream_options={"include_usage": True}` reports
+    none): `usage` then reads 0, and what the call cost is unknown, never free."""
 
 
 class FailureCause(StrEnum):

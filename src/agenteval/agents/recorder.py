@@ -93,8 +93,9 @@ class TrialRecorder:
     def gaps(self, returned: Trial | None = None) -> dict[str, str]:
         """The `not_recorded` of the trial this recorder's attempt makes (`returned`, what the
         agent returned, if it returned one): the trial's own, the spans' word that the tool
-        calls are unknown when neither the agent nor a `@tool` recorded any call, and that
-        their arguments are unknown when the calls came from the spans.
+        calls are unknown when neither the agent nor a `@tool` recorded any call, that
+        their arguments are unknown when the calls came from the spans, and that the tokens of
+        the spans' model calls are unknown (`usage`).
 
         The spans' word on the answer never applies here: what the agent returned is its answer,
         whatever the instrumentation kept of the model's text (an agent that returned nothing
@@ -102,15 +103,22 @@ class TrialRecorder:
         # The returned trial's own dict comes back as it is when the spans add nothing (the
         # engine then copies no trial: this runs once per attempt).
         gaps = returned.not_recorded if returned is not None else {}
-        if not self.not_recorded or (returned is not None and returned.tool_calls):
-            return gaps  # the agent's own record of its calls wins over the spans'
-        added = {
-            kind: why
-            for kind in ("tool_calls", "tool_arguments")
-            if (why := self.not_recorded.get(kind)) is not None
-            and kind not in gaps
-            and not (kind == "tool_calls" and self.tool_calls)
-        }
+        if not self.not_recorded:
+            return gaps
+        added: dict[str, str] = {}
+        # The spans' model calls are the trial's (the engine adds them to the agent's own), so
+        # their tokens being unknown holds whatever the agent returned.
+        usage = self.not_recorded.get("usage")
+        if usage is not None and "usage" not in gaps:
+            added["usage"] = usage
+        if returned is None or not returned.tool_calls:  # else the agent's own record wins
+            added.update(
+                (kind, why)
+                for kind in ("tool_calls", "tool_arguments")
+                if (why := self.not_recorded.get(kind)) is not None
+                and kind not in gaps
+                and not (kind == "tool_calls" and self.tool_calls)
+            )
         return {**gaps, **added} if added else gaps
 
 

@@ -194,6 +194,9 @@ class TokenUsageCriterion(EfficiencyCriterion):
         """The trial's usage over its turns: total, input (cached inside), output (reasoning
         inside)."""
         usage = actual.usage
+        gap = actual.not_recorded.get("usage")
+        if gap is not None:
+            return None, f"not measured: the trace does not record the token usage ({gap})", {}
         if not actual.model_calls and not usage.total_tokens:
             return (
                 None,

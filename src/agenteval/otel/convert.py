@@ -54,7 +54,7 @@ from .attributes import (
     TOOL_NAMES,
     TOOL_RESULTS,
 )
-from .gaps import not_recorded
+from .gaps import not_recorded, usage_recorded
 from .rebuilt import ModelTurn, fill_from_messages, rebuild_tool_calls
 from .spans import SpanRecord, SpanStatus
 from .tool_specs import ToolSpecReader
@@ -297,6 +297,7 @@ def _model_call(group: Sequence[SpanRecord]) -> ModelCall:
         usage=usage,
         started_at=inner.started_at,
         duration_s=inner.duration_s,
+        usage_recorded=usage_recorded(group),
     )
 
 

@@ -17,6 +17,11 @@ called" fails an agent for a gap in its trace. These rules name the gap instead
   `gen_ai.tool.call.arguments`, `{}` included, only when it records content).
 - `output`: no span carries the answer's text, and the last model call (which did not fail)
   recorded no response content.
+- `usage`: a model call (which did not fail) whose spans carry no token count at all, not even
+  0: an OpenAI chat completion streamed without `stream_options={"include_usage": True}`
+  reports none, and every instrumentation then records none. Its tokens read 0 and its
+  `ModelCall.usage_recorded` is False, so that its cost is reported missing, never as free
+  (a cost gate would otherwise pass any agent that streams).
 """
 
 from __future__ import annotations
@@ -25,10 +30,19 @@ from collections.abc import Sequence
 
 from agenteval.trace import ToolCall
 
+from .attributes import CACHED_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS, REASONING_TOKENS
 from .rebuilt import ModelTurn
 from .spans import SpanRecord, SpanStatus
 
-__all__ = ["capture_fix", "not_recorded"]
+__all__ = ["capture_fix", "not_recorded", "usage_recorded"]
+
+_TOKENS = (*INPUT_TOKENS, *OUTPUT_TOKENS, *CACHED_TOKENS, *REASONING_TOKENS)
+
+_STREAMED_USAGE = (
+    "a streamed OpenAI chat completion reports its usage only when asked: pass "
+    'stream_options={"include_usage": True} (or the framework\'s own switch, such as '
+    "LangChain's stream_usage=True)"
+)
 
 _OPENAI_V2 = (
     "the official openai-v2 instrumentation records no message content by default: set "
@@ -77,6 +91,27 @@ def capture_fix(span: SpanRecord) -> str:
     if scope == "gcp.vertex.agent" or "gcp.vertex.agent.llm_response" in attrs:
         return _ADK
     return _ANY
+
+
+def usage_recorded(spans: Sequence[SpanRecord]) -> bool:
+    """Whether a model call's spans (innermost first) record its token usage: any token count,
+    0 included. A call that failed counts as recorded: a refused request (a 429, a 5xx) uses
+    no tokens, and its spans have none to record."""
+    if spans and spans[0].status is SpanStatus.ERROR:
+        return True
+    return any(span.first(*_TOKENS) is not None for span in spans)
+
+
+def _usage_gap(turns: Sequence[ModelTurn]) -> str | None:
+    """Why the tokens of some model calls are unknown, if they are."""
+    unmetered = [t for t in turns if not usage_recorded(t.spans)]
+    if not unmetered:
+        return None
+    they = "it" if len(unmetered) == 1 else "they"
+    return (
+        f"{_which(len(unmetered), len(turns))} recorded no token usage, so what {they} cost is "
+        f"unknown: {_STREAMED_USAGE}"
+    )
 
 
 def _which(n: int, of: int) -> str:
@@ -159,6 +194,9 @@ def not_recorded(
     )
     if why is not None:
         gaps["tool_arguments"] = why
+    why = _usage_gap(turns)
+    if why is not None:
+        gaps["usage"] = why
     last = max(turns, key=lambda t: t.span.end_ns)
     if (
         output is None

@@ -192,9 +192,11 @@ def _fill(recorder: TrialRecorder, spans: list[SpanRecord]) -> None:
         return
     reading = read_spans(spans)
     own_calls = bool(recorder.tool_calls)
+    own_model_calls = bool(recorder.model_calls)
     for kind, why in reading.not_recorded.items():
-        # The spans do not say which tools were called: unknown, unless `@tool` recorded them.
-        if not (kind == "tool_calls" and own_calls):
+        # The spans do not say which tools were called: unknown, unless `@tool` recorded them;
+        # nor what their model calls used, unless the agent recorded its calls itself.
+        if not (kind == "tool_calls" and own_calls) and not (kind == "usage" and own_model_calls):
             recorder.not_recorded.setdefault(kind, why)
     for name, spec in reading.tools.items():
         recorder.tool_specs.setdefault(name, spec)

@@ -4,7 +4,9 @@ format amounts without importing it)."""
 
 from __future__ import annotations
 
-__all__ = ["format_usd"]
+from collections.abc import Sequence
+
+__all__ = ["format_usd", "usage_missing_note"]
 
 
 def format_usd(value: float | None) -> str:
@@ -12,3 +14,14 @@ def format_usd(value: float | None) -> str:
     if value is None:
         return "—"
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def usage_missing_note(models: Sequence[str]) -> str:
+    """The note for models whose calls' token usage the trace did not record
+    (`CostStats.models_without_usage`): their cost is missing from the totals, and how to
+    record it."""
+    return (
+        "no token usage recorded for some calls to " + ", ".join(models) + ": their cost is "
+        "missing, not zero (a streamed OpenAI chat completion reports its usage only with "
+        'stream_options={"include_usage": True})'
+    )

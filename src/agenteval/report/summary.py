@@ -116,6 +116,7 @@ class SummaryBuilder:
         self._agent_usd: float | None = None
         self._judge_usd: float | None = None
         self._unpriced: set[str] = set()
+        self._without_usage: set[str] = set()  # models called with no token usage recorded
         self._judge_usage = Usage()
         self._judge_retries: Counter[str] = Counter()
         self._judged: set[str] = set()
@@ -169,6 +170,9 @@ class SummaryBuilder:
         tokens[2] += usage.cached_tokens
         tokens[3] += usage.reasoning_tokens
         for call in trial.model_calls:
+            if not call.usage_recorded:  # its cost is unknown: never added as free
+                self._without_usage.add(call.model)
+                continue
             cost = self._prices().cost(call.model, call.usage)
             if cost is None:
                 self._unpriced.add(call.model)
@@ -270,6 +274,7 @@ class SummaryBuilder:
             mine + theirs for mine, theirs in zip(self._tokens, part._tokens, strict=True)
         ]
         self._unpriced |= part._unpriced
+        self._without_usage |= part._without_usage
         self._judged |= part._judged
         self._judge_usage = self._judge_usage + part._judge_usage
         self._judge_retries.update(part._judge_retries)
@@ -393,6 +398,9 @@ class SummaryBuilder:
                     for model in self._unpriced | self._simulation.unpriced_models
                 }
             ),
+            models_without_usage=sorted(
+                {redactor.redact_text(model) for model in self._without_usage}
+            ),
         )
 
     def _sections(self, summary: Summary) -> list[Section]:
@@ -407,6 +415,7 @@ class SummaryBuilder:
             "latency": summary.latency.count > 0,
             "cost": cost.total_usd is not None
             or bool(cost.unpriced_models)
+            or bool(cost.models_without_usage)
             or summary.usage.total_tokens > 0
             or summary.judge_usage.total_tokens > 0
             or (summary.simulation is not None and summary.simulation.usage.total_tokens > 0),

@@ -135,6 +135,10 @@ class CostStats(BaseModel):
     total_per_correct_usd: float | None = None
     unpriced_models: list[str] = Field(default_factory=list)
     """Models that were called but have no price: add them under `prices:` in agenteval.yaml."""
+    models_without_usage: list[str] = Field(default_factory=list)
+    """Models called in a way whose trace recorded no token usage (`ModelCall.usage_recorded`:
+    an OpenAI stream without `include_usage`): those calls' cost is missing from the totals,
+    not zero."""
 
 
 class RetrievalAttribution(BaseModel):

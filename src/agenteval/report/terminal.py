@@ -12,7 +12,7 @@ from rich.text import Text
 
 from agenteval.records import RunInfo
 from agenteval.report.conversations import simulation_lines
-from agenteval.report.formats import format_usd
+from agenteval.report.formats import format_usd, usage_missing_note
 from agenteval.report.statistics import Interval, PassAtK, Reliability
 from agenteval.report.summary import (
     LatencyStats,
@@ -272,6 +272,8 @@ def _cost_lines(summary: Summary) -> list[Text]:
                 style="yellow",
             )
         )
+    if cost.models_without_usage:
+        lines.append(Text("  " + usage_missing_note(cost.models_without_usage), style="yellow"))
     return lines
 
 

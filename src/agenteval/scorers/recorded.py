@@ -50,6 +50,7 @@ FIELD_WORDS = {  # how a no-score's reason and the run summary name each field
     "output": "the answer",
     "tool_calls": "the tool calls",
     "tool_arguments": "the tool calls' arguments",
+    "usage": "the token usage",
 }
 # Not a Trial field: a trace may name the calls (and ids) but leave their arguments out
 # (pydantic-ai's `include_content=False`, openai-v2's legacy events without content), so the

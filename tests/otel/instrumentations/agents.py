@@ -102,6 +102,63 @@ def openai_agent(
     return answer
 
 
+def streaming_openai_agent(base_url: str, *, include_usage: bool = True) -> Callable[[str], str]:
+    """`openai_agent`, streaming each response (`stream=True`, with
+    `stream_options={"include_usage": True}` when `include_usage`) and putting the message
+    together from its chunks, as a chat UI's agent does."""
+    import openai
+
+    client = openai.OpenAI(base_url=base_url, api_key="x", max_retries=0)
+    extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if include_usage else {}
+
+    def answer(question: str) -> str:
+        messages: list[Any] = [
+            {"role": "system", "content": "You answer weather questions briefly."},
+            {"role": "user", "content": question},
+        ]
+        for _ in range(4):
+            stream = client.chat.completions.create(
+                model=REQUEST_MODEL, messages=messages, tools=TOOL_SCHEMAS, stream=True, **extra
+            )
+            text: list[str] = []
+            calls: dict[int, dict[str, str]] = {}
+            for chunk in stream:
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    if delta.content:
+                        text.append(delta.content)
+                    for part in delta.tool_calls or []:
+                        call = calls.setdefault(part.index, {"id": "", "name": "", "args": ""})
+                        call["id"] = part.id or call["id"]
+                        if part.function is not None:
+                            call["name"] += part.function.name or ""
+                            call["args"] += part.function.arguments or ""
+            if not calls:
+                return "".join(text)
+            messages.append(
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["name"], "arguments": call["args"]},
+                        }
+                        for call in calls.values()
+                    ],
+                }
+            )
+            for call in calls.values():
+                try:
+                    content = TOOLS[call["name"]](**json.loads(call["args"]))
+                except Exception as exc:  # the tool's failure goes back to the model
+                    content = json.dumps({"error": str(exc)})
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+        raise RuntimeError("the model never answered")
+
+    return answer
+
+
 def pydantic_ai_agent(base_url: str) -> Callable[[str], Awaitable[str]]:
     """A pydantic-ai agent on its OpenAI chat model, instrumented by pydantic-ai itself (the
     global TracerProvider, as set when it is built). `get_weather` raises `ModelRetry` for a

@@ -9,6 +9,11 @@ from whether it already holds tool results (messages of role `tool`):
   answers that it could not find it.
 - "hello": answers at once, with no tool call.
 
+A request with `"stream": true` is answered as the API streams (server-sent events of
+`chat.completion.chunk`s): the text in pieces, each tool call's arguments in pieces after a
+first chunk naming it, the finish reason, and, only when `stream_options.include_usage` asks
+for it, a last chunk with the usage and no choices; then `data: [DONE]`.
+
 Every response reports usage with cached and reasoning tokens, as OpenAI's API does
 (`prompt_tokens_details.cached_tokens`, `completion_tokens_details.reasoning_tokens`); the
 first and the second call of a conversation report different numbers, so a reader that drops
@@ -119,6 +124,40 @@ def _response(turn: Turn, number: int) -> dict[str, Any]:
     }
 
 
+def _pieces(text: str, size: int = 7) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _chunks(turn: Turn, number: int, include_usage: bool) -> Iterator[dict[str, Any]]:
+    """The chunks of `turn` streamed, as the API sends them."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": f"chatcmpl-{number}",
+            "object": "chat.completion.chunk",
+            "created": 1_764_000_000,
+            "model": RESPONSE_MODEL,
+            "system_fingerprint": "fp_test",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    yield chunk({"role": "assistant", "content": "" if turn.text is not None else None})
+    if turn.text is not None:
+        for piece in _pieces(turn.text):
+            yield chunk({"content": piece})
+    for index, (call_id, name, arguments) in enumerate(turn.tool_calls):
+        first = {"index": index, "id": call_id, "type": "function"}
+        yield chunk({"tool_calls": [{**first, "function": {"name": name, "arguments": ""}}]})
+        for piece in _pieces(json.dumps(arguments), 5):
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    yield chunk({}, "tool_calls" if turn.tool_calls else "stop")
+    if include_usage:
+        last = chunk({})
+        last["choices"] = []
+        last["usage"] = _response(turn, number)["usage"]
+        yield last
+
+
 @dataclass
 class ScriptedOpenAI:
     """The running server: its base URL (for `openai.OpenAI(base_url=...)`) and the requests
@@ -129,6 +168,16 @@ class ScriptedOpenAI:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        turn, number = self._turn(body)
+        return _response(turn, number)
+
+    def stream(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """The answer to a request with `"stream": true`, chunk by chunk."""
+        turn, number = self._turn(body)
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        return _chunks(turn, number, include_usage)
+
+    def _turn(self, body: dict[str, Any]) -> tuple[Turn, int]:
         messages = body.get("messages", [])
         turns = SCRIPTS[script_of(messages)]
         # One turn per round of tool results already in the conversation.
@@ -140,7 +189,7 @@ class ScriptedOpenAI:
         with self.lock:
             self.requests.append(body)
             number = len(self.requests)
-        return _response(turns[min(rounds, len(turns) - 1)], number)
+        return turns[min(rounds, len(turns) - 1)], number
 
 
 @contextmanager
@@ -158,12 +207,27 @@ def scripted_openai() -> Iterator[ScriptedOpenAI]:
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self.send_error(404)
                 return
+            if body.get("stream"):
+                self._stream(server.stream(body))
+                return
             out = json.dumps(server.answer(body)).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(out)))
             self.end_headers()
             self.wfile.write(out)
+
+        def _stream(self, chunks: Iterator[dict[str, Any]]) -> None:
+            # Server-sent events, closed by the server: no length known in advance.
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("connection", "close")
+            self.end_headers()
+            for chunk in chunks:
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.close_connection = True
 
     http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     http.daemon_threads = True

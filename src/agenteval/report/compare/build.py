@@ -27,6 +27,8 @@ def _per_trial(total: float | None, summary: Summary) -> float | None:
 
 def _agent_cost(summary: Summary) -> float | None:
     cost = summary.cost.agent_usd
+    if summary.cost.models_without_usage:
+        return None  # some calls' cost is unknown: a partial total would read as a saving
     if cost is None and not summary.cost.unpriced_models and summary.usage.total_tokens == 0:
         cost = 0.0  # no model call was recorded: nothing to pay for
     return _per_trial(cost, summary)
@@ -93,6 +95,9 @@ def compare_results(
             base=_per_trial(bs.cost.judge_usd, bs), candidate=_per_trial(cs.cost.judge_usd, cs)
         ),
         unpriced_models=sorted(set(bs.cost.unpriced_models) | set(cs.cost.unpriced_models)),
+        models_without_usage=sorted(
+            set(bs.cost.models_without_usage) | set(cs.cost.models_without_usage)
+        ),
         latency_p50=MetricChange(base=bs.latency.p50, candidate=cs.latency.p50),
         latency_p95=MetricChange(base=bs.latency.p95, candidate=cs.latency.p95),
         working_latency_p50=MetricChange(

@@ -203,6 +203,9 @@ class Comparison(BaseModel):
     judge_cost_per_case: MetricChange
     unpriced_models: list[str] = Field(default_factory=list)
     """Models either run called that have no price: their cost is missing, not zero."""
+    models_without_usage: list[str] = Field(default_factory=list)
+    """Models either run called with no token usage recorded (`CostStats.models_without_usage`):
+    the run's agent cost is unknown, not lower."""
     latency_p50: MetricChange
     latency_p95: MetricChange
     working_latency_p50: MetricChange

@@ -15,6 +15,7 @@ from agenteval.report.compare.model import (
     MetricChange,
     ScorerComparison,
 )
+from agenteval.report.formats import usage_missing_note
 from agenteval.report.statistics import TRIAL, Interval
 
 __all__ = ["comparison_markdown", "print_comparison", "side_notes", "unjudged_note"]
@@ -154,6 +155,8 @@ def _notes(comparison: Comparison) -> list[str]:
         notes.append(
             "no price for " + ", ".join(comparison.unpriced_models) + ": their cost is missing"
         )
+    if comparison.models_without_usage:
+        notes.append(usage_missing_note(comparison.models_without_usage))
     return notes
 
 

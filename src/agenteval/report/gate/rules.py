@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agenteval.records import how_to_complete
 from agenteval.report.compare.model import Change, Comparison, ScorerComparison
+from agenteval.report.formats import usage_missing_note
 from agenteval.report.gate.policy import GatePolicy, Thresholds
 from agenteval.report.statistics import TRIAL, PassAtK, holm
 from agenteval.report.summary import ScorerStats
@@ -376,6 +377,23 @@ def _limit(rule: str, value: float | None, limit: float, unit: str, missing: str
     return RuleOutcome(rule=rule, passed=margin >= 0, detail=f"{shown}: {share}", margin=margin)
 
 
+def _cost_limit(comparison: Comparison, limit: float) -> RuleOutcome:
+    """The candidate's agent cost per case against `limit`; broken, never passed, when part
+    of it is unknown: a model without a price, or calls whose token usage the trace did not
+    record (a streamed OpenAI call without `include_usage` would otherwise cost nothing)."""
+    cost_stats = comparison.candidate.summary.cost
+    unpriced, unmetered = cost_stats.unpriced_models, cost_stats.models_without_usage
+    why = "no cost recorded"
+    if unpriced:
+        why = (
+            "no price for " + ", ".join(unpriced) + " (add them under `prices:` in agenteval.yaml)"
+        )
+    elif unmetered:
+        why = usage_missing_note(unmetered)
+    cost = None if unpriced or unmetered else comparison.agent_cost_per_case.candidate
+    return _limit(f"agent cost per case ≤ ${limit:g}", cost, limit, "usd", why)
+
+
 def evaluate_gate(comparison: Comparison, policy: GatePolicy | None = None) -> GateVerdict:
     """Apply the gate's rules to a comparison. The comparison should have been made with the
     policy's `trial_passes` (as `agenteval gate` does)."""
@@ -391,20 +409,7 @@ def evaluate_gate(comparison: Comparison, policy: GatePolicy | None = None) -> G
     for name, thresholds in policy.scorers.items():
         rules += _thresholds(name, thresholds, comparison)
     if policy.max_cost_per_case_usd is not None:
-        unpriced = comparison.candidate.summary.cost.unpriced_models
-        cost = None if unpriced else comparison.agent_cost_per_case.candidate
-        rules.append(
-            _limit(
-                f"agent cost per case ≤ ${policy.max_cost_per_case_usd:g}",
-                cost,
-                policy.max_cost_per_case_usd,
-                "usd",
-                "no price for " + ", ".join(unpriced) + " (add them under `prices:` in "
-                "agenteval.yaml)"
-                if unpriced
-                else "no cost recorded",
-            )
-        )
+        rules.append(_cost_limit(comparison, policy.max_cost_per_case_usd))
     if policy.max_p95_latency_s is not None:
         rules.append(
             _limit(

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
 from agenteval.report.compare.render import side_notes, unjudged_note
+from agenteval.report.formats import usage_missing_note
 from agenteval.report.statistics import Interval
 from agenteval.report.terminal import format_seconds, format_usd
 
@@ -124,6 +125,8 @@ def diff_from_comparison(comparison: Comparison) -> BaselineDiff:
         notes.append("cases whose content changed: " + ", ".join(comparison.changed_cases))
     if comparison.unpriced_models:
         notes.append("no price for " + ", ".join(comparison.unpriced_models))
+    if comparison.models_without_usage:
+        notes.append(usage_missing_note(comparison.models_without_usage))
     return BaselineDiff(
         base_run_id=comparison.base.run_id,
         candidate_run_id=comparison.candidate.run_id,

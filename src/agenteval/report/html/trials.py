@@ -149,6 +149,8 @@ class TrialView:
 
 def _trial_cost(trial: Trial, result: TrialResult, prices: PriceTable) -> float | None:
     total: float | None = None
+    if not all(call.usage_recorded for call in trial.model_calls):
+        return None  # a call's tokens are unknown: so is what the trial cost
     for call in trial.model_calls:
         cost = prices.cost(call.model, call.usage)
         if cost is not None:
