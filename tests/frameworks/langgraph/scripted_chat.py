@@ -29,6 +29,8 @@ class ScriptedChat(BaseChatModel):
     of the answer plus 3 per tool call, 1 of them reasoning."""
 
     respond: Respond
+    report_usage: bool = True
+    """False: no `usage_metadata` at all, as a streaming ChatOpenAI without `stream_usage`."""
 
     @property
     def _llm_type(self) -> str:
@@ -47,13 +49,17 @@ class ScriptedChat(BaseChatModel):
         answer = self.respond(messages)
         words = sum(len(str(m.content).split()) for m in messages)
         calls = len(answer.tool_calls)
-        answer.usage_metadata = {
-            "input_tokens": words,
-            "output_tokens": len(str(answer.content).split()) + 3 * calls,
-            "total_tokens": words + len(str(answer.content).split()) + 3 * calls,
-            "input_token_details": {"cache_read": 2 if len(messages) > 1 else 0},
-            "output_token_details": {"reasoning": 1},
-        }
+        answer.usage_metadata = (
+            None
+            if not self.report_usage
+            else {
+                "input_tokens": words,
+                "output_tokens": len(str(answer.content).split()) + 3 * calls,
+                "total_tokens": words + len(str(answer.content).split()) + 3 * calls,
+                "input_token_details": {"cache_read": 2 if len(messages) > 1 else 0},
+                "output_token_details": {"reasoning": 1},
+            }
+        )
         answer.response_metadata = {"model_name": MODEL, "model_provider": "scripted"}
         return ChatResult(generations=[ChatGeneration(message=answer)])
 
@@ -130,13 +136,14 @@ def react_agent(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     handle_tool_errors: bool = True,
     name: str = "support",
+    report_usage: bool = True,
 ) -> Any:
     """`create_react_agent` over the scripted model and the three tools."""
     with warnings.catch_warnings():
         # create_react_agent moved to `langchain.agents.create_agent` (not installed here).
         warnings.simplefilter("ignore")
         return create_react_agent(
-            ScriptedChat(respond=respond),
+            ScriptedChat(respond=respond, report_usage=report_usage),
             ToolNode(TOOLS, handle_tool_errors=handle_tool_errors),
             checkpointer=checkpointer,
             name=name,

@@ -14,6 +14,7 @@ from tests.frameworks.langgraph.scripted_chat import MODEL, hand_built_graph, re
 from agenteval import EvalCase, evaluate
 from agenteval.agents.frameworks import as_framework_agent
 from agenteval.case import Invocation, Message
+from agenteval.pricing import ModelPrice, PriceTable
 from agenteval.run import Run, TrialResult
 from agenteval.trace import FailureCause, Usage
 
@@ -63,6 +64,29 @@ def test_parallel_tool_calls_pair_with_their_results_and_usage_is_summed(
     assert result.scores["tool_arguments_valid"].passed is True
     assert result.scores["tool_execution"].passed is True
     assert done.info.target.endswith(f"langgraph:{build().name}")
+
+
+def test_a_model_that_reports_no_usage_has_an_unknown_cost_not_a_free_one(
+    tmp_path: Path,
+) -> None:
+    """A chat model that reports no `usage_metadata` (a streaming ChatOpenAI without
+    `stream_usage=True`): its calls were 0 tokens and $0, so a cost gate passed any agent
+    on it. Now each call's usage is "not recorded", and the run's cost is missing."""
+    prices = PriceTable({MODEL: ModelPrice(input=1.0, output=4.0)})
+    done = run(
+        react_agent(report_usage=False),
+        [EvalCase(id="w", input="weather Paris and Rome")],
+        tmp_path,
+        prices=prices,
+    )
+    trial = only(done).trial
+    assert [c.usage_recorded for c in trial.model_calls] == [False, False]
+    assert "stream_usage=True" in trial.not_recorded["usage"]
+    assert done.summary.cost.agent_usd is None
+    assert done.summary.cost.models_without_usage == [MODEL]
+    reported = run(react_agent(), [EvalCase(id="w", input="weather Paris")], tmp_path / "r")
+    assert reported.results[0].trial.not_recorded == {}
+    assert [c.usage_recorded for c in reported.results[0].trial.model_calls] == [True, True]
 
 
 @pytest.mark.parametrize("checkpointer", [None, InMemorySaver()], ids=["history", "checkpointer"])

@@ -191,6 +191,7 @@ class TrialBuilder:
         self._steps: list[AgentStep] = []
         self._open: dict[str, ToolCall] = {}
         self._model_calls: list[ModelCall] = []
+        self._usage_gap: str | None = None  # why some model calls' tokens are unknown
         self._node_visits: list[str] = []
         self._metadata: dict[str, Any] = {}
         self._anonymous = 0
@@ -275,9 +276,22 @@ class TrialBuilder:
 
     # --- the rest of the record
 
-    def model_call(self, model: str, usage: Usage, *, provider: str | None = None) -> None:
-        """One model call with what it used (priced by `model`)."""
-        self._model_calls.append(ModelCall(model=model, provider=provider, usage=usage))
+    def model_call(
+        self,
+        model: str,
+        usage: Usage,
+        *,
+        provider: str | None = None,
+        unrecorded: str | None = None,
+    ) -> None:
+        """One model call with what it used (priced by `model`); `unrecorded` says why the
+        framework reported no usage for it: its cost is then unknown (`not_recorded["usage"]`),
+        never free."""
+        self._model_calls.append(
+            ModelCall(model=model, provider=provider, usage=usage, usage_recorded=not unrecorded)
+        )
+        if unrecorded and self._usage_gap is None:
+            self._usage_gap = unrecorded
 
     def visit(self, node: str) -> None:
         """A node the run passed through (a sub-agent transferred to, a graph node, a
@@ -305,6 +319,8 @@ class TrialBuilder:
                 recorder.model_calls.extend(trial.model_calls)
                 recorder.node_visits.extend(trial.node_visits)
                 recorder.tool_specs.update(trial.tool_specs)
+                for kind, why in trial.not_recorded.items():
+                    recorder.not_recorded.setdefault(kind, why)
             raise
 
     def build(self) -> Trial:
@@ -321,4 +337,5 @@ class TrialBuilder:
             node_visits=list(self._node_visits),
             metadata=metadata,
             tool_specs=dict(self._tool_specs),
+            not_recorded={} if self._usage_gap is None else {"usage": self._usage_gap},
         )

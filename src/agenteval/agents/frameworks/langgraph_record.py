@@ -48,8 +48,13 @@ class RunRecord:
         metadata = getattr(message, "response_metadata", None) or {}
         model = metadata.get("model_name") or metadata.get("model") or "unknown"
         provider = metadata.get("model_provider")
-        usage = usage_of(getattr(message, "usage_metadata", None))
-        self.builder.model_call(str(model), usage, provider=str(provider) if provider else None)
+        reported = getattr(message, "usage_metadata", None)
+        self.builder.model_call(
+            str(model),
+            usage_of(reported),
+            provider=str(provider) if provider else None,
+            unrecorded=None if reported else _NO_USAGE,
+        )
 
     def failed(self) -> None:
         """The run raised: each tool that raised, and that no ToolMessage answered, keeps
@@ -172,6 +177,12 @@ class TurnReader:
                 str(invalid.get("name") or ""), invalid.get("args"), invalid.get("id")
             )
             self._builder.result(recorded.id, error=str(invalid.get("error") or "invalid call"))
+
+
+_NO_USAGE = (
+    "the chat model reported no usage_metadata for a call, so what it cost is unknown: a "
+    "streaming ChatOpenAI reports it only with stream_usage=True"
+)
 
 
 def usage_of(metadata: Mapping[str, Any] | None) -> Usage:
