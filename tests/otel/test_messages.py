@@ -158,6 +158,27 @@ def test_calls_without_ids_are_told_apart_by_position_and_an_unanswered_call_has
     assert calls[2].result is None  # asked for in the last response: no later request
 
 
+def test_calls_named_by_item_id_take_the_next_request_s_results_in_order() -> None:
+    """OpenLLMetry 0.62.4 on the Responses API: a response's calls carry their item ids
+    (`fc_...`), the next request's results their call ids (`call_...`). Paired in order, only
+    when the counts agree and no result answers a known id; else left unpaired, never guessed."""
+    asked = _asks(_part_call("weather", "fc_1", {"city": "Oslo"}), _part_call("time", "fc_2", {}))
+    both = [_result("call_a", "cold"), _result("call_b", "noon")]
+    spans = [
+        _chat(0, _genai(outputs=asked)),
+        _chat(1, _genai(inputs=both, outputs=_answers("ok"))),
+    ]
+    calls = read_spans(spans).tool_calls
+    assert [(c.name, c.id, c.result) for c in calls] == [
+        ("weather", "call_a", "cold"),
+        ("time", "call_b", "noon"),
+    ]
+    one = [_result("call_a", "cold")]
+    spans = [_chat(0, _genai(outputs=asked)), _chat(1, _genai(inputs=one, outputs=_answers("ok")))]
+    calls = read_spans(spans).tool_calls
+    assert [(c.id, c.result) for c in calls] == [("fc_1", None), ("fc_2", None)]
+
+
 def test_calls_are_ordered_by_the_requesting_call_s_start_then_position() -> None:
     late = _chat(1, _genai(outputs=_asks(_part_call("b", "2", {}), _part_call("c", "3", {}))))
     early = _chat(0, _genai(outputs=_asks(_part_call("a", "1", {}))))

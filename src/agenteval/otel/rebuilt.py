@@ -14,6 +14,11 @@ when the spans hold no tool span at all are the calls rebuilt from the messages:
 - its result is the `tool_call_response` with its id in any later request (each request
   repeats every earlier result: the first one read is kept), None when none carries it (the
   calls of the final response, or a trace cut short);
+- when no id matches, a response's calls take the results the next request brought, in order,
+  if it brought as many as there were calls and none of them answers a known call id: so
+  OpenLLMetry 0.62's Responses API spans, which name a call by its item id (`fc_...`) and its
+  result by its call id (`call_...`), still pair each call with its result (and the call takes
+  the call id, the one the API and the other families use);
 - it starts when the requesting model call ended; its duration is unknown (None): the next
   model call's start also counts the agent's own work, so it would overstate the tool's time;
 - none of these families marks a failed tool, so a rebuilt call has no error: a failure shows
@@ -22,7 +27,7 @@ when the spans hold no tool span at all are the calls rebuilt from the messages:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -67,6 +72,7 @@ def results_by_id(turns: Iterable[ModelTurn]) -> dict[str, Any]:
 def rebuild_tool_calls(turns: Sequence[ModelTurn]) -> list[ToolCall]:
     """The tool calls the models asked for, with the results later requests carried back."""
     results = results_by_id(turns)
+    in_order = _paired_in_order(turns, results)
     calls: dict[object, ToolCall] = {}
     for index, turn in enumerate(turns):
         ended = datetime.fromtimestamp(turn.span.end_ns / 1e9, UTC)
@@ -74,15 +80,50 @@ def rebuild_tool_calls(turns: Sequence[ModelTurn]) -> list[ToolCall]:
             key: object = requested.id if requested.id is not None else (index, position)
             if key in calls:
                 continue
+            call_id, result = requested.id, None
+            if requested.id is not None and requested.id in results:
+                result = results[requested.id]
+            elif (index, position) in in_order:
+                call_id, result = in_order[index, position]
             calls[key] = ToolCall(
                 name=requested.name,
                 arguments=dict(requested.arguments or {}),
-                result=results.get(requested.id) if requested.id is not None else None,
-                id=requested.id,
+                result=result,
+                id=call_id,
                 started_at=ended,
                 duration_s=None,
             )
     return list(calls.values())
+
+
+def _paired_in_order(
+    turns: Sequence[ModelTurn], results: Mapping[str, Any]
+) -> dict[tuple[int, int], tuple[str, Any]]:
+    """(turn, position) -> (call id, result) for the calls of a response whose ids no result
+    answers, when the next request brought exactly as many results answering no call id: the
+    k-th of those answers the k-th call (see the module's docs)."""
+    asked = {r.id for turn in turns for r in turn.messages.requested if r.id is not None}
+    orphans = [call_id for call_id in results if call_id not in asked]
+    if not orphans:
+        return {}  # every result answers a known call: the usual trace
+    paired: dict[tuple[int, int], tuple[str, Any]] = {}
+    seen: set[str] = set()
+    for index, turn in enumerate(turns[:-1]):
+        unanswered = [
+            position
+            for position, r in enumerate(turn.messages.requested)
+            if r.id is None or r.id not in results
+        ]
+        brought = [
+            call_id
+            for call_id in turns[index + 1].messages.results
+            if call_id not in asked and call_id not in seen
+        ]
+        seen.update(brought)
+        if unanswered and len(brought) == len(unanswered):
+            for position, call_id in zip(unanswered, brought, strict=True):
+                paired[index, position] = (call_id, results[call_id])
+    return paired
 
 
 def fill_from_messages(calls: Sequence[ToolCall], turns: Sequence[ModelTurn]) -> list[ToolCall]:

@@ -159,6 +159,44 @@ def streaming_openai_agent(base_url: str, *, include_usage: bool = True) -> Call
     return answer
 
 
+RESPONSES_TOOLS: list[Any] = [{"type": "function", **schema["function"]} for schema in TOOL_SCHEMAS]
+"""The same tools as the Responses API declares them (no `function` wrapper)."""
+
+
+def responses_agent(base_url: str) -> Callable[[str], str]:
+    """`openai_agent` on the Responses API (`client.responses.create`), the API OpenAI
+    recommends for new agents: the model's `function_call` items are run and answered with
+    `function_call_output` items until it answers with a message."""
+    import openai
+
+    client = openai.OpenAI(base_url=base_url, api_key="x", max_retries=0)
+
+    def answer(question: str) -> str:
+        items: list[Any] = [{"role": "user", "content": question}]
+        for _ in range(4):
+            response = client.responses.create(
+                model=REQUEST_MODEL,
+                instructions="You answer weather questions briefly.",
+                input=items,
+                tools=RESPONSES_TOOLS,
+            )
+            calls = [item for item in response.output if item.type == "function_call"]
+            if not calls:
+                return response.output_text
+            items += [item.model_dump(exclude_none=True) for item in response.output]
+            for call in calls:
+                try:
+                    content = TOOLS[call.name](**json.loads(call.arguments))
+                except Exception as exc:  # the tool's failure goes back to the model
+                    content = json.dumps({"error": str(exc)})
+                items.append(
+                    {"type": "function_call_output", "call_id": call.call_id, "output": content}
+                )
+        raise RuntimeError("the model never answered")
+
+    return answer
+
+
 def pydantic_ai_agent(base_url: str) -> Callable[[str], Awaitable[str]]:
     """A pydantic-ai agent on its OpenAI chat model, instrumented by pydantic-ai itself (the
     global TracerProvider, as set when it is built). `get_weather` raises `ModelRetry` for a

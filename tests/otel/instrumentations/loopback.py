@@ -9,7 +9,11 @@ from whether it already holds tool results (messages of role `tool`):
   answers that it could not find it.
 - "hello": answers at once, with no tool call.
 
-A request with `"stream": true` is answered as the API streams (server-sent events of
+`POST /v1/responses` (the Responses API) plays the same scripts: its `input` items hold the
+conversation (`function_call_output` items are the tool results), its `output` the turn's
+`function_call` items or one assistant `message`, with the same usage.
+
+A chat completion request with `"stream": true` is answered as the API streams (server-sent events of
 `chat.completion.chunk`s): the text in pieces, each tool call's arguments in pieces after a
 first chunk naming it, the finish reason, and, only when `stream_options.include_usage` asks
 for it, a last chunk with the usage and no choices; then `data: [DONE]`.
@@ -158,6 +162,55 @@ def _chunks(turn: Turn, number: int, include_usage: bool) -> Iterator[dict[str, 
         yield last
 
 
+def _responses_answer(turn: Turn, number: int) -> dict[str, Any]:
+    """`turn` as a Responses API response."""
+    prompt, completion, cached, reasoning = turn.usage
+    output: list[dict[str, Any]] = [
+        {
+            "type": "function_call",
+            # An item id unrelated to the call id, as OpenAI's are.
+            "id": f"fc_{number:03d}{index}",
+            "call_id": call_id,
+            "name": name,
+            "arguments": json.dumps(arguments),
+            "status": "completed",
+        }
+        for index, (call_id, name, arguments) in enumerate(turn.tool_calls)
+    ]
+    if turn.text is not None:
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_{number}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": turn.text, "annotations": []}],
+            }
+        )
+    return {
+        "id": f"resp_{number}",
+        "object": "response",
+        "created_at": 1_764_000_000,
+        "status": "completed",
+        "model": RESPONSE_MODEL,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "metadata": {},
+        "usage": {
+            "input_tokens": prompt,
+            "output_tokens": completion,
+            "total_tokens": prompt + completion,
+            "input_tokens_details": {"cached_tokens": cached},
+            "output_tokens_details": {"reasoning_tokens": reasoning},
+        },
+    }
+
+
 @dataclass
 class ScriptedOpenAI:
     """The running server: its base URL (for `openai.OpenAI(base_url=...)`) and the requests
@@ -176,6 +229,19 @@ class ScriptedOpenAI:
         turn, number = self._turn(body)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         return _chunks(turn, number, include_usage)
+
+    def respond(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The answer to a Responses API request."""
+        items = body.get("input", [])
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+        # A tool result item is a message of role `tool`, to count the rounds as in a chat.
+        messages = [
+            {"role": "tool"} if item.get("type") == "function_call_output" else item
+            for item in items
+        ]
+        turn, number = self._turn({**body, "messages": messages})
+        return _responses_answer(turn, number)
 
     def _turn(self, body: dict[str, Any]) -> tuple[Turn, int]:
         messages = body.get("messages", [])
@@ -204,13 +270,17 @@ def scripted_openai() -> Iterator[ScriptedOpenAI]:
         def do_POST(self) -> None:
             assert server is not None
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            if self.path.rstrip("/") != "/v1/chat/completions":
+            path = self.path.rstrip("/")
+            if path not in ("/v1/chat/completions", "/v1/responses"):
                 self.send_error(404)
                 return
-            if body.get("stream"):
+            if path == "/v1/responses":
+                out = json.dumps(server.respond(body)).encode()
+            elif body.get("stream"):
                 self._stream(server.stream(body))
                 return
-            out = json.dumps(server.answer(body)).encode()
+            else:
+                out = json.dumps(server.answer(body)).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(out)))

@@ -1,0 +1,67 @@
+"""The plain openai-SDK tool loop on the Responses API (`client.responses.create`, what OpenAI
+recommends for new agents) under each real openai instrumentation that covers it: the same tool
+calls, results, errors, answer, tokens and cost as the chat completions loop, live and offline.
+
+OpenLLMetry 0.62.4 names a call in the response by its item id (`fc_...`) and its result in the
+next request by its call id (`call_...`): the calls are paired with their results in order
+(`otel/rebuilt.py`). Before, every result was lost, and a tool that failed passed
+`tool_execution`. openai-v2 2.4b0 does not instrument the Responses API at all (no span).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from .agents import EXPECTED, expected_cost, expected_scores, expected_usage, responses_agent
+from .families import OPENAI_V2, OPENINFERENCE, OPENLLMETRY, Family
+from .loopback import ScriptedOpenAI
+from .runs import TraceFile, facts, record_offline, run_live, run_offline
+
+
+@pytest.mark.parametrize(
+    "instrumented", [OPENINFERENCE, OPENLLMETRY], ids=lambda f: f.name, indirect=True
+)
+def test_a_responses_api_agent_is_recorded_as_the_chat_one_is(
+    instrumented: Family,
+    openai_server: ScriptedOpenAI,
+    trace_file: TraceFile,
+    tmp_path: Path,
+) -> None:
+    agent = responses_agent(openai_server.base_url)
+    offline = run_offline(agent, trace_file, tmp_path / "offline.db")
+    live = run_live(agent, tmp_path / "live.db")
+    assert set(live) == set(offline) == set(EXPECTED)
+    for case_id, expected in EXPECTED.items():
+        seen = facts(live[case_id])
+        assert seen == facts(offline[case_id]), case_id
+        assert seen["calls"] == expected.calls, case_id
+        for result, call_error, wanted in zip(
+            seen["results"], seen["call_errors"], expected.results, strict=True
+        ):
+            if wanted is None:  # the failed call: its error is in the result it sent back
+                assert expected.error is not None and expected.error in str(call_error)
+            else:
+                assert result == wanted and call_error is None, case_id
+        assert seen["output"] == expected.output, case_id
+        assert (seen["failure"], seen["not_recorded"]) == (None, []), case_id
+        assert seen["model_calls"] == expected.model_calls, case_id
+        assert seen["usage"] == expected_usage(case_id, details=True), case_id
+        assert seen["cost"] == pytest.approx(expected_cost(case_id, details=True)), case_id
+        assert seen["scores"] == expected_scores(case_id, tool_schemas=True), case_id
+
+
+@pytest.mark.parametrize("instrumented", [OPENAI_V2], ids=lambda f: f.name, indirect=True)
+def test_openai_v2_records_no_span_of_a_responses_api_call(
+    instrumented: Family,
+    openai_server: ScriptedOpenAI,
+    trace_file: TraceFile,
+    user_exporter: InMemorySpanExporter,
+) -> None:
+    """What the README's table says of openai-v2 and the Responses API: it has no span for
+    it, so a trial records no model call nor tool call (use another family, or `@tool`)."""
+    record_offline(responses_agent(openai_server.base_url))
+    names = {span.name for span in user_exporter.get_finished_spans()}
+    assert names == {"POST /ask"}
