@@ -202,8 +202,11 @@ async def _run_jobs(
     if on_start is not None:
         on_start(plan.info, plan.case_count * plan.settings.trials, len(plan.done))
 
+    unseen = _UnseenCalls()
+
     def collect(result: TrialResult) -> None:
         plan.summary.add(result)
+        unseen.add(result)
         if on_result is not None:
             on_result(result)
 
@@ -221,12 +224,50 @@ async def _run_jobs(
             on_result=collect,
             recorded=plan.recorded,
         )
+    if unseen.all_unseen:
+        on_warning(unseen.warning())
     if unrecorded():
         on_warning(
             f"{unrecorded()} tool calls ran outside any trial and were not recorded: "
             "the agent ran them in threads it started itself, which do not carry the "
             "trial's context; use asyncio.to_thread, or submit "
             "contextvars.copy_context().run to the executor"
+        )
+
+
+class _UnseenCalls:
+    """Counts the trials whose case expects tool calls, and those of them that recorded no
+    tool call and no model call at all. When that is every one of them, the agent is most
+    likely invisible to agenteval (a plain callable with no `@tool` and no tracing, or an
+    instrumentation that does not cover its API: openai-v2 has no span for the Responses
+    API), and each "answered without calling any tool" is a gap, not the agent's choice."""
+
+    def __init__(self) -> None:
+        self.expecting = 0
+        self.unseen = 0
+
+    def add(self, result: TrialResult) -> None:
+        case, trial = result.case, result.trial
+        if trial.failure is not None or not (case.expected_tools or case.expected_trajectory):
+            return
+        self.expecting += 1
+        if (
+            not trial.tool_calls
+            and not trial.model_calls
+            and "tool_calls" not in trial.not_recorded
+        ):
+            self.unseen += 1
+
+    @property
+    def all_unseen(self) -> bool:
+        return self.expecting > 0 and self.unseen == self.expecting
+
+    def warning(self) -> str:
+        return (
+            f"none of the {self.expecting} trials whose case expects tool calls recorded a tool "
+            "call or a model call, so their tool scores judge what agenteval could not see: "
+            "decorate the agent's tools with @agenteval.tool, or trace it (OpenTelemetry: "
+            "openai-v2 has no span for the Responses API; OpenInference and OpenLLMetry do)"
         )
 
 

@@ -10,12 +10,20 @@ next request by its call id (`call_...`): the calls are paired with their result
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from .agents import EXPECTED, expected_cost, expected_scores, expected_usage, responses_agent
+from .agents import (
+    EXPECTED,
+    expected_cost,
+    expected_scores,
+    expected_usage,
+    openai_agent,
+    responses_agent,
+)
 from .families import OPENAI_V2, OPENINFERENCE, OPENLLMETRY, Family
 from .loopback import ScriptedOpenAI
 from .runs import TraceFile, facts, record_offline, run_live, run_offline
@@ -65,3 +73,25 @@ def test_openai_v2_records_no_span_of_a_responses_api_call(
     record_offline(responses_agent(openai_server.base_url))
     names = {span.name for span in user_exporter.get_finished_spans()}
     assert names == {"POST /ask"}
+
+
+@pytest.mark.parametrize("instrumented", [OPENAI_V2], ids=lambda f: f.name, indirect=True)
+def test_a_run_that_saw_no_call_of_an_agent_expected_to_call_tools_says_so(
+    instrumented: Family,
+    openai_server: ScriptedOpenAI,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Live under openai-v2, the Responses API agent is invisible: its cases fail
+    tool_selection for "answered without calling any tool". The run says once why that may
+    be a gap in what agenteval sees, and what to do."""
+    with caplog.at_level(logging.WARNING, logger="agenteval"):
+        live = run_live(responses_agent(openai_server.base_url), tmp_path / "live.db")
+    assert live["paris"].trial.model_calls == [] == live["paris"].trial.tool_calls
+    [warning] = [r.getMessage() for r in caplog.records if "recorded a tool call" in r.getMessage()]
+    assert warning.startswith("none of the 2 trials whose case expects tool calls")
+    assert "@agenteval.tool" in warning and "Responses API" in warning
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="agenteval"):
+        run_live(openai_agent(openai_server.base_url), tmp_path / "chat.db")
+    assert not [r for r in caplog.records if "recorded a tool call" in r.getMessage()]
