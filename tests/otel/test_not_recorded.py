@@ -120,10 +120,12 @@ def test_with_tool_spans_the_calls_are_recorded_even_without_messages() -> None:
 
 
 def test_a_recorded_response_without_text_is_no_answer() -> None:
-    """Content captured, the last response only asked for tools: the agent gave no answer."""
+    """Content captured, the last response only asked for tools: the agent gave no answer.
+    What those calls returned, no later request says: unknown, not "no result"."""
     spans = captured("v2_span", slice(0, 1))
     reading = read_spans(spans)
-    assert reading.output is None and reading.not_recorded == {}
+    assert reading.output is None and set(reading.not_recorded) == {"tool_results"}
+    assert "the conversation ended" in reading.not_recorded["tool_results"]
     trial = reading.trial()
     assert trial.failure is not None and trial.failure.cause is FailureCause.NO_RESPONSE
 

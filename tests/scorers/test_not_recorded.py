@@ -153,12 +153,12 @@ READS = {
     "exact_match": {"output"},
     "tool_selection": {"tool_calls"},
     "tool_arguments_valid": {"tool_calls", "tool_arguments"},
-    "tool_execution": {"tool_calls"},
+    "tool_execution": {"tool_calls", "tool_results"},
     "trajectory_order": {"tool_calls", "tool_arguments"},
     "step_efficiency": {"tool_calls"},
     "redundant_calls": {"tool_calls", "tool_arguments"},
-    "tool_faithfulness": {"output", "tool_calls"},
-    "retrieval_recall": {"tool_calls"},
+    "tool_faithfulness": {"output", "tool_calls", "tool_results"},
+    "retrieval_recall": {"tool_calls", "tool_results"},
     "avoids_forbidden_text": {"output"},
     "state_match": {"state"},
 }
@@ -174,9 +174,9 @@ def test_the_judge_rubrics_read_what_their_templates_show() -> None:
     reads = {name: set(prepare_scorer(JudgeRubric(name)).reads) for name in RUBRICS}
     assert reads == {
         "correctness": {"output"},
-        "groundedness": {"output", "tool_calls"},
+        "groundedness": {"output", "tool_calls", "tool_results"},
         "answer_relevance": {"output"},
-        "context_relevance": {"tool_calls"},
+        "context_relevance": {"tool_calls", "tool_results"},
     }
 
 
@@ -193,7 +193,7 @@ def test_every_built_in_criterion_and_evaluator_declares_what_it_reads() -> None
         "final_response_match_v2": {"output"},
         "rubric_based_final_response_quality_v1": {"output"},
         "factual_accuracy_v1": {"output"},
-        "hallucinations_v1": {"output", "tool_calls"},
+        "hallucinations_v1": {"output", "tool_calls", "tool_results"},
         "safety_v1": {"output"},
         "tool_trajectory_avg_score": {"tool_calls", "tool_arguments"},
         "node_order_score": set(),  # graph nodes: not a field a trace leaves out

@@ -94,7 +94,7 @@ class TrialRecorder:
         """The `not_recorded` of the trial this recorder's attempt makes (`returned`, what the
         agent returned, if it returned one): the trial's own, the spans' word that the tool
         calls are unknown when neither the agent nor a `@tool` recorded any call, that
-        their arguments are unknown when the calls came from the spans, and that the tokens of
+        their arguments or results are unknown when the calls came from the spans, and that the tokens of
         the spans' model calls are unknown (`usage`).
 
         The spans' word on the answer never applies here: what the agent returned is its answer,
@@ -114,7 +114,7 @@ class TrialRecorder:
         if returned is None or not returned.tool_calls:  # else the agent's own record wins
             added.update(
                 (kind, why)
-                for kind in ("tool_calls", "tool_arguments")
+                for kind in ("tool_calls", "tool_arguments", "tool_results")
                 if (why := self.not_recorded.get(kind)) is not None
                 and kind not in gaps
                 and not (kind == "tool_calls" and self.tool_calls)

@@ -44,7 +44,7 @@ class HallucinationCriterion(TemplatedLLMCriterion):
     name = "hallucinations_v1"
     description = "Claims are grounded in tool results and provided context (LLM judge)"
     template_id = "groundedness"
-    reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls"})
+    reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls", "tool_results"})
     """The trial fields it reads (`agenteval.scorers.recorded`)."""
 
     def ask(self, actual: Trial, expected: EvalCase) -> JudgeAsk | CriterionResult:

@@ -94,7 +94,7 @@ class JudgeRubric:
         template = load_template(self.template_id)
         fields = {"output"} if "{{ answer }}" in template.user else set()
         if "tool_results" in template.needs:
-            fields.add("tool_calls")
+            fields |= {"tool_calls", "tool_results"}
         return frozenset(fields)
 
     def declines(self, case: EvalCase) -> str | None:

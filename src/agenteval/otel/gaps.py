@@ -17,6 +17,11 @@ called" fails an agent for a gap in its trace. These rules name the gap instead
   `gen_ai.tool.call.arguments`, `{}` included, only when it records content).
 - `output`: no span carries the answer's text, and the last model call (which did not fail)
   recorded no response content.
+- `tool_results`: tool calls rebuilt from the messages (no tool span) whose result no later
+  request carried: OpenInference with its inputs hidden records the calls a response asked for
+  but not the results sent back, and a conversation that ended right after the model asked
+  for tools never says what they returned. Read as "no result", a tool that failed passed
+  `tool_execution`.
 - `usage`: a model call (which did not fail) whose spans carry no token count at all, not even
   0: an OpenAI chat completion streamed without `stream_options={"include_usage": True}`
   reports none, and every instrumentation then records none. Its tokens read 0 and its
@@ -114,6 +119,21 @@ def _usage_gap(turns: Sequence[ModelTurn]) -> str | None:
     )
 
 
+def _results_gap(turns: Sequence[ModelTurn], tool_calls: Sequence[ToolCall]) -> str | None:
+    """Why some rebuilt tool calls' results are unknown, if they are (see the module docs)."""
+    missing = [call for call in tool_calls if call.result is None and call.error is None]
+    if not missing:
+        return None
+    final = {requested.id for requested in turns[-1].messages.requested}
+    if all(call.id in final for call in missing):
+        why = "the conversation ended after the model asked for them, so no request carried them"
+    elif any(turn.messages.results for turn in turns):
+        why = "no later request carried them back (or not in a form the trace names)"
+    else:
+        why = f"the requests after them record no tool result: {capture_fix(turns[-1].span)}"
+    return f"{len(missing)} tool call(s) were recorded without their results: {why}"
+
+
 def _which(n: int, of: int) -> str:
     return "the model call" if of == 1 else f"{n} of {of} model calls"
 
@@ -194,6 +214,8 @@ def not_recorded(
     )
     if why is not None:
         gaps["tool_arguments"] = why
+    if not has_tool_spans and (why := _results_gap(turns, tool_calls)) is not None:
+        gaps["tool_results"] = why
     why = _usage_gap(turns)
     if why is not None:
         gaps["usage"] = why

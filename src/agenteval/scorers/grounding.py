@@ -261,7 +261,7 @@ class ToolFaithfulness:
 
     name: str = "tool_faithfulness"
     threshold: float = 1.0
-    reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls"})
+    reads: ClassVar[frozenset[str]] = frozenset({"output", "tool_calls", "tool_results"})
     """The trial fields it reads (`scorers.recorded`)."""
     text_threshold: float = 0.8
 
@@ -444,7 +444,7 @@ class RetrievalRecall:
 
     name: str = "retrieval_recall"
     threshold: float = 1.0
-    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls", "tool_results"})
     """The trial fields it reads (`scorers.recorded`)."""
     search_tools: tuple[str, ...] = ("search", "retriev")
     doc_keys: tuple[str, ...] = ("id", "doc_id", "url")

@@ -51,19 +51,24 @@ FIELD_WORDS = {  # how a no-score's reason and the run summary name each field
     "tool_calls": "the tool calls",
     "tool_arguments": "the tool calls' arguments",
     "usage": "the token usage",
+    "tool_results": "the tool calls' results",
 }
 # Not a Trial field: a trace may name the calls (and ids) but leave their arguments out
 # (pydantic-ai's `include_content=False`, openai-v2's legacy events without content), so the
 # scorers that compare arguments read it besides `tool_calls`.
 TOOL_ARGUMENTS = "tool_arguments"
+# Likewise the calls' results: named in a model's response, but the requests that carried the
+# results back were not recorded (OpenInference hiding inputs), so the scorers that read what
+# the tools returned read it besides `tool_calls`.
+TOOL_RESULTS = "tool_results"
 
 _S = TypeVar("_S")
 
 
 def reads(*fields: str) -> Callable[[_S], _S]:
     """Declare the trial fields a scorer of yours reads (`"output"`, `"tool_calls"`, any
-    `Trial` field, or `"tool_arguments"`), so a run gives it no score, with the reason, when the trial's trace does not
-    record one of them (`Trial.not_recorded`), instead of calling it on an absence::
+    `Trial` field, `"tool_arguments"` or `"tool_results"`), so a run gives it no score, with
+    the reason, when the trial's trace does not record one of them (`Trial.not_recorded`), instead of calling it on an absence::
 
         @reads("output")
         def mentions_refund(case, trial):
@@ -71,7 +76,7 @@ def reads(*fields: str) -> Callable[[_S], _S]:
 
     A misspelt field is a `ScorerError` naming it.
     """
-    known = {*Trial.model_fields, TOOL_ARGUMENTS}
+    known = {*Trial.model_fields, TOOL_ARGUMENTS, TOOL_RESULTS}
     unknown = [name for name in fields if name not in known]
     if unknown or not fields:
         raise ScorerError(

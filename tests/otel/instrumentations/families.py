@@ -82,6 +82,14 @@ OPENINFERENCE_HIDDEN = Family(
     content=False,
     content_variable="OPENINFERENCE_HIDE_OUTPUTS",
 )
+OPENINFERENCE_HIDDEN_INPUTS = Family(
+    "openinference-hidden-input-messages",
+    _openinference,
+    # Only the requests' messages hidden: the responses (and so the calls asked for) are
+    # recorded, the tool results sent back are not.
+    env=(("OPENINFERENCE_HIDE_INPUT_MESSAGES", "true"),),
+    content_variable="OPENINFERENCE_HIDE_INPUT_MESSAGES",
+)
 OPENLLMETRY = Family("openllmetry", _openllmetry, env=(("TRACELOOP_TRACE_CONTENT", "true"),))
 OPENLLMETRY_NO_CONTENT = Family(
     "openllmetry-no-content",

@@ -172,7 +172,7 @@ class ToolExecution:
     tools: Mapping[str, ToolSpec] | None = None
     name: str = "tool_execution"
     threshold: float = 1.0
-    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls"})
+    reads: ClassVar[frozenset[str]] = frozenset({"tool_calls", "tool_results"})
     """The trial fields it reads (`scorers.recorded`)."""
     _validators: Validators = field(default_factory=dict, init=False, repr=False, compare=False)
 
