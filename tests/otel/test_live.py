@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Status, StatusCode
 
 import agenteval
-from agenteval import EvalCase, FailureCause
+from agenteval import EvalCase, FailureCause, ModelCall, Usage
 from agenteval.otel import CASE_ID_ATTRIBUTE, TRIAL_INDEX_ATTRIBUTE, live
 from agenteval.otel.routing import router
 
@@ -190,6 +190,46 @@ def test_what_the_agent_recorded_itself_is_not_counted_twice(
     for result in run.results:
         assert len(result.trial.tool_calls) == 1
         assert [m.model for m in result.trial.model_calls] == ["own-model"]
+
+
+def test_a_returned_trials_model_calls_win_over_the_spans_of_the_same_calls(
+    no_provider: None, store: Path
+) -> None:
+    # An instrumented agent that also returns its own record of its model calls: the spans
+    # describe the same calls, so they add none (before, tokens and cost counted twice).
+    def agent(city: str) -> agenteval.Trial:
+        _chat(7)
+        _chat(8)
+        own = [
+            ModelCall(model="sim-1", usage=Usage(input_tokens=tokens, output_tokens=1))
+            for tokens in (7, 8)
+        ]
+        return agenteval.Trial(output=f"sunny in {city}", model_calls=own)
+
+    run = agenteval.evaluate(agent, CASES[:2], store=store)
+    for result in run.results:
+        assert [m.usage.input_tokens for m in result.trial.model_calls] == [7, 8]
+        assert result.trial.usage.input_tokens == 15
+        assert result.trial.usage.output_tokens == 2
+
+
+def test_a_returned_trials_model_calls_are_metered_though_its_spans_are_not(
+    no_provider: None, store: Path
+) -> None:
+    # Spans with no token count (a streamed call without include_usage) say the usage is
+    # unknown; but they give way to the calls the agent returned, which count their tokens.
+    def agent(city: str) -> agenteval.Trial:
+        with _tracer().start_as_current_span(
+            "chat sim", attributes={"gen_ai.operation.name": "chat", "gen_ai.request.model": "s"}
+        ):
+            pass
+        own = [ModelCall(model="sim-1", usage=Usage(input_tokens=7, output_tokens=1))]
+        return agenteval.Trial(output=f"sunny in {city}", model_calls=own)
+
+    [result] = agenteval.evaluate(agent, CASES[:1], store=store).results
+    assert [m.usage_recorded for m in result.trial.model_calls] == [True]
+    assert "usage" not in result.trial.not_recorded
+    assert result.trial.usage.input_tokens == 7
 
 
 def test_a_failed_trial_keeps_the_tool_calls_its_spans_recorded(

@@ -45,6 +45,10 @@ class TrialRecorder:
     tool_calls: list[ToolCall] = field(default_factory=list)
     model_calls: list[ModelCall] = field(default_factory=list)
     node_visits: list[str] = field(default_factory=list)
+    model_calls_from_spans: bool = False
+    """Whether `model_calls` came from the attempt's spans (no `record_model_call`): an agent
+    that also returns a `Trial` with model calls of its own recorded the same calls, and its
+    list wins (`engine/trials.py` `_merge`), so no token counts twice."""
     waits_s: float = 0.0
     retries: dict[str, int] = field(default_factory=dict)
     not_recorded: dict[str, str] = field(default_factory=dict)
@@ -94,8 +98,9 @@ class TrialRecorder:
         """The `not_recorded` of the trial this recorder's attempt makes (`returned`, what the
         agent returned, if it returned one): the trial's own, the spans' word that the tool
         calls are unknown when neither the agent nor a `@tool` recorded any call, that
-        their arguments or results are unknown when the calls came from the spans, and that the tokens of
-        the spans' model calls are unknown (`usage`).
+        their arguments or results are unknown when the calls came from the spans, and that
+        the tokens of the spans' model calls are unknown (`usage`) when those are the trial's
+        (the agent returned none of its own).
 
         The spans' word on the answer never applies here: what the agent returned is its answer,
         whatever the instrumentation kept of the model's text (an agent that returned nothing
@@ -106,10 +111,11 @@ class TrialRecorder:
         if not self.not_recorded:
             return gaps
         added: dict[str, str] = {}
-        # The spans' model calls are the trial's (the engine adds them to the agent's own), so
-        # their tokens being unknown holds whatever the agent returned.
+        # The spans' model calls are the trial's unless the agent returned its own (which win:
+        # `model_calls_from_spans`), so their tokens being unknown holds only then.
         usage = self.not_recorded.get("usage")
-        if usage is not None and "usage" not in gaps:
+        spans_calls = returned is None or not returned.model_calls
+        if usage is not None and "usage" not in gaps and spans_calls:
             added["usage"] = usage
         if returned is None or not returned.tool_calls:  # else the agent's own record wins
             added.update(

@@ -48,11 +48,16 @@ def trace_trial(case: EvalCase, index: int) -> Trial:
 
 
 def _merge(returned: Trial, recorder: TrialRecorder) -> Trial:
-    """The agent's own record where it gave one, else what the recorder saw."""
+    """The agent's own record where it gave one, else what the recorder saw.
+
+    Model calls: those the agent returned and those it recorded with `record_model_call` are
+    all its own, and add up; but the spans' model calls describe the very calls an
+    instrumented agent returned, so where it returned some the spans' add none (they cannot be
+    matched call by call: a span may lack the model or tokens the agent's record has)."""
     updates: dict[str, object] = {}
     if not returned.tool_calls and recorder.tool_calls:
         updates["tool_calls"] = list(recorder.tool_calls)
-    if recorder.model_calls:
+    if recorder.model_calls and not (returned.model_calls and recorder.model_calls_from_spans):
         updates["model_calls"] = [*returned.model_calls, *recorder.model_calls]
     if not returned.node_visits and recorder.node_visits:
         updates["node_visits"] = list(recorder.node_visits)

@@ -202,8 +202,9 @@ def _fill(recorder: TrialRecorder, spans: list[SpanRecord]) -> None:
         recorder.tool_specs.setdefault(name, spec)
     if not own_calls:
         recorder.tool_calls.extend(reading.tool_calls)
-    if not recorder.model_calls:
+    if not recorder.model_calls and reading.model_calls:
         recorder.model_calls.extend(reading.model_calls)
+        recorder.model_calls_from_spans = True
     if not recorder.node_visits:
         recorder.node_visits.extend(reading.node_visits)
     if not recorder.waits_s and reading.waits_s:
