@@ -78,6 +78,32 @@ def test_a_run_that_answers_no_tool_in_place_still_runs_them_and_after_a_run_too
     assert charging.LIVE_CHARGES == [45, 45]
 
 
+def test_a_case_with_no_mocks_runs_the_tool_from_a_thread_beside_one_that_mocks_it(
+    tmp_path: Path,
+) -> None:
+    # Before, the mocked case's claim held for the rest of the run: the plain case after it
+    # (a common set-up: a few cases mock a failure, the rest run live) was refused with
+    # UnmockedToolError, a false failure. Only a trial answering the tool refuses it.
+    mocked = [
+        EvalCase(
+            id=f"timeout-{n}", input="charge 45", tool_mocks={"charge_card": {"error": "timeout"}}
+        )
+        for n in (1, 2)
+    ]
+    plain = EvalCase(id="plain", input="charge 45", expected_output="charged: captured")
+    run = agenteval.evaluate(
+        charging.run, [mocked[0], plain, mocked[1]], store=tmp_path / "runs.db", concurrency=1
+    )
+    by_case = {result.case.id: result for result in run.results}
+    assert by_case["plain"].trial.failure is None
+    assert by_case["plain"].scores["exact_match"].value == 1.0
+    assert charging.LIVE_CHARGES == [45]  # the plain case's charge only
+    for result in run.results:
+        if result.case.id != "plain":
+            failure = result.trial.failure
+            assert failure is not None and failure.error_type == "UnmockedToolError"
+
+
 def test_on_worker_processes_too(tmp_path: Path) -> None:
     case = EvalCase(
         id="charge-timeout",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
@@ -23,6 +23,7 @@ from agenteval.jsonsafe import safe_repr
 from agenteval.trace import ModelCall, ToolCall, ToolSpec, Trial, Usage, utc_now
 
 __all__ = [
+    "AnsweredTools",
     "TrialRecorder",
     "claim_answered_tools",
     "current_recorder",
@@ -243,23 +244,30 @@ def _seconds(value: object) -> float | None:
 
 class _UnrecordedCalls:
     """Counts tool calls made outside any trial while a run is going, and refuses those of a
-    tool a trial of the run answers in place.
+    tool a running trial answers in place.
 
     Those are calls from threads the agent started itself (`ThreadPoolExecutor.map`,
     `loop.run_in_executor`), which do not inherit the trial's context, so the calls cannot be
     told apart by trial. They are counted so the run can say so, instead of losing them quietly.
-    And a tool the run mocks or replays (or every tool, in a run with a `tool_mocks_only` case
-    or a replay) must not run for real from there: its mock cannot answer it (which trial's
-    would it be?), and running it would touch the live system the mock stands for and pass
-    the trial on a scenario that never played (an injected failure that never came). So such
-    a call raises into the agent instead (`UnmockedToolError`)."""
+    And a tool a running trial mocks or replays (or every tool, for a `tool_mocks_only` case or
+    a replay) must not run for real from there: its mock cannot answer it (which trial's would
+    it be?), and running it would touch the live system the mock stands for and pass the trial
+    on a scenario that never played (an injected failure that never came). So such a call
+    raises into the agent instead (`UnmockedToolError`).
+
+    A trial's claim lasts while its attempt runs, not the whole run: a case that mocks nothing
+    runs the tool live from its threads, as it would in a run of its own, once no trial
+    answering it is running (at `concurrency` 1, exactly the case's own mocks decide; beside
+    a running trial that answers it, the call cannot be told apart, and is refused)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._runs = 0
         self.count = 0
-        self._answered: set[str] = set()
-        self._every = False
+        self._answered: dict[str, int] = {}
+        """The tools running attempts answer in place, with how many attempts answer each."""
+        self._every = 0
+        """How many running attempts answer every tool in place."""
 
     def note(self, tool: str) -> bool:
         """Count one call of `tool` outside any trial; whether it is refused."""
@@ -267,14 +275,29 @@ class _UnrecordedCalls:
             if not self._runs:
                 return False
             self.count += 1
-            return self._every or tool in self._answered
+            return self._every > 0 or tool in self._answered
 
-    def claim(self, tools: Iterable[str], every: bool) -> None:
-        """A trial of the running run answers `tools` in place (`every`: all of them)."""
+    def claim(self, tools: tuple[str, ...], every: bool) -> None:
+        """A running attempt answers `tools` in place (`every`: all of them), until `release`
+        with the same."""
         with self._lock:
             if self._runs:
-                self._answered.update(tools)
-                self._every = self._every or every
+                for name in tools:
+                    self._answered[name] = self._answered.get(name, 0) + 1
+                self._every += every
+
+    def release(self, tools: tuple[str, ...], every: bool) -> None:
+        """The attempt that claimed `tools` ended. (A claim made when no run went, or cleared
+        by the run's end, is no longer counted: nothing goes below none.)"""
+        with self._lock:
+            for name in tools:
+                left = self._answered.get(name, 0) - 1
+                if left > 0:
+                    self._answered[name] = left
+                else:
+                    self._answered.pop(name, None)
+            if every and self._every:
+                self._every -= 1
 
     @contextmanager
     def watching(self) -> Iterator[Callable[[], int]]:
@@ -288,7 +311,7 @@ class _UnrecordedCalls:
                 self._runs -= 1
                 if not self._runs:  # outside any run, a tool runs as the plain function
                     self._answered.clear()
-                    self._every = False
+                    self._every = 0
 
     def serve(self) -> None:
         """This process runs trials for a run until it ends (a worker of the `process` or
@@ -302,23 +325,41 @@ _unrecorded = _UnrecordedCalls()
 
 def note_unrecorded_call(tool: str) -> None:
     """Count a call of `tool` made outside any trial (see `watch_unrecorded_calls`); raise
-    `UnmockedToolError` when a trial of the running run answers that tool in place."""
+    `UnmockedToolError` when a running trial answers that tool in place."""
     if _unrecorded.note(tool):
         raise UnmockedToolError(
             f"{tool} was called outside any trial, from a thread the agent started itself "
             "(which does not carry the trial's context), so the trial's mock or replay cannot "
-            "answer it, and agenteval does not run it for real while the run answers it in "
-            "place; run it with asyncio.to_thread, or submit contextvars.copy_context().run "
-            "to the executor"
+            "answer it, and agenteval does not run it for real while a running trial answers "
+            "it in place; run it with asyncio.to_thread, or submit "
+            "contextvars.copy_context().run to the executor"
         )
 
 
-def claim_answered_tools(environment: ToolEnvironment) -> None:
-    """Note the tools `environment` (an attempt's) answers in place, so a call of one made
-    outside any trial while the run goes is refused rather than run for real."""
+@dataclass(frozen=True)
+class AnsweredTools:
+    """What one attempt's environment answers in place, claimed while the attempt runs so a
+    call of one of those tools from a thread outside any trial is refused rather than run
+    for real (`_UnrecordedCalls`); `release` when the attempt ends."""
+
+    tools: tuple[str, ...]
+    every: bool
+
+    def release(self) -> None:
+        """The attempt ended: its tools run live again from threads outside any trial (unless
+        another running attempt answers them)."""
+        _unrecorded.release(self.tools, self.every)
+
+
+def claim_answered_tools(environment: ToolEnvironment) -> AnsweredTools | None:
+    """Claim the tools `environment` (an attempt's) answers in place until the claim returned
+    is released (None: it answers none)."""
     every = environment.mocks_only or environment.replay is not None
-    if every or environment.mocks:
-        _unrecorded.claim(environment.mocks, every)
+    if not (every or environment.mocks):
+        return None
+    claimed = AnsweredTools(tuple(environment.mocks), every)
+    _unrecorded.claim(claimed.tools, claimed.every)
+    return claimed
 
 
 def watch_unrecorded_calls() -> AbstractContextManager[Callable[[], int]]:

@@ -163,6 +163,12 @@ class TrialRunner:
     ) -> tuple[Trial, str | None]:
         """The agent's answer, and why spans its service exports may be missing (if so)."""
         token = start_recording(recorder)
+        # The tools the attempt answers in place, refused from threads outside any trial while
+        # it runs (`agents/recorder.py`): the claim ends with the attempt, so a later case that
+        # mocks nothing runs them live.
+        answered = (
+            None if recorder.environment is None else claim_answered_tools(recorder.environment)
+        )
         try:
             if self.capture is None:
                 return await self._call(case, recorder), None
@@ -184,6 +190,8 @@ class TrialRunner:
                 recorder.trace_id, recorder.span_id = spans.trace_id, spans.span_id
         finally:
             stop_recording(token)
+            if answered is not None:
+                answered.release()
 
     async def _call(self, case: EvalCase, recorder: TrialRecorder) -> Trial:
         if self.timeout_s is None:
@@ -218,8 +226,6 @@ class TrialRunner:
                 recorder.environment = await ToolEnvironment.for_trial(
                     case, index, self.environment
                 )
-                if recorder.environment is not None:
-                    claim_answered_tools(recorder.environment)
             if case.user_simulation is not None:
                 recorder.user_session = self._user_session(case, index)
                 recorder.user_session.spend_before(earlier)
