@@ -4,7 +4,10 @@ SDK's `tool_error_formatter` never sees it, and the model goes on as after a res
 trial's call still keeps the error, so `tool_execution` fails it and `tool_faithfulness` does
 not count the handler's message as a source; what the model sees is unchanged. A call a tool
 input guardrail rejected (`reject_content`) never ran: its call keeps the rejection as its
-error, not as what the tool returned."""
+error, not as what the tool returned. A call whose output a tool output guardrail rejected did
+run: its call keeps what the tool returned (the model was told the guardrail's message in its
+place, which `metadata["tool_output_rejected"]` records), so the scorers reading a tool's
+result see the tool's."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from agents import (
     ToolGuardrailFunctionOutput,
     function_tool,
     tool_input_guardrail,
+    tool_output_guardrail,
 )
 
 from . import scripted
@@ -138,3 +142,52 @@ async def test_a_call_a_tool_input_guardrail_rejected_never_ran(server: Scripted
     trial = await OpenAIAgentsAgent(agent).run_case(EvalCase(input="Paris #65"))
     weather = trial.tool_calls[0]
     assert (weather.name, weather.result, weather.error) == ("get_weather", "sunny, 18 C", None)
+
+
+@tool_output_guardrail
+def no_temperatures(data: Any) -> ToolGuardrailFunctionOutput:
+    if " C" in str(data.output):
+        return ToolGuardrailFunctionOutput.reject_content(
+            "Temperatures are confidential.", output_info={"why": "temperature"}
+        )
+    return ToolGuardrailFunctionOutput.allow()
+
+
+@function_tool(name_override="get_weather", tool_output_guardrails=[no_temperatures])
+def output_guarded(city: str) -> str:
+    """Today's weather in a city."""
+    RAN.append(city)
+    return "sunny, 18 C" if city == "Paris" else "no data"
+
+
+async def test_a_call_whose_output_a_tool_output_guardrail_rejected_keeps_the_tools_result(
+    server: ScriptedServer,
+) -> None:
+    # Before, the call's result was the guardrail's message: tool_faithfulness and
+    # groundedness read "Temperatures are confidential." as what the tool returned.
+    RAN.clear()
+    agent = _agent(server, output_guarded, scripted.get_time)
+    trial = await OpenAIAgentsAgent(agent).run_case(EvalCase(input="Paris #66"))
+    weather, time = trial.tool_calls
+    assert RAN == ["Paris"]
+    assert (weather.name, weather.result, weather.error) == ("get_weather", "sunny, 18 C", None)
+    assert (time.name, time.result) == ("get_time", "12:00")
+    # The model was told the guardrail's message, and the trial says so.
+    assert _tool_messages(server, "call_66_weather") == ["Temperatures are confidential."]
+    assert trial.metadata["tool_output_rejected"] == [
+        {
+            "call_id": "call_66_weather",
+            "tool": "get_weather",
+            "guardrail": "no_temperatures",
+            "message": "Temperatures are confidential.",
+            "output_info": {"why": "temperature"},
+        }
+    ]
+    # The user's tool keeps its own guardrail.
+    assert output_guarded.tool_output_guardrails == [no_temperatures]
+    # A call the guardrail lets through: its result as ever, nothing marked.
+    trial = await OpenAIAgentsAgent(agent).run_case(EvalCase(input="Atlantis #67"))
+    [call] = trial.tool_calls
+    assert (call.result, call.error) == ("no data", None)
+    assert _tool_messages(server, "call_67_weather") == ["no data"]
+    assert "tool_output_rejected" not in trial.metadata

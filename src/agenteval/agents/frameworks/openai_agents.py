@@ -137,8 +137,9 @@ class OpenAIAgentsAgent(FrameworkAgent):
         context = self.context() if self.context is not None else None
         # A trial with tool mocks, a replay or a state runs the copy whose tools ask its
         # environment (`openai_agents_mock.py`), and so does every trial of an agent with a
-        # tool whose errors the SDK answers by a handler of the tool's own, which the copy
-        # notes; any other runs the user's agent itself.
+        # tool whose errors the SDK answers by a handler of the tool's own, or whose output
+        # guardrails may reject its result, which the copy notes; any other runs the user's
+        # agent itself.
         copied = current_environment() is not None or self._notes_handled_errors()
         graph = self._answering_graph() if copied else None
         hooks = reader.hooks(config, graph.guard if graph is not None else None)

@@ -23,8 +23,10 @@ message the model got.
 The copy also notes the errors a tool answers the model with by a handler of its own, which
 the run config's `tool_error_formatter` never sees: its `failure_error_function`, and its
 timeout (`timeout_error_function`, or the SDK's message): the copy's handlers (`_noting_copy`)
-note the error, then answer as the user's would. An agent with such a tool runs the copy in
-every trial (`notes_handled_errors`).
+note the error, then answer as the user's would. And a tool output guardrail that rejects
+hands the model its message in place of the tool's result, which is all the run's items then
+hold: the copy's guardrails (`_noting_guardrail`) note the result the tool returned. An agent
+with such a tool runs the copy in every trial (`notes_handled_errors`).
 
 What a copy cannot reach: tools the agent makes during a run (an MCP server's tools, a
 subclass's `get_all_tools`) and an agent-as-tool's inner agent (the agent tool itself is
@@ -138,25 +140,62 @@ def records_handled_errors(tool: Any) -> bool:
     return _custom_failure(tool) is not None or _timeout_answered(tool)
 
 
+def _guards_output(tool: Any) -> bool:
+    """Whether `tool` has tool output guardrails: one that rejects (`reject_content`) hands
+    the model its message in place of the tool's result, which is all the run's items and
+    hooks see; the copy's guardrails note the result the tool returned (`_noting_guardrail`)."""
+    return bool(getattr(tool, "tool_output_guardrails", None))
+
+
 def notes_handled_errors(agent: Any) -> bool:
     """Whether a trial of `agent` runs the copy of its graph even with no environment: a
     function tool of it, or of an agent it hands off to, handles its errors where the trial
-    would not see them (`records_handled_errors`)."""
+    would not see them (`records_handled_errors`), or has output guardrails that may hide its
+    result from the trial (`_guards_output`)."""
     from agents import FunctionTool
 
     return any(
-        isinstance(tool, FunctionTool) and records_handled_errors(tool)
+        isinstance(tool, FunctionTool) and (records_handled_errors(tool) or _guards_output(tool))
         for each in agents_of(agent)
         for tool in getattr(each, "tools", ())
     )
+
+
+def _noting_guardrail(guardrail: Any, tool: str) -> Any:
+    """A copy of the tool output guardrail `guardrail` (of the tool named `tool`) that, when
+    it rejects the output, notes for the trial what the tool returned and what the model was
+    told in its place (`RunReader.output_rejected`); its verdict is the user's guardrail's."""
+
+    async def checked(data: Any) -> Any:
+        verdict = await guardrail.run(data)
+        behavior = getattr(verdict, "behavior", None)
+        reader = _ERRORS.get()
+        if (
+            reader is not None
+            and isinstance(behavior, dict)
+            and behavior.get("type") == "reject_content"
+        ):
+            call_id = getattr(data.context, "tool_call_id", None)
+            reader.output_rejected(
+                None if call_id is None else str(call_id),
+                tool,
+                guardrail.get_name(),
+                behavior.get("message"),
+                verdict.output_info,
+                data.output,
+            )
+        return verdict
+
+    return dataclasses.replace(guardrail, guardrail_function=checked, name=guardrail.get_name())
 
 
 def _noting_copy(tool: Any) -> Any:
     """`tool`, or a copy of it whose error handlers note the error for the trial
     (`recording_errors`) before answering the model as the user's handlers do: the SDK's
     message of an exception or a timeout is what the model sees, the exception is the call's
-    error."""
-    if not records_handled_errors(tool):
+    error. Its output guardrails, if any, note a rejected output (`_noting_guardrail`)."""
+    handles = records_handled_errors(tool)
+    if not (handles or _guards_output(tool)):
         return tool
     from agents.tool import (
         default_tool_timeout_error_message,
@@ -165,7 +204,11 @@ def _noting_copy(tool: Any) -> Any:
 
     name: str = tool.name
     changes: dict[str, Any] = {}
-    if _timeout_answered(tool):
+    if _guards_output(tool):
+        changes["tool_output_guardrails"] = [
+            _noting_guardrail(guardrail, name) for guardrail in tool.tool_output_guardrails
+        ]
+    if handles and _timeout_answered(tool):
         answer_timeout = tool.timeout_error_function
         seconds: float = tool.timeout_seconds
 
@@ -178,7 +221,7 @@ def _noting_copy(tool: Any) -> Any:
         changes["timeout_error_function"] = timed_out
     # A copy rebinds the tool's own invoker to itself, so the handlers it reads are the copy's.
     copy = dataclasses.replace(tool, **changes)
-    answer_failure = _custom_failure(tool)
+    answer_failure = _custom_failure(tool) if handles else None
     if answer_failure is not None:
 
         def failed(context: Any, error: Exception) -> Any:

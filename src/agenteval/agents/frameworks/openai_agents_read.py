@@ -186,6 +186,11 @@ class RunReader:
         self._recorded: set[str] = set()
         self._function_calls: set[str] = set()
         """The call ids of the function tool calls the items reported."""
+        self._rejected: dict[str, Any] = {}
+        """What a tool returned, by call id, where a tool output guardrail rejected it (the
+        items and hooks hold the guardrail's message, which the model was told instead)."""
+        self._rejections: list[dict[str, Any]] = []
+        """The trial's `metadata["tool_output_rejected"]`, in the order the guardrails ran."""
 
     # --- what the SDK calls during a run
 
@@ -224,6 +229,35 @@ class RunReader:
             self.errors[call_id] = error
         else:
             self._unkeyed.append((name, arguments, error))
+
+    def output_rejected(
+        self,
+        call_id: str | None,
+        tool: str,
+        guardrail: str,
+        message: Any,
+        output_info: Any,
+        output: Any,
+    ) -> None:
+        """A tool output guardrail rejected what `tool` returned (`output`; noted by the
+        copy's guardrails, `openai_agents_mock.py`): the call keeps `output` as its result, and
+        the trial's `metadata["tool_output_rejected"]` says which guardrail told the model
+        `message` in its place. (Its output goes through the run's items, so with no call id,
+        which the SDK always gives an output guardrail, nothing could be paired: not noted.)"""
+        if call_id is None:
+            return
+        self._rejected[call_id] = output
+        info, _ = plain_copy(output_info)
+        self._rejections.append(
+            {
+                "call_id": call_id,
+                "tool": tool,
+                "guardrail": guardrail,
+                "message": message if isinstance(message, str) else str(message),
+                "output_info": info,
+            }
+        )
+        self.builder.metadata("tool_output_rejected", self._rejections)
 
     def started(self, call_id: str, name: str, arguments: str) -> None:
         self._started.setdefault(call_id, _Started(name, arguments))
@@ -268,7 +302,8 @@ class RunReader:
                     # error the formatter saw (refused approval, unknown tool): a tool input
                     # guardrail rejected the call (`reject_content`), and the tool never ran.
                     error = f"not run: a tool input guardrail rejected the call: {item.output}"
-                self.builder.result(call_id, item.output, error=error)
+                output = self._rejected.get(call_id, item.output) if call_id else item.output
+                self.builder.result(call_id, output, error=error)
 
     def read_started(self, raised: BaseException | None = None) -> None:
         """The function tools the SDK started that no item reported (a run that raised while
@@ -289,7 +324,7 @@ class RunReader:
             if call_id in self.errors:
                 self.builder.result(call_id, error=self.errors[call_id])
             elif started.ended:
-                self.builder.result(call_id, started.result)
+                self.builder.result(call_id, self._rejected.get(call_id, started.result))
             elif call_id == culprit and raised is not None and not explained:
                 self.builder.result(call_id, error=error_text(raised.__cause__ or raised))
 
