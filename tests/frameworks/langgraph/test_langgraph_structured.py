@@ -108,3 +108,72 @@ def test_a_structured_response_given_by_a_tool_call_is_the_answer(
     _check(result.trial)
     # 12 is in no tool result: the answer is not supported by its own carrying call.
     assert result.scores["tool_faithfulness"].passed is False
+
+
+def respond_after_a_bad_answer(messages: list[Any]) -> AIMessage:
+    """As `respond`, but the first structured answer fails the schema (`celsius` is no
+    number), which `create_agent` answers with an error `ToolMessage` and asks again."""
+    last = messages[-1]
+    if isinstance(last, ToolMessage) and last.name == "Weather":
+        args = {"city": "Paris", "celsius": 12}
+        return AIMessage(content="", tool_calls=[{"name": "Weather", "args": args, "id": "c3"}])
+    if isinstance(last, ToolMessage):
+        args = {"city": "Paris", "celsius": "twelve"}
+        return AIMessage(content="", tool_calls=[{"name": "Weather", "args": args, "id": "c2"}])
+    args = {"city": "Paris"}
+    return AIMessage(content="", tool_calls=[{"name": "get_weather", "args": args, "id": "c1"}])
+
+
+class Forecast(BaseModel):
+    """Tomorrow's weather in a city."""
+
+    city: str
+    sky: str
+
+
+def respond_with_two_answers_first(messages: list[Any]) -> AIMessage:
+    """As `respond`, but the first structured answer is two at once (`Weather` and
+    `Forecast`), which `create_agent` refuses (one error `ToolMessage` each) and asks again."""
+    last = messages[-1]
+    if isinstance(last, ToolMessage) and last.name in ("Weather", "Forecast"):
+        args = {"city": "Paris", "celsius": 12}
+        return AIMessage(content="", tool_calls=[{"name": "Weather", "args": args, "id": "c4"}])
+    if isinstance(last, ToolMessage):
+        both = [
+            {"name": "Weather", "args": {"city": "Paris", "celsius": 12}, "id": "c2"},
+            {"name": "Forecast", "args": {"city": "Paris", "sky": "clear"}, "id": "c3"},
+        ]
+        return AIMessage(content="", tool_calls=both)
+    args = {"city": "Paris"}
+    return AIMessage(content="", tool_calls=[{"name": "get_weather", "args": args, "id": "c1"}])
+
+
+@pytest.mark.parametrize(
+    ("respond_with", "schema"),
+    [(respond_after_a_bad_answer, Weather), (respond_with_two_answers_first, Weather | Forecast)],
+    ids=["failing-the-schema", "two-answers"],
+)
+def test_a_structured_answer_asked_again_leaves_no_call(
+    tmp_path: Path, respond_with: Any, schema: Any
+) -> None:
+    # Before, the refused carrying calls stayed as calls of tools "Weather" and "Forecast"
+    # (their results the refusal): tool_use and max_tool_calls counted calls the agent never
+    # made.
+    agents = pytest.importorskip("langchain.agents")
+    from langchain.agents.structured_output import ToolStrategy
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = agents.create_agent(
+            ScriptedChat(respond=respond_with), [get_weather], response_format=ToolStrategy(schema)
+        )
+    case = EvalCase(id="w", input="weather Paris", expected_tools=["get_weather"])
+    (result,) = evaluate(
+        graph, [case], store=tmp_path / "runs.db", scorers=["tool_selection"]
+    ).results
+    trial = result.trial
+    assert trial.failure is None
+    assert json.loads(trial.output or "") == {"city": "Paris", "celsius": 12}
+    assert [(c.name, c.id) for c in trial.tool_calls] == [("get_weather", "c1")]
+    assert len(trial.model_calls) == 3
+    assert result.scores["tool_selection"].passed is True

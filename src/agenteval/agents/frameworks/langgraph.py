@@ -229,15 +229,29 @@ class _Thread:
     def _answer(self, reader: TurnReader) -> str | None:
         """The turn's answer: its last AI message's text; with none, the structured response
         the graph set (LangChain's `create_agent` with a `ToolStrategy` answers by a tool call
-        its model node answers itself), as JSON, that call withdrawn from the agent's calls."""
+        its model node answers itself), as JSON, that call withdrawn from the agent's calls.
+
+        So are the turn's earlier carrying calls the model node refused and asked again (an
+        answer failing the schema, several answers at once: `ToolStrategy`'s `handle_errors`):
+        each call of the turn that is no tool of the graph and is named as a carrying call, or
+        was asked beside one (the several-answers refusal names them all)."""
         structured, self._structured = self._structured, None
         if reader.answer is not None or structured is None:
             return reader.answer
         tools = self._agent.tool_specs()
+        carrying: set[str] = set()
         for call_id in _answered_last(self._state):
             call = _call_named(self._state, call_id)
             if call is not None and call not in tools:
                 self._builder.withdraw(call_id)
+                carrying.add(call)
+        for asked in _turn_calls(self._state):
+            names = {str(c["name"]) for c in asked}
+            if not names & carrying:
+                continue
+            for call in asked:
+                if str(call["name"]) not in tools and call.get("id"):
+                    self._builder.withdraw(str(call["id"]))
         return answer_text(structured)
 
     async def _invoke(self, sent: list[BaseMessage], reader: TurnReader) -> None:
@@ -275,6 +289,20 @@ def _answered_last(state: list[BaseMessage]) -> list[str]:
             break
         ids.append(message.tool_call_id)
     return ids
+
+
+def _turn_calls(state: list[BaseMessage]) -> list[list[Any]]:
+    """The tool calls each AI message of the turn ending `state` asked for (the messages after
+    its last human message)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    asked: list[list[Any]] = []
+    for message in reversed(state):
+        if isinstance(message, HumanMessage):
+            break
+        if isinstance(message, AIMessage) and message.tool_calls:
+            asked.append(list(message.tool_calls))
+    return asked
 
 
 def _call_named(state: list[BaseMessage], call_id: str) -> str | None:
