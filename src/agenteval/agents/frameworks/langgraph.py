@@ -43,7 +43,7 @@ from agenteval.agents.frameworks.langgraph_record import (
     RunRecord,
     TurnReader,
     graph_tool_specs,
-    message_key,
+    message_keys,
 )
 from agenteval.agents.trial_state import current_environment
 from agenteval.case import EvalCase, Message
@@ -160,8 +160,9 @@ class _Thread:
             # the tools run anywhere else (`langgraph_mocks.py`).
             self._runnable = agent.answering()
             self._config["callbacks"].append(ToolGuard(environment).handler())
-        self._seen: set[str] = set()
-        """The ids of the messages sent or read in the trial's earlier turns."""
+        self._seen: set[object] = set()
+        """The keys (`message_keys`) of the messages sent or read in the trial's earlier
+        turns."""
         self._structured: Any = None
         """The `structured_response` of the graph's state after the turn's last step."""
         self._state: list[BaseMessage] = []
@@ -180,10 +181,12 @@ class _Thread:
                 sent = [*history, user] if index == 0 else [user]
             else:
                 sent = [*(history if index == 0 else self._state), user]
-            # A message read in an earlier turn stays known by its id: a nested agent with a
-            # memory of its own (`checkpointer=True`) streams its earlier turns again. (Places
-            # in a list are this turn's: a runnable may return only its new messages.)
-            known = {message_key(m, i) for i, m in enumerate([*self._state, *sent])}
+            # What the graph holds as the turn starts is known (`message_keys`: the state it
+            # kept and the new message, or, with no checkpointer, what is sent: the whole
+            # conversation); and so is every message read in an earlier turn: a nested agent
+            # with a memory of its own (`checkpointer=True`) streams its earlier turns again.
+            held = [*self._state, *sent] if self._agent.checkpointed else sent
+            known = set(message_keys(held))
             known.update(self._seen)
             reader = TurnReader(self._record, known)
             try:
@@ -195,7 +198,9 @@ class _Thread:
                 self._record.failed()  # a tool's exception the graph let out: its call's
                 raise
             self._builder.answer(self._answer(reader))
-            self._seen.update(key for key in known if isinstance(key, str))
+            # A runnable's messages get ids in the conversation it is sent next (`_invoke`),
+            # and it may return only its new ones: what they say is known by this turn only.
+            self._seen.update(known if self._agent.is_graph else _ids(known))
             index += 1
 
     async def _stream(self, sent: list[BaseMessage], reader: TurnReader) -> None:
@@ -315,6 +320,10 @@ def _call_named(state: list[BaseMessage], call_id: str) -> str | None:
                 (str(c["name"]) for c in message.tool_calls if c.get("id") == call_id), None
             )
     return None
+
+
+def _ids(keys: set[object]) -> Iterable[object]:
+    return (key for key in keys if isinstance(key, str))
 
 
 def _new_id() -> str:

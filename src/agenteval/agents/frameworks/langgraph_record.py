@@ -11,6 +11,7 @@ provider's client itself) counts as a model call when it carries usage or a mode
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ from agenteval.trace import ToolSpec, Usage
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-__all__ = ["RunRecord", "TurnReader", "graph_tool_specs", "message_key", "usage_of"]
+__all__ = ["RunRecord", "TurnReader", "graph_tool_specs", "message_keys", "usage_of"]
 
 
 class RunRecord:
@@ -34,6 +35,10 @@ class RunRecord:
         self.builder = builder
         self.reported: set[str] = set()
         """The ids of the messages the callbacks reported as model calls."""
+        self.reported_copies: set[str] = set()
+        """What the messages the callbacks reported say (`_made`): a node that rebuilds the
+        model's message without its id (or under a new one) keeps a copy of it in the state,
+        which is the same model call, not one no callback reported."""
         self.tool_errors: dict[str, str] = {}
         """What each tool that raised raised, by call id (`on_tool_error`): the run's
         ToolMessage says it when the graph handled the error; when it did not, the run
@@ -98,6 +103,7 @@ def _handler_class() -> type[Any]:
                         continue
                     if message.id:
                         self.record.reported.add(message.id)
+                    self.record.reported_copies.add(_made(message))
                     self.record.model_call(message)
 
         def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
@@ -136,8 +142,7 @@ class TurnReader:
         from langchain_core.messages import AIMessage
 
         added = []
-        for index, message in enumerate(messages):
-            key = message_key(message, index, namespace)
+        for message, key in zip(messages, message_keys(messages, namespace), strict=True):
             if not namespace and key not in self._answered:
                 self._answered.add(key)
                 if isinstance(message, AIMessage):
@@ -163,9 +168,10 @@ class TurnReader:
 
     def _ai(self, message: Any) -> None:
         metadata = message.response_metadata or {}
-        unreported = not message.id or message.id not in self._record.reported
-        if unreported and (
-            message.usage_metadata or metadata.get("model_name") or metadata.get("model")
+        if (
+            (message.usage_metadata or metadata.get("model_name") or metadata.get("model"))
+            and message.id not in self._record.reported
+            and _made(message) not in self._record.reported_copies
         ):
             self._record.model_call(message)
         for call in message.tool_calls:
@@ -204,11 +210,47 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def message_key(message: BaseMessage, index: int, namespace: tuple[str, ...] = ()) -> object:
-    """What tells one message of a state from another: its id (LangGraph's `add_messages`
-    gives every message one), else its place in the list (a plain list channel appends) of
-    the state of `namespace` (the graph's own, or a nested agent's)."""
-    return message.id if message.id else ("at", namespace, index)
+def message_keys(messages: Sequence[BaseMessage], namespace: tuple[str, ...] = ()) -> list[object]:
+    """What tells each message of a state (`messages`, the state of `namespace`: the graph's
+    own, or a nested agent's) from the others, and from those of earlier turns: its id
+    (LangGraph's `add_messages` gives every message one); else, for a message in a plain list
+    (`operator.add`) or rebuilt by a node without its id, what it says (`_said`) and how many
+    messages before it in the list say the same. Not its place: a conversation sent again
+    (a graph without a checkpointer), a worker's memory streaming its earlier turns, a node
+    trimming the list, all move places; while a message made again (the same call asked in two
+    turns, with the same call id) is the next of its kind, and is read as a new one."""
+    keys: list[object] = []
+    counts: dict[str, int] = {}
+    for message in messages:
+        if message.id:
+            keys.append(message.id)
+            continue
+        said = _said(message)
+        seen = counts.get(said, 0)
+        counts[said] = seen + 1
+        keys.append(("said", namespace, said, seen))
+    return keys
+
+
+def _said(message: BaseMessage) -> str:
+    """All a message without an id says (kind, name, content, calls asked, call answered), as
+    JSON text."""
+    parts = [
+        message.type,
+        message.name,
+        message.content,
+        getattr(message, "tool_calls", None),
+        getattr(message, "invalid_tool_calls", None),
+        getattr(message, "tool_call_id", None),
+        getattr(message, "status", None),
+    ]
+    return json.dumps(parts, sort_keys=True, default=repr)
+
+
+def _made(message: Any) -> str:
+    """What a model call's message says, its usage included (`RunRecord.reported_copies`)."""
+    parts = [message.content, message.tool_calls, message.usage_metadata]
+    return json.dumps(parts, sort_keys=True, default=repr)
 
 
 def spec_of(tool: Any) -> ToolSpec | None:
