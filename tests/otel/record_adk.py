@@ -4,10 +4,13 @@ up in Paris and Oslo at once, then answers `{"city": "Paris", "celsius": CELSIUS
 own) written as OTLP JSON. A process of its own: ADK's tracer binds to the first
 TracerProvider of the process.
 
-    python record_adk.py OUT CELSIUS [content]
+    python record_adk.py OUT CELSIUS [content] [legacy]
 
 `content`: with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY` (ADK 2's setting);
-else ADK's default, no message content.
+else ADK's default, no message content. `legacy`: ADK's older telemetry schema
+(`ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1`), whose content setting is
+`ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS` (on by default: set to `true` with `content`, else
+`false`).
 """
 
 from __future__ import annotations
@@ -21,8 +24,12 @@ from pathlib import Path
 CASE_ATTRIBUTE = "agenteval.case.id"
 
 
-def main(out: Path, celsius: int, content: bool) -> None:
-    if content:
+def main(out: Path, celsius: int, content: bool, legacy: bool = False) -> None:
+    if legacy:
+        os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"] = "1"
+        os.environ["ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS"] = "true" if content else "false"
+        os.environ.pop("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", None)
+    elif content:
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
     else:
         os.environ.pop("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", None)
@@ -77,4 +84,5 @@ def main(out: Path, celsius: int, content: bool) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:] == ["content"])
+    options = sys.argv[3:]
+    main(Path(sys.argv[1]), int(sys.argv[2]), "content" in options, "legacy" in options)

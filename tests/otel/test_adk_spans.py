@@ -9,7 +9,11 @@ default telemetry schema:
 - with content (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY`), an agent with an
   `output_schema` and tools answers through `set_model_response`, whose response is the answer
   itself: the answer is that response (not "no answer"), and the call keeps no result, so
-  `tool_faithfulness` does not find the answer in itself."""
+  `tool_faithfulness` does not find the answer in itself.
+
+ADK's older schema (`ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1`) writes `{}` for a tool's arguments
+and response when it records no content (`ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=false`): those
+are unknown too, never "called with no arguments", "returned nothing" or an answer `{}`."""
 
 from __future__ import annotations
 
@@ -84,3 +88,30 @@ def test_adks_structured_answer_is_the_answer_and_no_tool_result(
     ]
     # 21 came from the weather station; 12 from nowhere.
     assert ToolFaithfulness()(CASE, trial).passed is (celsius == 21)
+
+
+def test_adks_older_schema_without_content_leaves_the_arguments_unknown(tmp_path: Path) -> None:
+    # Before: every call was read as called with `{}` and returning `{}`, and the answer was
+    # `{}` (set_model_response's placeholder response), with nothing marked unknown.
+    bare = recorded(tmp_path, 21, "legacy")
+    assert [(c.name, c.result) for c in bare.tool_calls] == [
+        ("station_weather", None),
+        ("station_weather", None),
+        ("set_model_response", None),
+    ]
+    why = bare.not_recorded.get("tool_arguments", "")
+    assert "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true" in why
+    assert bare.output is None and "output" in bare.not_recorded
+    skipped = unrecorded("redundant_calls", declared_reads(RedundantCalls()), bare)
+    assert skipped is not None and skipped.passed is None
+
+
+def test_adks_older_schema_with_content_reads_as_adk_2s(tmp_path: Path) -> None:
+    trial = recorded(tmp_path, 12, "content", "legacy")
+    assert trial.not_recorded == {}
+    assert json.loads(trial.output or "") == {"city": "Paris", "celsius": 12}
+    assert [(c.name, c.arguments, c.result) for c in trial.tool_calls] == [
+        PARIS,
+        OSLO,
+        ("set_model_response", {"city": "Paris", "celsius": 12}, None),
+    ]

@@ -244,10 +244,42 @@ def _merged(span: SpanRecord) -> bool:
     return _adk(span) and span.first(*TOOL_NAMES) == "(merged tools)"
 
 
-def _silent(span: SpanRecord) -> bool:
-    """A Google ADK tool span with no arguments attribute at all: ADK 2's schema writes
-    `gen_ai.tool.call.arguments` (`{}` for none) only when it records content."""
-    return _adk(span) and span.first(*TOOL_ARGUMENTS) is None
+def _silent(span: SpanRecord, adk_content: bool) -> bool:
+    """A Google ADK tool span that does not record what the tool was called with: ADK 2's
+    schema writes `gen_ai.tool.call.arguments` (`{}` for none) only when it records content,
+    and its older one writes `{}` in its place (`_placeholders`)."""
+    if not _adk(span):
+        return False
+    return span.first(*TOOL_ARGUMENTS) is None or _placeholders(span, adk_content)
+
+
+_LEGACY_ARGUMENTS = "gcp.vertex.agent.tool_call_args"
+_LEGACY_RESPONSE = "gcp.vertex.agent.tool_response"
+_LEGACY_REQUEST = "gcp.vertex.agent.llm_request"
+
+
+def _placeholders(span: SpanRecord, adk_content: bool) -> bool:
+    """A tool span of Google ADK's older schema (`ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1`)
+    recording no content: it writes `{}` for the arguments and for the response alike, which
+    say nothing of either. (With content, the response is never `{}` but for a tool taking
+    nothing and returning an empty dict: the trace's model call spans say which it is.)"""
+    attrs = span.attributes
+    return (
+        not adk_content
+        and attrs.get(_LEGACY_ARGUMENTS) == "{}"
+        and attrs.get(_LEGACY_RESPONSE, "{}") == "{}"
+    )
+
+
+def _adk_content(spans: Iterable[SpanRecord], kinds: Mapping[str, SpanKind | None]) -> bool:
+    """Whether Google ADK's older schema recorded content in this trace: a model call span
+    of it (`call_llm`) wrote its request (`{}` when it records none; its tool spans write `{}`
+    there always)."""
+    return any(
+        kinds[span.span_id] is not SpanKind.TOOL
+        and span.attributes.get(_LEGACY_REQUEST) not in (None, "{}")
+        for span in spans
+    )
 
 
 def _answering(span: SpanRecord) -> bool:
@@ -494,6 +526,10 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
         tool_calls = fill_from_messages(list(calls.values()), turns)
     else:
         tool_calls = rebuild_tool_calls(turns)
+    adk_content = _adk_content(ordered, kinds)
+    for index, key in enumerate(calls):  # ADK's placeholder response is no result
+        if _placeholders(by_id[key], adk_content):
+            tool_calls[index] = tool_calls[index].model_copy(update={"result": None})
     # ADK's `set_model_response` carries the answer: the call is kept, its response is the
     # answer (when no span says another), never a result for the answer to be found in.
     answered: str | None = None
@@ -502,7 +538,7 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
         if given is not None:
             answered = given
             tool_calls[index] = tool_calls[index].model_copy(update={"result": None})
-    silent = [by_id[key] for key in calls if _silent(by_id[key])]
+    silent = [by_id[key] for key in calls if _silent(by_id[key], adk_content)]
 
     agents = [s for s in ordered if kinds[s.span_id] is SpanKind.AGENT]
     top_agents = [

@@ -14,7 +14,8 @@ called" fails an agent for a gap in its trace. These rules name the gap instead
   arguments whose request (same call id) left them out too (pydantic-ai with
   `include_content=False`: a tool that takes no arguments still records `{}`), or Google ADK
   tool spans with no arguments attribute at all (ADK 2's schema writes
-  `gen_ai.tool.call.arguments`, `{}` included, only when it records content).
+  `gen_ai.tool.call.arguments`, `{}` included, only when it records content) or with its
+  older schema's `{}` placeholders for both arguments and response (`convert._placeholders`).
 - `output`: no span carries the answer's text, and the last model call (which did not fail)
   recorded no response content.
 - `tool_results`: tool calls rebuilt from the messages (no tool span) whose result no later
