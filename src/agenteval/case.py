@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from decimal import Decimal
 from typing import Any
 
 from pydantic import (
@@ -20,7 +21,15 @@ from agenteval.tool_mocks import ToolMock
 from agenteval.trace import AgentStep, ToolCall
 from agenteval.user_simulation import UserSimulation
 
-__all__ = ["MAX_TURNS_BELOW_WRITTEN", "EvalCase", "ExpectedCall", "Invocation", "Message", "Rubric"]
+__all__ = [
+    "MAX_TURNS_BELOW_WRITTEN",
+    "EvalCase",
+    "ExpectedCall",
+    "Invocation",
+    "Message",
+    "Rubric",
+    "state_numbers",
+]
 
 MAX_TURNS_BELOW_WRITTEN = "max_turns_below_written"
 """The error type of a case whose `user_simulation.max_turns` is below the user messages it
@@ -102,6 +111,38 @@ class Invocation(_Model):
     """Grading rules for this turn's answer."""
 
 
+def state_numbers(value: Any) -> Any:
+    """`value` (a state, or a value in one) with each `Decimal` in its dicts, lists and tuples
+    made the JSON number it stands for: an int when written whole (`Decimal("2")`), else the
+    nearest float, as JSON and YAML read `1.50`. So a ledger's `Decimal("1.50")` equals an
+    `expected_state` of `1.5`, in the trial and in the store, where a Decimal would be its text
+    (`"1.50"`). A container holding none comes back as it is; a circular one is left for the
+    JSON copy to cut, and a Decimal that is no number (`NaN`) stays what it is."""
+    return _numbers(value, set())
+
+
+def _numbers(value: Any, active: set[int]) -> Any:
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            return value
+        exponent = value.as_tuple().exponent
+        return int(value) if isinstance(exponent, int) and exponent >= 0 else float(value)
+    if not isinstance(value, dict | list | tuple) or id(value) in active:
+        return value
+    active.add(id(value))
+    try:
+        if isinstance(value, dict):
+            items = {key: _numbers(item, active) for key, item in value.items()}
+            changed = any(items[key] is not item for key, item in value.items())
+            return items if changed else value
+        made = [_numbers(item, active) for item in value]
+        if all(new is old for new, old in zip(made, value, strict=True)):
+            return value
+        return made if isinstance(value, list) else tuple(made)
+    finally:
+        active.discard(id(value))
+
+
 def _text(value: Any) -> Any:
     # YAML reads `expected_output: 19753` as a number; an expected answer is text.
     if isinstance(value, bool):
@@ -151,6 +192,13 @@ class EvalCase(_Model):
     """A user the agent does not know in advance, played after the written turns (if any):
     a goal and persona for the run's simulator model, or a scripted user
     (`agenteval.user_simulation`)."""
+
+    @field_validator("expected_state")
+    @classmethod
+    def _expected_numbers(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # Compared with the trial's state, where a Decimal is the number it stands for; and
+        # the store would keep a Decimal as its text.
+        return None if value is None else state_numbers(value)
 
     @field_validator("expected_output", mode="before")
     @classmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,46 @@ def test_a_run_scores_the_state_and_a_rescore_keeps_a_masked_verdict(tmp_path: P
     kept = rescored["key"].scores["state_match"]
     assert kept.passed is False and KEPT in kept.details  # not the false pass masks would give
     assert rescored["count"].scores["state_match"].passed is True
+
+
+@agenteval.tool
+def pay(amount: str) -> str:
+    """Pay `amount` into the account (money kept as Decimal, as a ledger does)."""
+    state = agenteval.state()
+    state["balance"] = state["balance"] + Decimal(amount)
+    state["payments"] = [*state.get("payments", []), Decimal(amount)]
+    return "paid"
+
+
+def paying(prompt: str) -> str:
+    pay(prompt)
+    return "done"
+
+
+def test_a_decimal_in_the_state_is_the_number_it_stands_for(tmp_path: Path) -> None:
+    # Before, the state kept a Decimal as its text: "1.50" against expected_state's 1.5 failed a
+    # trial that paid exactly what was asked, and an expectation written as a Decimal was kept
+    # as its text in the store, so a rescore compared text with text.
+    store = tmp_path / "runs.db"
+    start = {"balance": Decimal("0")}
+    cases = [
+        EvalCase(id="yaml", input="1.50", initial_state=start, expected_state={"balance": 1.5}),
+        EvalCase(id="tenth", input="0.10", initial_state=start, expected_state={"balance": 0.1}),
+        EvalCase(
+            id="decimal",
+            input="0.10",
+            initial_state=start,
+            expected_state={"balance": Decimal("0.1"), "payments": [Decimal("0.10")]},
+        ),
+        EvalCase(id="whole", input="2", initial_state=start, expected_state={"balance": 2}),
+        EvalCase(id="short", input="1.40", initial_state=start, expected_state={"balance": 1.5}),
+    ]
+    run = agenteval.evaluate(paying, cases, store=store, scorers=["state_match"])
+    live = {result.case.id: result for result in run.iter_results()}
+    assert live["yaml"].trial.state == {"balance": 1.5, "payments": [1.5]}
+    assert live["whole"].trial.state == {"balance": 2, "payments": [2]}
+    verdicts = {key: result.scores["state_match"].passed for key, result in live.items()}
+    assert verdicts == {"yaml": True, "tenth": True, "decimal": True, "whole": True, "short": False}
+    assert live["short"].scores["state_match"].reason == "state.balance: expected 1.5, got 1.4"
+    rescored = agenteval.rescore(run.run_id, store=store).iter_results()
+    assert {r.case.id: r.scores["state_match"].passed for r in rescored} == verdicts

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agenteval.agents.injected import InjectedError, injected_error, mark_injected, named_error
+from agenteval.case import state_numbers
 from agenteval.jsonsafe import plain_copy
 from agenteval.tool_mocks import CALLABLE_KEY, MockAnswer, ToolMock
 from agenteval.trace import Failure, FailureCause, ToolCall, ToolSpec
@@ -445,15 +446,16 @@ class ToolEnvironment:
                     break
 
     def final_state(self) -> dict[str, Any] | None:
-        """The state to store with the trial, or None when it had none: its JSON copy (a value
-        that is not JSON, a lock or a connection, as its text; never raising), taken under the
-        lock, again if a tool thread still running changed it meanwhile."""
+        """The state to store with the trial, or None when it had none: its JSON copy (a
+        `Decimal` as the number it stands for, `state_numbers`; a value that is not JSON, a
+        lock or a connection, as its text; never raising), taken under the lock, again if a
+        tool thread still running changed it meanwhile."""
         if not self.stateful:
             return None
         for _ in range(3):
             try:
                 with self._lock:
-                    copied = _plain(dict(self.state))
+                    copied = _plain(state_numbers(dict(self.state)))
             except RuntimeError:  # changed while copied (a thread left running after a timeout)
                 continue
             return copied
