@@ -118,3 +118,29 @@ def test_on_worker_processes_too(tmp_path: Path) -> None:
     failure = result.trial.failure
     assert failure is not None and failure.error_type == "UnmockedToolError"
     assert result.scores["exact_match"].value == 0.0
+
+
+def test_a_claim_outlived_by_its_run_takes_back_nothing_of_the_next_runs() -> None:
+    """A claim is counted for the run it was made in: released after that run ended (and the
+    next began), it leaves the next run's own claims as they are."""
+    from agenteval.agents.environment import ToolEnvironment, UnmockedToolError
+    from agenteval.agents.recorder import (
+        claim_answered_tools,
+        note_unrecorded_call,
+        watch_unrecorded_calls,
+    )
+    from agenteval.tool_mocks import ToolMock
+
+    mocked = ToolEnvironment(tool_mocks={"charge_card": ToolMock(result={"status": "m"})})
+    assert claim_answered_tools(mocked) is None  # no run goes: nothing to refuse
+    with watch_unrecorded_calls():
+        old = claim_answered_tools(mocked)
+        assert old is not None
+    with watch_unrecorded_calls():
+        new = claim_answered_tools(mocked)
+        assert new is not None
+        old.release()  # after its run ended: not this run's claim
+        with pytest.raises(UnmockedToolError):
+            note_unrecorded_call("charge_card")
+        new.release()
+        note_unrecorded_call("charge_card")  # no running trial answers it now

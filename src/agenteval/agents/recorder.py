@@ -268,6 +268,9 @@ class _UnrecordedCalls:
         """The tools running attempts answer in place, with how many attempts answer each."""
         self._every = 0
         """How many running attempts answer every tool in place."""
+        self._generation = 0
+        """Counts the times the claims were cleared (the last run ended): a claim made before
+        is no longer counted, and its release takes nothing back."""
 
     def note(self, tool: str) -> bool:
         """Count one call of `tool` outside any trial; whether it is refused."""
@@ -277,19 +280,23 @@ class _UnrecordedCalls:
             self.count += 1
             return self._every > 0 or tool in self._answered
 
-    def claim(self, tools: tuple[str, ...], every: bool) -> None:
+    def claim(self, tools: tuple[str, ...], every: bool) -> int | None:
         """A running attempt answers `tools` in place (`every`: all of them), until `release`
-        with the same."""
+        with the same and the generation returned (None: no run goes, nothing was claimed)."""
         with self._lock:
-            if self._runs:
-                for name in tools:
-                    self._answered[name] = self._answered.get(name, 0) + 1
-                self._every += every
+            if not self._runs:
+                return None
+            for name in tools:
+                self._answered[name] = self._answered.get(name, 0) + 1
+            self._every += every
+            return self._generation
 
-    def release(self, tools: tuple[str, ...], every: bool) -> None:
-        """The attempt that claimed `tools` ended. (A claim made when no run went, or cleared
-        by the run's end, is no longer counted: nothing goes below none.)"""
+    def release(self, tools: tuple[str, ...], every: bool, generation: int) -> None:
+        """The attempt that claimed `tools` in `generation` ended (a claim the run's end
+        cleared since is no longer counted: its release takes nothing back)."""
         with self._lock:
+            if generation != self._generation:
+                return
             for name in tools:
                 left = self._answered.get(name, 0) - 1
                 if left > 0:
@@ -312,6 +319,7 @@ class _UnrecordedCalls:
                 if not self._runs:  # outside any run, a tool runs as the plain function
                     self._answered.clear()
                     self._every = 0
+                    self._generation += 1
 
     def serve(self) -> None:
         """This process runs trials for a run until it ends (a worker of the `process` or
@@ -344,22 +352,23 @@ class AnsweredTools:
 
     tools: tuple[str, ...]
     every: bool
+    generation: int
 
     def release(self) -> None:
         """The attempt ended: its tools run live again from threads outside any trial (unless
         another running attempt answers them)."""
-        _unrecorded.release(self.tools, self.every)
+        _unrecorded.release(self.tools, self.every, self.generation)
 
 
 def claim_answered_tools(environment: ToolEnvironment) -> AnsweredTools | None:
     """Claim the tools `environment` (an attempt's) answers in place until the claim returned
-    is released (None: it answers none)."""
+    is released (None: it answers none, or no run goes)."""
     every = environment.mocks_only or environment.replay is not None
     if not (every or environment.mocks):
         return None
-    claimed = AnsweredTools(tuple(environment.mocks), every)
-    _unrecorded.claim(claimed.tools, claimed.every)
-    return claimed
+    tools = tuple(environment.mocks)
+    generation = _unrecorded.claim(tools, every)
+    return None if generation is None else AnsweredTools(tools, every, generation)
 
 
 def watch_unrecorded_calls() -> AbstractContextManager[Callable[[], int]]:
