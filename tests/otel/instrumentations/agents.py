@@ -65,6 +65,16 @@ TOOL_SCHEMAS: list[Any] = [
 ]
 
 
+def run_tool(tools: Mapping[str, Callable[..., str]], name: str, arguments: str) -> str:
+    """What the tool loops send back for one call: the tool's result, or for a tool that
+    raises, `{"error": "..."}`, the way such loops usually do (the chat API has no error
+    channel for a tool result)."""
+    try:
+        return tools[name](**json.loads(arguments))
+    except Exception as exc:  # the tool's failure goes back to the model
+        return json.dumps({"error": str(exc)})
+
+
 def openai_agent(
     base_url: str, tools: Mapping[str, Callable[..., str]] = TOOLS
 ) -> Callable[[str], str]:
@@ -92,10 +102,7 @@ def openai_agent(
             messages.append(message.model_dump(exclude_none=True))
             for call in message.tool_calls:
                 function = getattr(call, "function")  # noqa: B009 - a union member's field
-                try:
-                    content = tools[function.name](**json.loads(function.arguments))
-                except Exception as exc:  # the tool's failure goes back to the model
-                    content = json.dumps({"error": str(exc)})
+                content = run_tool(tools, function.name, function.arguments)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
         raise RuntimeError("the model never answered")
 
@@ -149,10 +156,7 @@ def streaming_openai_agent(base_url: str, *, include_usage: bool = True) -> Call
                 }
             )
             for call in calls.values():
-                try:
-                    content = TOOLS[call["name"]](**json.loads(call["args"]))
-                except Exception as exc:  # the tool's failure goes back to the model
-                    content = json.dumps({"error": str(exc)})
+                content = run_tool(TOOLS, call["name"], call["args"])
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
         raise RuntimeError("the model never answered")
 
@@ -185,10 +189,7 @@ def responses_agent(base_url: str) -> Callable[[str], str]:
                 return response.output_text
             items += [item.model_dump(exclude_none=True) for item in response.output]
             for call in calls:
-                try:
-                    content = TOOLS[call.name](**json.loads(call.arguments))
-                except Exception as exc:  # the tool's failure goes back to the model
-                    content = json.dumps({"error": str(exc)})
+                content = run_tool(TOOLS, call.name, call.arguments)
                 items.append(
                     {"type": "function_call_output", "call_id": call.call_id, "output": content}
                 )

@@ -27,9 +27,12 @@ from opentelemetry.exporter.otlp.json.file.trace_exporter import FileSpanExporte
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from .families import ENVIRONMENT, Family
-from .loopback import ScriptedOpenAI, scripted_openai
-from .runs import TraceFile
+# `runs.check_as_expected` asserts for the tests: its failures say what differed.
+pytest.register_assert_rewrite("tests.otel.instrumentations.runs")
+
+from .families import ENVIRONMENT, Family  # noqa: E402
+from .loopback import ScriptedOpenAI, scripted_openai  # noqa: E402
+from .runs import TraceFile  # noqa: E402
 
 
 @pytest.fixture(scope="session")

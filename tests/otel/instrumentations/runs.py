@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry import trace
 
 import agenteval
@@ -29,7 +30,16 @@ from agenteval.otel.scoring import score_traces
 from agenteval.records import TrialResult
 from agenteval.scorers.tools import call_error
 
-from .agents import CASES, PRICES, SCORERS
+from .agents import (
+    CASES,
+    EXPECTED,
+    PRICES,
+    SCORERS,
+    Expected,
+    expected_cost,
+    expected_scores,
+    expected_usage,
+)
 
 
 @dataclass
@@ -125,3 +135,36 @@ def facts(result: TrialResult) -> dict[str, Any]:
             if name in result.scores
         },
     }
+
+
+def both_ways(
+    live: dict[str, TrialResult], offline: dict[str, TrialResult]
+) -> Iterator[tuple[str, Expected, str, TrialResult]]:
+    """Each case's trial live, then offline: (case id, what it must record, where, result)."""
+    for case_id, expected in EXPECTED.items():
+        for way, results in (("live", live), ("offline", offline)):
+            yield case_id, expected, f"{case_id} ({way})", results[case_id]
+
+
+def check_as_expected(
+    seen: dict[str, Any], case_id: str, *, details: bool = True, tool_schemas: bool = True
+) -> None:
+    """A trial's `facts` are what the agent did on the case: its calls (names and arguments),
+    each result or the failed call's error, the answer, no failure and no gap, its model
+    calls, tokens, cost and scores (`details`, `tool_schemas`: what the family records)."""
+    expected = EXPECTED[case_id]
+    asked = [(name, arguments) for name, arguments, _ in seen["calls"]]
+    assert asked == [(name, arguments) for name, arguments, _ in expected.calls], case_id
+    for result, failed, wanted in zip(
+        seen["results"], seen["call_errors"], expected.results, strict=True
+    ):
+        if wanted is None:  # the failed call: its exception, or the result sent to the model
+            assert str(expected.error) in str(failed), case_id
+        else:
+            assert result == wanted and failed is None, case_id
+    assert seen["output"] == expected.output, case_id
+    assert (seen["failure"], seen["not_recorded"]) == (None, []), case_id
+    assert seen["model_calls"] == expected.model_calls, case_id
+    assert seen["usage"] == expected_usage(case_id, details=details), case_id
+    assert seen["cost"] == pytest.approx(expected_cost(case_id, details=details)), case_id
+    assert seen["scores"] == expected_scores(case_id, tool_schemas=tool_schemas), case_id

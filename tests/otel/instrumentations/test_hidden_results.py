@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from .agents import EXPECTED, openai_agent
+from .agents import openai_agent
 from .families import OPENINFERENCE_HIDDEN_INPUTS, Family
 from .loopback import ScriptedOpenAI
-from .runs import TraceFile, facts, run_live, run_offline
+from .runs import TraceFile, both_ways, facts, run_live, run_offline
 
 
 @pytest.mark.parametrize(
@@ -28,21 +28,19 @@ def test_calls_whose_results_were_hidden_leave_tool_execution_unscored(
     agent = openai_agent(openai_server.base_url)
     offline = run_offline(agent, trace_file, tmp_path / "offline.db")
     live = run_live(agent, tmp_path / "live.db")
-    for case_id, expected in EXPECTED.items():
-        for way, result in (("live", live[case_id]), ("offline", offline[case_id])):
-            seen = facts(result)
-            where = f"{case_id} ({way})"
-            assert seen["calls"] == expected.calls, where
-            assert seen["results"] == [None] * len(expected.calls), where
-            execution = result.scores["tool_execution"]
-            if not expected.calls:
-                assert "tool_results" not in seen["not_recorded"], where
-                continue
-            assert "tool_results" in seen["not_recorded"], where
-            assert "OPENINFERENCE_HIDE" in result.trial.not_recorded["tool_results"], where
-            assert execution.value is None and execution.passed is None, where
-            assert "the tool calls' results" in str(execution.reason), where
-            # What is recorded is still judged: which tools, in which order, with which
-            # arguments.
-            assert seen["scores"]["tool_selection"] == (1.0, True), where
-            assert seen["scores"]["tool_arguments_valid"] == (1.0, True), where
+    for _case_id, expected, where, result in both_ways(live, offline):
+        seen = facts(result)
+        assert seen["calls"] == expected.calls, where
+        assert seen["results"] == [None] * len(expected.calls), where
+        execution = result.scores["tool_execution"]
+        if not expected.calls:
+            assert "tool_results" not in seen["not_recorded"], where
+            continue
+        assert "tool_results" in seen["not_recorded"], where
+        assert "OPENINFERENCE_HIDE" in result.trial.not_recorded["tool_results"], where
+        assert execution.value is None and execution.passed is None, where
+        assert "the tool calls' results" in str(execution.reason), where
+        # What is recorded is still judged: which tools, in which order, with which
+        # arguments.
+        assert seen["scores"]["tool_selection"] == (1.0, True), where
+        assert seen["scores"]["tool_arguments_valid"] == (1.0, True), where

@@ -28,7 +28,7 @@ from .agents import (
 )
 from .families import OPENAI_V2, OPENINFERENCE, OPENLLMETRY, Family
 from .loopback import REQUEST_MODEL, RESPONSE_MODEL, ScriptedOpenAI
-from .runs import TraceFile, facts, run_live, run_offline
+from .runs import TraceFile, both_ways, facts, run_live, run_offline
 
 WITH_CONTENT = [OPENAI_V2, OPENINFERENCE, OPENLLMETRY]
 
@@ -44,28 +44,26 @@ def test_a_streamed_conversation_is_recorded_as_the_same_one_unstreamed(
     offline = run_offline(agent, trace_file, tmp_path / "offline.db")
     live = run_live(agent, tmp_path / "live.db")
     assert set(live) == set(offline) == set(EXPECTED)
-    for case_id, expected in EXPECTED.items():
-        for way, result in (("live", live[case_id]), ("offline", offline[case_id])):
-            seen = facts(result)
-            where = f"{case_id} ({way})"
-            assert [(n, a) for n, a, _ in seen["calls"]] == [
-                (n, a) for n, a, _ in expected.calls
-            ], where
-            assert seen["output"] == expected.output, where
-            assert (seen["failure"], seen["not_recorded"]) == (None, []), where
-            assert seen["model_calls"] == expected.model_calls, where
-            details = instrumented.token_details
-            usage = expected_usage(case_id, details=details)
-            if instrumented is OPENLLMETRY:
-                # OpenLLMetry 0.62.4 puts no reasoning count on a streamed call's span (the
-                # stream's last chunk has it): not agenteval's to make up. Cost is unchanged:
-                # reasoning tokens are priced inside the output tokens.
-                usage["reasoning_tokens"] = 0
-            assert seen["usage"] == usage, where
-            assert seen["cost"] == pytest.approx(expected_cost(case_id, details=details)), where
-            assert seen["scores"] == expected_scores(
-                case_id, tool_schemas=instrumented.tool_schemas
-            ), where
+    for case_id, expected, where, result in both_ways(live, offline):
+        seen = facts(result)
+        assert [(n, a) for n, a, _ in seen["calls"]] == [(n, a) for n, a, _ in expected.calls], (
+            where
+        )
+        assert seen["output"] == expected.output, where
+        assert (seen["failure"], seen["not_recorded"]) == (None, []), where
+        assert seen["model_calls"] == expected.model_calls, where
+        details = instrumented.token_details
+        usage = expected_usage(case_id, details=details)
+        if instrumented is OPENLLMETRY:
+            # OpenLLMetry 0.62.4 puts no reasoning count on a streamed call's span (the
+            # stream's last chunk has it): not agenteval's to make up. Cost is unchanged:
+            # reasoning tokens are priced inside the output tokens.
+            usage["reasoning_tokens"] = 0
+        assert seen["usage"] == usage, where
+        assert seen["cost"] == pytest.approx(expected_cost(case_id, details=details)), where
+        assert seen["scores"] == expected_scores(case_id, tool_schemas=instrumented.tool_schemas), (
+            where
+        )
 
 
 @pytest.mark.parametrize("instrumented", WITH_CONTENT, ids=lambda f: f.name, indirect=True)
@@ -82,19 +80,17 @@ def test_a_stream_without_usage_has_an_unknown_cost_not_a_free_one(
     agent = streaming_openai_agent(openai_server.base_url, include_usage=False)
     offline = run_offline(agent, trace_file, tmp_path / "offline.db")
     live = run_live(agent, tmp_path / "live.db")
-    for case_id, expected in EXPECTED.items():
-        for way, result in (("live", live[case_id]), ("offline", offline[case_id])):
-            seen = facts(result)
-            where = f"{case_id} ({way})"
-            assert seen["output"] == expected.output, where
-            assert seen["model_calls"] == expected.model_calls, where
-            calls = result.trial.model_calls
-            assert [call.usage_recorded for call in calls] == [False] * len(calls), where
-            assert seen["not_recorded"] == ["usage"], where
-            assert "include_usage" in result.trial.not_recorded["usage"], where
-            assert seen["scores"] == expected_scores(
-                case_id, tool_schemas=instrumented.tool_schemas
-            ), where
+    for case_id, expected, where, result in both_ways(live, offline):
+        seen = facts(result)
+        assert seen["output"] == expected.output, where
+        assert seen["model_calls"] == expected.model_calls, where
+        calls = result.trial.model_calls
+        assert [call.usage_recorded for call in calls] == [False] * len(calls), where
+        assert seen["not_recorded"] == ["usage"], where
+        assert "include_usage" in result.trial.not_recorded["usage"], where
+        assert seen["scores"] == expected_scores(case_id, tool_schemas=instrumented.tool_schemas), (
+            where
+        )
     for store in (tmp_path / "live.db", tmp_path / "offline.db"):
         with RunStore(store) as runs:
             [row] = runs.list_runs()
