@@ -90,12 +90,29 @@ def test_exact_names_a_key_not_expected_at_any_level() -> None:
 
 
 def test_an_empty_expected_state_is_an_expectation() -> None:
-    # Any state holds it; with exact, only an empty state does.
-    assert match(case({}), Trial(state={"a": 1})).passed is True
-    assert match(case({}), Trial(state={})).passed is True
-    assert exact(case({}), Trial(state={})).passed is True
-    failed = exact(case({}), Trial(state={"a": 1}))
-    assert failed.passed is False and failed.reason == "state.a: not expected (exact), got 1"
+    # `expected_state: {}` expects an empty state, exact or not: before, without exact it was
+    # a subset check of nothing, so any state passed it ("expected_state is empty: any state
+    # holds it"), a vacuous 1.0.
+    for scorer in (match, exact):
+        failed = scorer(case({}), Trial(state={"a": 1}))
+        assert (failed.value, failed.passed) == (0.0, False)
+        assert failed.reason == 'state: expected an empty state, got {"a": 1}'
+        held = scorer(case({}), Trial(state={}))
+        assert (held.value, held.reason) == (1.0, "the state is empty, as expected")
+
+
+def test_an_empty_mapping_or_list_inside_expects_an_empty_one() -> None:
+    # As an empty list expects an empty list, an empty mapping expects an empty mapping at any
+    # level: `cart: {}` is "the cart is empty", not "there is a cart".
+    failed = match(case({"cart": {}}), Trial(state={"cart": {"sku": "A1"}, "n": 1}))
+    assert failed.passed is False
+    assert failed.reason == 'state.cart: expected an empty mapping, got {"sku": "A1"}'
+    assert match(case({"cart": {}}), Trial(state={"cart": {}, "n": 1})).passed is True
+    listed = match(case({"items": []}), Trial(state={"items": [1]}))
+    assert listed.reason == "state.items: expected 0 items, got 1"
+    assert match(case({"cart": {}}), Trial(state={"cart": []})).reason == (
+        "state.cart: expected a mapping, got []"
+    )
 
 
 def test_a_trial_with_no_state_fails_saying_so() -> None:
@@ -218,3 +235,23 @@ def test_a_decimal_in_the_state_is_the_number_it_stands_for(tmp_path: Path) -> N
     assert live["short"].scores["state_match"].reason == "state.balance: expected 1.5, got 1.4"
     rescored = agenteval.rescore(run.run_id, store=store).iter_results()
     assert {r.case.id: r.scores["state_match"].passed for r in rescored} == verdicts
+
+
+def leaves_state_alone(prompt: str) -> str:
+    return "nothing to do"
+
+
+def test_a_run_with_an_empty_expected_state_fails_a_trial_that_left_state(tmp_path: Path) -> None:
+    # Before, both passed: the empty expectation held whatever state the trial left.
+    cases = [
+        EvalCase(id="wrote", input="q", expected_state={}),
+        EvalCase(id="cleared", input="q", initial_state={"saves": 1}, expected_state={}),
+    ]
+    run = agenteval.evaluate(saves_key_b, cases, store=tmp_path / "runs.db")
+    scores = {r.case.id: r.scores["state_match"] for r in run.iter_results()}
+    assert scores["wrote"].passed is False
+    assert (scores["wrote"].reason or "").startswith("state: expected an empty state, got {")
+    assert scores["cleared"].passed is False
+    quiet = agenteval.evaluate(leaves_state_alone, cases[:1], store=tmp_path / "runs.db")
+    (result,) = quiet.iter_results()
+    assert result.scores["state_match"].passed is True

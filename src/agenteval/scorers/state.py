@@ -32,10 +32,12 @@ class StateMatch:
     value, recursively: nested mappings compared key by key the same way, lists element by
     element (same length), other values by `==` (a boolean equals only a boolean: `true` is not
     `1`). Keys the case does not list are ignored, unless `exact` (then, at every level, a key
-    the case does not list is a difference too).
+    the case does not list is a difference too). An empty mapping expects an empty one, at any
+    level, as an empty list does: an expectation given as empty is an expectation, never a
+    check of nothing (`expected_state: {}` is "the trial leaves no state", `cart: {}` "the cart
+    is empty").
 
-    Applies when the case has an `expected_state`; an empty one (`expected_state: {}`) is an
-    expectation: any state passes, or with `exact` only an empty one. A trial that left no state
+    Applies when the case has an `expected_state`, an empty one included. A trial that left no state
     at all (its agent never ran under agenteval's environment) fails, saying so. Not judged when
     the trial failed for an infrastructure reason, nor in a rescore when the compared values hold
     a masked secret (`scorers.redacted`: the rescore keeps the stored verdict). A trial the agent
@@ -75,11 +77,7 @@ class StateMatch:
         if difference is None:
             listed = f"{len(expected)} expected key{'s' if len(expected) != 1 else ''}"
             if not expected:
-                reason = (
-                    "the state is empty, as expected (exact)"
-                    if self.exact
-                    else "expected_state is empty: any state holds it (exact: false)"
-                )
+                reason = "the state is empty, as expected"
             elif self.exact:
                 reason = f"the state is exactly the {listed}"
             else:
@@ -98,6 +96,10 @@ def state_difference(
     if isinstance(expected, Mapping):
         if not isinstance(actual, Mapping):
             return f"{where}: expected a mapping, got {_shown(actual)}"
+        if not expected and actual:
+            # Subset semantics would make `{}` hold anything: a vacuous pass.
+            empty = "an empty state" if not path else "an empty mapping"
+            return f"{where}: expected {empty}, got {_shown(actual)}"
         for key, value in expected.items():
             inner = _child(path, key)
             if key not in actual:
