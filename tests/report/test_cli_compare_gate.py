@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -88,7 +89,12 @@ def agenteval_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": ""},
+        # The caller's PYTHONPATH: the code under test, not whichever agenteval is installed.
+        env={
+            "PATH": "/usr/bin:/bin",
+            "COLUMNS": "200",
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        },
     )
 
 
@@ -166,9 +172,31 @@ def test_a_significant_regression_blocks(tmp_path: Path, store: Path, base: str)
     )
     assert line.startswith("✗")
     assert "pass rate 100.0% → 0.0%" in line and "a significant regression" in line
-    # Ignoring the scorer lets the rest decide.
+    # Ignoring the scorers leaves "the trial passes", which they still decide.
     done = gate(
         tmp_path, store, base, candidate, "ignore_regressions: [exact_match, tool_faithfulness]\n"
+    )
+    assert done.returncode == 1, done.stdout
+    assert '✗ no significant regression: "trial passes"  pass rate 100.0% → 0.0%' in done.stdout
+    assert "exact_match, tool_faithfulness are ignored here, not in what a trial passing" in (
+        " ".join(done.stdout.split())  # the terminal wraps the long line
+    )
+    # Ignoring it too, or leaving them out of what a trial passing means, lets the rest decide.
+    done = gate(
+        tmp_path,
+        store,
+        base,
+        candidate,
+        "ignore_regressions: [exact_match, tool_faithfulness, trial]\n",
+    )
+    assert done.returncode == 0, done.stdout
+    done = gate(
+        tmp_path,
+        store,
+        base,
+        candidate,
+        "ignore_regressions: [exact_match, tool_faithfulness]\n"
+        "trial_passes: [tool_selection, avoids_forbidden_text]\n",
     )
     assert done.returncode == 0, done.stdout
 

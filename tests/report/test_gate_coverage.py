@@ -51,7 +51,9 @@ def run(store: Path, agent: object, cases: list[EvalCase] = CASES, **options: ob
 
 def gate(store: Path, base: str, candidate: str, policy: GatePolicy | None = None) -> GateVerdict:
     with RunStore(store, create=False) as opened:
-        comparison = compare_runs(opened, base, candidate)
+        # As `agenteval gate` does: the policy says what "the trial passes" means.
+        passing = None if policy is None else policy.trial_passes
+        comparison = compare_runs(opened, base, candidate, passing=passing)
     return evaluate_gate(comparison, policy)
 
 
@@ -194,12 +196,24 @@ def test_a_scorer_the_candidate_judged_nowhere_cannot_pass_as_no_regression(
     verdict = gate(store, base, candidate)
     # Every case is judged (exact_match), so coverage holds; the scorer's rule does not.
     assert rule(verdict)[0] is True
-    (broken,) = verdict.broken
+    broken, trial = verdict.broken
     assert broken.rule == "no significant regression: tone"
     assert broken.detail.startswith(
         "cannot check: the base judged 10 shared case(s) with it, the candidate none"
     )
-    assert gate(store, base, candidate, GatePolicy(ignore_regressions=["tone"])).passed
+    # An error is no pass: no candidate trial passes, and "the trial passes" regressed too.
+    assert trial.rule == 'no significant regression: "trial passes"'
+    assert trial.detail.startswith("pass rate 100.0% → 0.0%")
+    ignored = gate(store, base, candidate, GatePolicy(ignore_regressions=["tone"]))
+    assert [r.rule for r in ignored.broken] == [trial.rule]
+    assert "tone is ignored here, not in what a trial passing means" in ignored.broken[0].detail
+    assert gate(store, base, candidate, GatePolicy(ignore_regressions=["tone", "trial"])).passed
+    assert gate(
+        store,
+        base,
+        candidate,
+        GatePolicy(ignore_regressions=["tone"], trial_passes=["exact_match"]),
+    ).passed
     # A scorer the base never judged is no loss: the candidate adding it passes.
     assert gate(store, candidate, base).passed
     assert gate(store, run(store, right), base).passed

@@ -68,7 +68,10 @@ class RunTally:
             ).hexdigest()
         tallies = self.cases.setdefault(case_id, {})
         verdict = trial_passed(result, self.passing)
-        if verdict is not None:
+        # A trial that failed as infrastructure (a timeout, a connection error) is left out of
+        # "the trial passes" as it is of every scorer: the coverage rule counts it, and an
+        # outage `min_coverage` tolerates must not block the gate as a regression instead.
+        if verdict is not None and result.trial.responded:
             tally = tallies.setdefault(TRIAL, Tally())
             tally.judged += 1
             tally.passed += verdict

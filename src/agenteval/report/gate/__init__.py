@@ -14,6 +14,11 @@ The rules, on a `Comparison` (the same statistics `compare` shows):
    give ten chances of a false alarm), blocks. So does a scorer the base judged on shared cases
    and the candidate on none of them (it errored everywhere, its judge was down, it was not
    run): there is no test, and it cannot be checked (`ignore_regressions` lets it go).
+   "The trial passes" (`trial_passes`) is tested the same way, in the same correction, under
+   its own row (`"trial passes"`, ignored as `trial`): trials failing different scorers can
+   leave every scorer short of significance while the trials passing fell a lot. It is over
+   the trials that got to respond (an infrastructure failure is rule 3's), and a scorer
+   ignored here still decides whether a trial passes.
 3. **The candidate judged what the base judged.** A case is judged when a scorer gave one of
    its trials a score; a trial that failed as infrastructure (timeout, rate limit, provider or
    connection error) is left out of scoring. Rules 1 and 2 only see cases judged in both runs,
@@ -37,7 +42,7 @@ alpha: 0.05                  # a regression is significant below this p-value
 correction: holm             # holm, or none
 min_coverage: 1.0            # the share of the cases the base judged the candidate must judge
 allow_subset: false          # true: cases the candidate did not run are not counted missing
-ignore_regressions: [step_efficiency]   # scorers rule 2 does not block on
+ignore_regressions: [step_efficiency]   # scorers rule 2 does not block on (`trial`: the trial)
 trial_passes: [exact_match, tool_selection]  # what "the trial passes" means (default: the
                                              # candidate run's setting, else every scorer)
 max_cost_per_case_usd: 0.02  # the agent's mean cost of answering a case once

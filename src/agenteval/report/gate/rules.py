@@ -198,72 +198,103 @@ def _describe(kind: str, change: Change) -> str:
 
 
 def _regressions(comparison: Comparison, policy: GatePolicy) -> list[RuleOutcome]:
-    tested: list[tuple[ScorerComparison, str, Change]] = []
-    for scorer in comparison.scorers:
-        if scorer.name in policy.ignore_regressions:
-            continue
-        for kind, change in (("pass rate", scorer.pass_rate), ("mean", scorer.mean)):
+    # "The trial passes" is tested as a scorer is: trials failing different scorers can leave
+    # every scorer short of significance while the trials passing fell a lot.
+    rows = [
+        (row.name, row)
+        for row in (*comparison.scorers, comparison.trial)
+        if row.name not in policy.ignore_regressions
+    ]
+    tested: list[tuple[str, str, Change]] = []
+    for name, row in rows:
+        for kind, change in (("pass rate", row.pass_rate), ("mean", row.mean)):
             if change is not None:
-                tested.append((scorer, kind, change))
+                tested.append((name, kind, change))
     raw = [change.p_value for _, _, change in tested]
     adjusted = holm(raw) if policy.correction == "holm" else raw
-    by_scorer: dict[str, list[tuple[str, Change, float]]] = {}
-    for (scorer, kind, change), p in zip(tested, adjusted, strict=True):
-        by_scorer.setdefault(scorer.name, []).append((kind, change, p))
-    outcomes: list[RuleOutcome] = []
+    by_row: dict[str, list[tuple[str, Change, float]]] = {}
+    for (name, kind, change), p in zip(tested, adjusted, strict=True):
+        by_row.setdefault(name, []).append((kind, change, p))
     corrected = policy.correction == "holm" and len(tested) > 1
-    for scorer in comparison.scorers:
-        rule = f"no significant regression: {scorer.name}"
-        if scorer.name in policy.ignore_regressions:
-            continue
-        tests = by_scorer.get(scorer.name, [])
-        if scorer.unjudged_in_candidate and not scorer.judged_in_candidate:
-            # The base judged it and the candidate nowhere (it crashed, say, or its judge was
-            # down): silence is not "no regression", nor is a test over its errors alone (a
-            # few cases of errors are not significant).
-            outcomes.append(
-                RuleOutcome(
-                    rule=rule,
-                    passed=False,
-                    detail=f"cannot check: the base judged {scorer.unjudged_in_candidate} "
-                    "shared case(s) with it, the candidate none "
-                    f"({_unrecorded(comparison)}did it error, or not run?); "
-                    "list it under ignore_regressions if it was dropped on purpose",
-                )
-            )
-            continue
-        if not tests:
-            outcomes.append(
-                RuleOutcome(rule=rule, passed=True, detail="no shared case judged in both runs")
-            )
-            continue
-        parts: list[str] = []
-        worst: float | None = None
-        broken = False
-        for kind, change, p in tests:
-            down = change.change.estimate < 0
-            significant = down and p < policy.alpha
-            broken = broken or significant
-            if down:
-                worst = p if worst is None else min(worst, p)
-            p_text = f"p = {change.p_value:.3g}" + (f", Holm {p:.3g}" if corrected else "")
-            parts.append(f"{_describe(kind, change)}, {p_text}")
-        verdict = (
-            f"a significant regression (below {policy.alpha})"
-            if broken
-            else f"not significant (blocks below {policy.alpha})"
-            if worst is not None
-            else "no decrease"
+    return [
+        _regression(row, by_row.get(name, []), comparison, policy, corrected=corrected)
+        for name, row in rows
+    ]
+
+
+def _regression(
+    row: ScorerComparison,
+    tests: Sequence[tuple[str, Change, float]],
+    comparison: Comparison,
+    policy: GatePolicy,
+    *,
+    corrected: bool,
+) -> RuleOutcome:
+    """The regression rule for one scorer (or "the trial passes"), given its tests with their
+    corrected p-values."""
+    label = f'"{TRIAL} passes"' if row.name == TRIAL else row.name
+    rule = f"no significant regression: {label}"
+    if row.unjudged_in_candidate and not row.judged_in_candidate:
+        # The base judged it and the candidate nowhere (it crashed, say, or its judge was
+        # down): silence is not "no regression", nor is a test over its errors alone (a
+        # few cases of errors are not significant).
+        return RuleOutcome(
+            rule=rule,
+            passed=False,
+            detail=f"cannot check: the base judged {row.unjudged_in_candidate} "
+            "shared case(s) with it, the candidate none "
+            f"({_unrecorded(comparison)}did it error, or not run?); "
+            f"list {row.name!r} under ignore_regressions if it was dropped on purpose",
         )
-        outcomes.append(
-            RuleOutcome(
-                rule=rule,
-                passed=not broken,
-                detail=f"{'; '.join(parts)} over {scorer.cases} cases — {verdict}",
-                margin=None if worst is None else worst - policy.alpha,
-            )
-        )
-    return outcomes
+    if not tests:
+        return RuleOutcome(rule=rule, passed=True, detail="no shared case judged in both runs")
+    parts: list[str] = []
+    worst: float | None = None
+    broken = False
+    for kind, change, p in tests:
+        down = change.change.estimate < 0
+        significant = down and p < policy.alpha
+        broken = broken or significant
+        if down:
+            worst = p if worst is None else min(worst, p)
+        p_text = f"p = {change.p_value:.3g}" + (f", Holm {p:.3g}" if corrected else "")
+        parts.append(f"{_describe(kind, change)}, {p_text}")
+    verdict = (
+        f"a significant regression (below {policy.alpha})"
+        if broken
+        else f"not significant (blocks below {policy.alpha})"
+        if worst is not None
+        else "no decrease"
+    )
+    detail = f"{'; '.join(parts)} over {row.cases} cases — {verdict}"
+    if broken and row.name == TRIAL:
+        detail += _trial_hint(comparison, policy)
+    return RuleOutcome(
+        rule=rule,
+        passed=not broken,
+        detail=detail,
+        margin=None if worst is None else worst - policy.alpha,
+    )
+
+
+def _trial_hint(comparison: Comparison, policy: GatePolicy) -> str:
+    """What to do when the trial regressed through scorers whose own regressions the policy
+    ignores: they still decide whether a trial passes."""
+    defining = comparison.passing
+    ignored = [
+        name
+        for name in policy.ignore_regressions
+        if name != TRIAL
+        and (defining is None or name in defining)
+        and comparison.scorer(name) is not None
+    ]
+    if not ignored:
+        return ""
+    return (
+        f" ({', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} ignored here, not in "
+        "what a trial passing means: name the scorers a trial must pass under trial_passes "
+        f"without them, or list {TRIAL!r} under ignore_regressions)"
+    )
 
 
 def _unrecorded(comparison: Comparison) -> str:
