@@ -421,13 +421,21 @@ async def test_a_turn_that_misses_its_rubric_fails_the_case(
     assert paris.status is CaseStatus.FAILED
 
 
-async def test_without_a_judge_the_llm_criteria_give_no_score(tmp_path: Path) -> None:
-    report = await AgentEvaluator(
-        weather_agent,
-        EvalConfig(criteria={"final_response_match_v2": 0.8}, check_final_session_state=False),
-        judge="openai:gpt-4o-mini",
-        store=tmp_path / "runs.db",
-    ).evaluate(DATA / "weather.evalset.json")
+async def test_without_a_judge_the_llm_criteria_give_no_score(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENTEVAL_JUDGE"):
+        monkeypatch.delenv(name, raising=False)
+    config = EvalConfig(criteria={"final_response_match_v2": 0.8}, check_final_session_state=False)
+    # A judge asked for that cannot run (no key) is refused before anything runs, as
+    # `agenteval run --judge` and `evaluate(judge=...)` refuse it.
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        await AgentEvaluator(
+            weather_agent, config, judge="openai:gpt-4o-mini", store=tmp_path / "runs.db"
+        ).evaluate(DATA / "weather.evalset.json")
+    report = await AgentEvaluator(weather_agent, config, store=tmp_path / "runs.db").evaluate(
+        DATA / "weather.evalset.json"
+    )
 
     for result in report.results:
         score = result.criterion_results["final_response_match_v2"]

@@ -289,17 +289,44 @@ def test_evaluate_with_a_judge_adds_the_four_rubrics_and_their_cost(
     assert document["results"][0]["scores"]["correctness"]["value"] == 1.0
 
 
-def test_a_missing_key_gives_no_scores_and_one_warning(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_a_judge_asked_for_without_its_key_is_refused_before_the_agent_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run = agenteval.evaluate(
-        capital_agent, [CASE], judge="openai:gpt-4o-mini", store=tmp_path / "r.db"
-    )
-    correctness = run.results[0].scores["correctness"]
-    assert correctness.value is None and correctness.reason is not None
-    assert "OPENAI_API_KEY" in correctness.reason
-    warnings = [r for r in caplog.records if "will give no score" in r.getMessage()]
-    assert len(warnings) == 1
+    # As `agenteval run --judge` and the pytest plugin refuse it. Before: one warning, the
+    # agent ran, and every rubric gave no score on every trial of a stored run.
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENTEVAL_JUDGE"):
+        monkeypatch.delenv(name, raising=False)
+    asked: list[str] = []
+
+    def agent(question: str) -> str:
+        asked.append(question)
+        return "Paris"
+
+    store = tmp_path / "r.db"
+    with pytest.raises(agenteval.ConfigError) as refused:
+        agenteval.evaluate(agent, [CASE], judge="openai:gpt-4o-mini", store=store)
+    said = str(refused.value)
+    assert "judge openai:gpt-4o-mini unavailable" in said and "OPENAI_API_KEY" in said
+    assert refused.value.field == "judge"
+    assert "nothing was run or stored" in (refused.value.hint or "")
+    assert asked == []
+    # From the environment, the same.
+    monkeypatch.setenv("AGENTEVAL_JUDGE", "openai:gpt-4o-mini")
+    with pytest.raises(agenteval.ConfigError, match="OPENAI_API_KEY"):
+        agenteval.evaluate(agent, [CASE], store=store)
+    assert asked == []
+    monkeypatch.delenv("AGENTEVAL_JUDGE")
+    # A stored run is neither rescored nor judged by a judge that cannot run: a rescore would
+    # replace its verdicts with no score.
+    run = agenteval.evaluate(agent, [CASE], store=store)
+    for again in (
+        lambda: agenteval.rescore(run.run_id, judge="openai:gpt-4o-mini", store=store),
+        lambda: agenteval.judge_run(run.run_id, "openai:gpt-4o-mini", store=store),
+    ):
+        with pytest.raises(agenteval.ConfigError, match="OPENAI_API_KEY"):
+            again()
+    (kept,) = agenteval.RunStore(store, create=False).iter_results(run.run_id)
+    assert set(kept.scores) == set(run.results[0].scores)
 
 
 def test_judging_a_stored_run_adds_marked_scores_and_a_second_pass_is_free(

@@ -16,6 +16,7 @@ from agenteval.case import EvalCase
 from agenteval.catalog import ResolvedScorers, resolve_run_scorers
 from agenteval.engine.options import RunOptions
 from agenteval.engine.scheduler import EngineSettings
+from agenteval.errors import ConfigError
 from agenteval.judge.rubrics import NO_JUDGE, JudgeRubric
 from agenteval.records import RunInfo
 from agenteval.report.summary import SummaryBuilder
@@ -100,12 +101,32 @@ async def planned(choice: JudgeChoice, make: Callable[[], T]) -> T:
 
 
 def run_judge_choice(options: RunOptions, stored: Mapping[str, Any] | None = None) -> JudgeChoice:
+    """The run's judge: `options.judge`, else the one a stored run names (`stored`), else
+    `AGENTEVAL_JUDGE`; none asked for is no judge (its rubrics give no score, with one warning).
+
+    A judge asked for that cannot run here (no API key, its SDK extra missing) is a
+    `ConfigError` naming what to set, before anything runs or is stored, as `agenteval run
+    --judge` and the pytest plugin refuse it: its rubrics would give no score on every trial,
+    and a rescore would replace the stored verdicts with none."""
     from agenteval.judge.choice import choose_judge, config_from_stored
 
     judge = options.judge
+    from_store = judge is None and stored is not None
     if judge is None and stored is not None:
         judge = config_from_stored(stored)
-    return choose_judge(judge, use_cache=options.use_cache, prices=options.prices)
+    choice = choose_judge(judge, use_cache=options.use_cache, prices=options.prices)
+    if choice.problem is None:
+        return choice
+    raise ConfigError(
+        choice.problem,
+        field="judge",
+        hint="nothing was changed: without its judge the run's rubrics would give no score (a "
+        "rescore would replace its verdicts with none); set what it names, or pass judge= to "
+        "judge it with another"
+        if from_store
+        else "nothing was run or stored; set what it names, or run without a judge (no "
+        "judge=, no AGENTEVAL_JUDGE)",
+    )
 
 
 def resolve_scorers(

@@ -14,11 +14,10 @@ from .state import Session
 
 if TYPE_CHECKING:
     from agenteval.case import EvalCase
-    from agenteval.judge.choice import JudgeChoice
     from agenteval.records import RunInfo, TrialResult
     from agenteval.store import RunStore
 
-__all__ = ["check_judge", "check_named_scorers", "evaluate_case"]
+__all__ = ["check_named_scorers", "evaluate_case"]
 
 
 async def evaluate_case(
@@ -60,7 +59,6 @@ async def evaluate_case(
         )
         try:
             check_named_scorers(spec, [scorer_name(s) for s in plan.scorers])
-            check_judge(plan.judge)
             if run_id not in session.created:
                 _create_run(store, plan.info, cases)
                 session.created.add(run_id)
@@ -79,23 +77,6 @@ async def evaluate_case(
     )
     missing = tuple(index for index in range(spec.trials) if index not in stored)
     return CaseResult(case, kept, spec, run_id, session.store, missing)
-
-
-def check_judge(choice: JudgeChoice) -> None:
-    """A judge asked for (`judge=`, else `AGENTEVAL_JUDGE`) that cannot run here (no API key,
-    its SDK extra not installed) fails the case before anything runs or is stored, as
-    `agenteval run --judge` exits 2: its rubrics would give no score on every trial, and a
-    case counting them would be skipped or pass on the other scorers with nothing judged."""
-    from agenteval.errors import ConfigError
-
-    if choice.config is None or choice.problem is None:
-        return
-    raise ConfigError(
-        choice.problem,
-        field="judge",
-        hint="nothing was run or stored for this case; set what it names, or remove judge= "
-        "(and AGENTEVAL_JUDGE) to run without the judge",
-    )
 
 
 def _create_run(store: RunStore, info: RunInfo, cases: Sequence[EvalCase]) -> None:
