@@ -29,6 +29,7 @@ __all__ = [
     "how_to_complete",
     "new_run_id",
     "pytest_test_of",
+    "shown_status",
     "trial_result",
 ]
 
@@ -57,6 +58,25 @@ class RunStatus(StrEnum):
     pytest session that selected some of a test's cases (`-k`, `--lf`), stopped early (`-x`,
     Ctrl-C), or whose store lost trials. Never resumed (the next session is a new run); never
     complete, so a gate refuses it."""
+
+
+def shown_status(status: RunStatus, complete: bool) -> str:
+    """Where a run stands, as `--json`, `agenteval runs`, the HTML report and the viewer say it,
+    from its stored status and whether every (case, trial) is stored (`complete`):
+
+    - `finished`: marked finished, every trial stored;
+    - `incomplete`: marked finished with trials missing (as an older agenteval could mark one);
+    - `running`: trials missing and not marked finished: still going, or interrupted;
+    - `stopped`: every trial stored and never marked finished: its process stopped after
+      storing the last trial (killed, say), or is finishing this instant. Nothing is missing,
+      but it did not finish: a resume marks it finished without running a trial;
+    - `partial`: a pytest session's run of only some of its cases.
+    """
+    if status is RunStatus.FINISHED and not complete:
+        return "incomplete"
+    if status is RunStatus.RUNNING and complete:
+        return "stopped"
+    return status.value
 
 
 def pytest_test_of(target: str | None) -> str | None:

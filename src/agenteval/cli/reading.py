@@ -25,7 +25,7 @@ from agenteval.cli.output import (
 from agenteval.cli.settings import global_settings, run_prices, store_path
 from agenteval.errors import ConfigError
 from agenteval.pricing import PriceTable
-from agenteval.records import MissingTrials, RunInfo, RunStatus, how_to_complete
+from agenteval.records import MissingTrials, RunInfo, RunStatus, how_to_complete, shown_status
 from agenteval.report.compare import compare_runs
 from agenteval.report.html import write_html
 from agenteval.report.junit import write_junit
@@ -67,7 +67,7 @@ def list_runs(
             row.run_id,
             f"{row.created_at:%Y-%m-%d %H:%M:%S}",
             # Finished means every trial stored, whatever an older agenteval marked.
-            "incomplete" if row.status is RunStatus.FINISHED and not row.complete else row.status,
+            shown_status(row.status, row.complete),
             f"{row.trials_done}/{row.trials_total}",
             Text(row.target or ""),  # a path like `cases[v2].yaml` is not markup
         )
@@ -121,8 +121,9 @@ def _missing_note(info: RunInfo, missing: MissingTrials) -> str | None:
         return f"run {info.run_id} {state}: {missing.describe()}; {then}"
     if info.status is RunStatus.RUNNING:
         return (
-            f"run {info.run_id} is unfinished ({missing.stored} of {missing.expected} trials "
-            f"stored); {then}"
+            f"run {info.run_id} is stopped: every trial is stored ({missing.stored}), but it "
+            f"was never marked finished (its process stopped after its last trial?); {then} "
+            "marks it finished without running a trial"
         )
     return None
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from agenteval.records import MissingTrials, RunInfo, RunStatus, TrialResult
+from agenteval.records import MissingTrials, RunInfo, RunStatus, TrialResult, shown_status
 from agenteval.redaction import Redactor
 from agenteval.report.summary import Summary
 
@@ -21,20 +21,22 @@ SCHEMA = "agenteval.run/1"
 def completeness(info: RunInfo, missing: MissingTrials | None) -> dict[str, Any]:
     """Where the run stands, as the document's `status`, `complete` and `missing` say it.
 
-    `status` is `finished` only when every (case, trial) has a stored result: a run a store
-    marked finished with trials missing (as an older agenteval could) is `incomplete`, and one
-    still going or interrupted is `running`. `complete` says the same as a boolean; `missing`
-    is null for a complete run, else `{count, expected, stored, examples}` (a few of the
-    missing trials, `{case_id, trial}`). Without a count (`missing` None), the stored status
-    is taken as it is.
+    `status` (`records.shown_status`) is `finished` only when every (case, trial) has a stored
+    result and the run was marked finished: a run a store marked finished with trials missing
+    (as an older agenteval could) is `incomplete`, one with trials missing still going or
+    interrupted is `running`, and one with every trial stored never marked finished (killed
+    after its last trial) is `stopped`. `complete` says whether every trial is stored;
+    `missing` is null for a complete run, else `{count, expected, stored, examples}` (a few of
+    the missing trials, `{case_id, trial}`). Without a count (`missing` None), the stored
+    status is taken as it is.
     """
     if missing is None:
         done = info.status is RunStatus.FINISHED
         return {"status": info.status.value, "complete": done, "missing": None}
     if missing.count == 0:
-        return {"status": info.status.value, "complete": True, "missing": None}
+        return {"status": shown_status(info.status, True), "complete": True, "missing": None}
     return {
-        "status": "incomplete" if info.status is RunStatus.FINISHED else info.status.value,
+        "status": shown_status(info.status, False),
         "complete": False,
         "missing": {
             "count": missing.count,

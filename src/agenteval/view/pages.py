@@ -23,7 +23,7 @@ from markupsafe import Markup
 from agenteval.catalog import scorer_references
 from agenteval.errors import StoreError
 from agenteval.pricing import PriceTable
-from agenteval.records import RunInfo, RunStatus, TrialResult
+from agenteval.records import RunInfo, RunStatus, TrialResult, shown_status
 from agenteval.redaction import Redactor
 from agenteval.report.compare import CaseChange, Comparison, compare_runs
 from agenteval.report.html import diff_from_comparison
@@ -120,11 +120,7 @@ class Pages:
         for run in self.reader.runs():
             live = run.status is RunStatus.RUNNING
             stats, pending = self._run_stats(run.run_id)
-            status = (
-                "incomplete"
-                if run.status is RunStatus.FINISHED and not run.complete
-                else run.status.value
-            )
+            status = shown_status(run.status, run.complete)
             end = run.finished_at
             rows.append(
                 {
