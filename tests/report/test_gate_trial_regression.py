@@ -83,3 +83,16 @@ def test_the_trial_passes_by_the_policy_s_scorers(tmp_path: Path) -> None:
     code, said = _runs(tmp_path, "trial_passes: [no_typo]\n")
     assert code == 0, said
     assert '✓ no significant regression: "trial passes"  pass rate 100.0% → 75.0%' in said
+
+
+def test_an_unknown_name_under_ignore_regressions_is_refused(tmp_path: Path) -> None:
+    # Before: accepted silently, so the scorer meant was still gated (or, the other way, a
+    # scorer renamed later was never ignored) with no word of the typo.
+    code, said = _runs(tmp_path, "alpha: 0.05\nignore_regressions:\n  - polite\n  - no_tpyo\n")
+    assert code == 2, said
+    assert said.count("error:") == 1, said
+    assert "gate.yaml:4, field 'ignore_regressions[1]': " in said
+    assert "'no_tpyo' is in neither run" in said
+    assert "did you mean 'no_typo'?" in said
+    assert "known: no_typo, polite, trial" in said
+    assert "Traceback" not in said

@@ -134,7 +134,7 @@ def gate_command(
             hint="name the candidate's run (`agenteval runs` lists them); `latest` is the "
             "newest run stored, the base itself when the candidate's run did not start",
         )
-    verdict = evaluate_gate(comparison, rules)
+    verdict = evaluate_gate(comparison, rules, source=policy)
     print_verdict(verdict, console)
     if not verdict.passed:
         raise typer.Exit(FAILURE_EXIT)

@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from agenteval.errors import ConfigError
+from agenteval.suggestions import meant
 
-__all__ = ["GatePolicy", "Thresholds", "load_policy"]
+__all__ = ["GatePolicy", "Thresholds", "check_ignored", "load_policy"]
 
 
 class Thresholds(BaseModel):
@@ -48,7 +49,8 @@ class GatePolicy(BaseModel):
     correction: Literal["holm", "none"] = "holm"
     """How p-values are corrected for testing several scorers at once."""
     ignore_regressions: list[str] = Field(default_factory=list)
-    """Scorers whose significant regressions do not block (their thresholds still apply)."""
+    """Scorers whose significant regressions do not block (their thresholds still apply), and
+    `trial` for "the trial passes"; each must be a scorer of either run (`check_ignored`)."""
     min_coverage: float = Field(default=1.0, ge=0.0, le=1.0)
     """The share of the cases the base judged that the candidate must judge too (1.0: every
     one). A case none of whose candidate trials was judged (each an infrastructure failure,
@@ -168,3 +170,33 @@ def load_policy(path: str | Path) -> GatePolicy:
         return GatePolicy.model_validate(settings)
     except ValidationError as exc:
         raise _mistake(exc.errors()[0], text, path) from exc
+
+
+def check_ignored(
+    policy: GatePolicy, known: Sequence[str], source: str | Path | None = None
+) -> None:
+    """Every name under `ignore_regressions` is one of `known` (the scorers of either run, and
+    `trial`): a typo would be ignored silently, the scorer meant still gated, or a scorer
+    renamed since never ignored. `ConfigError` naming the file and line (`source`: the file the
+    policy was read from), the name, the one likely meant and the known names."""
+    for index, name in enumerate(policy.ignore_regressions):
+        if name in known:
+            continue
+        path = None if source is None else Path(source)
+        line = None
+        if path is not None:
+            try:
+                line = _node_line(path.read_text(encoding="utf-8"), ["ignore_regressions", index])
+            except (OSError, UnicodeDecodeError):  # changed since it was read: no line
+                line = None
+        close = meant(name, known, {})
+        raise ConfigError(
+            f"{name!r} is in neither run: ignore_regressions names the scorers (or 'trial', "
+            "the trial passes) whose regressions do not block",
+            file=path,
+            line=line,
+            field=f"ignore_regressions[{index}]",
+            hint=(f"did you mean {close!r}? " if close else "")
+            + "known: "
+            + ", ".join(sorted(known)),
+        )

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from agenteval.records import how_to_complete
 from agenteval.report.compare.model import Change, Comparison, ScorerComparison
 from agenteval.report.formats import usage_missing_note
-from agenteval.report.gate.policy import GatePolicy, Thresholds
+from agenteval.report.gate.policy import GatePolicy, Thresholds, check_ignored
 from agenteval.report.statistics import TRIAL, PassAtK, holm
 from agenteval.report.summary import ScorerStats
 
@@ -425,10 +426,14 @@ def _cost_limit(comparison: Comparison, limit: float) -> RuleOutcome:
     return _limit(f"agent cost per case ≤ ${limit:g}", cost, limit, "usd", why)
 
 
-def evaluate_gate(comparison: Comparison, policy: GatePolicy | None = None) -> GateVerdict:
+def evaluate_gate(
+    comparison: Comparison, policy: GatePolicy | None = None, *, source: str | Path | None = None
+) -> GateVerdict:
     """Apply the gate's rules to a comparison. The comparison should have been made with the
-    policy's `trial_passes` (as `agenteval gate` does)."""
+    policy's `trial_passes` (as `agenteval gate` does). A name under `ignore_regressions` that
+    is in neither run is a `ConfigError` (naming `source`, the policy's file, when given)."""
     policy = policy or GatePolicy()
+    check_ignored(policy, [*(s.name for s in comparison.scorers), TRIAL], source)
     rules = [
         _finished(comparison),
         _coverage(comparison, policy),
