@@ -9,8 +9,8 @@ scorer that raised on 19 of 20 cases was "no significant regression ... over 1 c
 on the 3 of 20 answers it could not read (not JSON) and passed the rest read 100%, and
 `agenteval gate` passed `min_pass_rate: 0.9` (exit 0) on 17 passes of 20 trials; the trial
 verdict's regression (3 cases of 20) was not significant. pass^k per scorer left the cases
-with an errored trial out, so it is not checked while the scorer errored. Real `agenteval run`
-and `agenteval gate` processes over a real store.
+with an errored trial out; it now counts them as not passing, as the summary's does. Real
+`agenteval run` and `agenteval gate` processes over a real store.
 """
 
 from __future__ import annotations
@@ -84,17 +84,19 @@ def test_the_minimum_still_holds_when_the_errors_leave_enough(tmp_path: Path) ->
     assert "✓ valid_json pass rate ≥ 85.0%  85.0% over 20 trials (3 errored" in said
 
 
-def test_pass_hat_k_of_a_scorer_that_errored_cannot_be_checked(tmp_path: Path) -> None:
+def test_pass_hat_k_of_a_scorer_counts_its_errors_as_not_passing(tmp_path: Path) -> None:
     code, said = _gate(
         _project(tmp_path),
         "scorers:\n  valid_json:\n    min_pass_hat_k: {2: 0.9}\n  answered:\n"
         "    min_pass_hat_k: {2: 0.9}\n",
         trials=2,
     )
-    assert code == 1, said  # 0 before: pass^2 over the 17 cases with no error, 100%
+    # 0 before a first fix: pass^2 over the 17 cases with no error, 100%; then "cannot check"
+    # while the summary's pass^k left the errors out. An error is no pass: 17 of 20 cases.
+    assert code == 1, said
     assert (
-        "✗ valid_json pass^2 ≥ 90.0%  cannot check: it errored on 6 trials, and an error is no "
-        "pass" in said
+        "✗ valid_json pass^2 ≥ 90.0%  85.0% over 20 cases (6 errored trials, counted as not "
+        "passing): 5.0 points short" in said
     )
     assert "✓ answered pass^2 ≥ 90.0%" in said
 

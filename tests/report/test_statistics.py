@@ -212,6 +212,31 @@ def test_cases_count_only_for_the_k_their_judged_trials_reach() -> None:
     assert rows[2].pass_hat_k == 0.0
 
 
+def test_an_error_is_a_trial_of_the_scorer_that_did_not_pass() -> None:
+    # As compare and gate count it: before, the errored trials were left out, and a scorer that
+    # errored on case "b" read pass^2 = 1.0 over "a" alone.
+    results = [
+        result("a", 0, score("json", True)),
+        result("a", 1, score("json", True)),
+        result("b", 0, score("json", None, error="JSONDecodeError: x")),
+        result("b", 1, score("json", True)),
+    ]
+    rows = reliability(results).scorers["json"]
+    assert [(r.k, r.cases) for r in rows] == [(1, 2), (2, 2)]
+    assert [r.pass_hat_k for r in rows] == pytest.approx([0.75, 0.5])
+    # Cases of one trial (counted apart, `ReliabilityBuilder._add_single`) the same way.
+    single = ReliabilityBuilder(trials_per_case=1)
+    for item in (
+        result("c", 0, score("json", True)),
+        result("d", 0, score("json", None, error="JSONDecodeError: x")),
+    ):
+        single.add(item)
+    assert [r.pass_hat_k for r in single.build().scorers["json"]] == [0.5]
+    # A scorer that only ever errored has rows too: 0, not missing.
+    only = reliability([result("e", 0, score("x", None, error="boom"))])
+    assert [r.pass_hat_k for r in only.scorers["x"]] == [0.0]
+
+
 # -- McNemar and Wilcoxon --------------------------------------------------------------------
 
 

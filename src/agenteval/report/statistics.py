@@ -202,8 +202,9 @@ class Reliability(BaseModel):
     and the flaky cases.
 
     A case counts towards k only when at least k of its trials were judged (a scorer that did
-    not apply, errored, or a trial no scorer judged, is not a judged trial), so `cases` may
-    shrink as k grows.
+    not apply, or a trial no scorer judged, is not a judged trial), so `cases` may shrink as k
+    grows. A trial a scorer errored on is one of its judged trials that did not pass, as in
+    "the trial passes", `compare` and the gate: an error is no pass.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -299,13 +300,15 @@ class ReliabilityBuilder:
         elif verdict is False:
             tally.failed.append(result.trial.trial)
         for name, score in result.scores.items():
-            if score.applied:
+            # An error is a trial of the scorer that did not pass (as compare and the gate
+            # count it): left out, it would make the scorer's pass^k read too good.
+            if score.applied or score.error is not None:
                 counts = tally.scorers.get(name)
                 if counts is None:
                     counts = tally.scorers[name] = [0, 0]
                     self._names.setdefault(name)
                 counts[0] += 1
-                counts[1] += bool(score.passed)
+                counts[1] += bool(score.applied and score.passed)
         if self._per_case is not None and tally.trials >= self._per_case:
             del self._open[case_id]
             self._most_trials = max(self._most_trials, tally.trials)
@@ -339,12 +342,13 @@ class ReliabilityBuilder:
         self._trial_counts[(0, 0) if verdict is None else (1, int(verdict))] += 1
         single = self._single
         for name, score in result.scores.items():
-            if score.value is not None and score.error is None:  # `score.applied`
+            error = score.error is not None
+            if score.value is not None or error:  # `score.applied`, or an error: no pass
                 counts = single.get(name)
                 if counts is None:
                     counts = single[name] = [0, 0]
                     self._names.setdefault(name)
-                counts[bool(score.passed)] += 1
+                counts[not error and bool(score.passed)] += 1
 
     def _scorer_tallies(self) -> dict[str, Counter[tuple[int, int]]]:
         """Per scorer, how many cases had each (judged, passed): copies of the counts, with the

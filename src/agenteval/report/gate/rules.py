@@ -373,19 +373,6 @@ def _thresholds(label: str, thresholds: Thresholds, comparison: Comparison) -> l
     errors = 0 if is_trial else candidate.summary.scorers.get(label, ScorerStats()).errors
     for k, minimum in sorted(thresholds.min_pass_hat_k.items()):
         rule = f"{name} pass^{k} ≥ {_pct(minimum)}"
-        if errors:
-            # A scorer's pass^k is over the cases with k scored trials: those it errored on
-            # would be left out, and the rest read as if all was well.
-            outcomes.append(
-                RuleOutcome(
-                    rule=rule,
-                    passed=False,
-                    detail=f"cannot check: it errored on {errors} "
-                    f"{'trial' if errors == 1 else 'trials'}, and an error is no pass "
-                    "(`agenteval show CANDIDATE --verbose` lists them)",
-                )
-            )
-            continue
         row = _k_row(rows, k)
         if row is None:
             reached = max((r.k for r in rows), default=0)
@@ -396,7 +383,13 @@ def _thresholds(label: str, thresholds: Thresholds, comparison: Comparison) -> l
             )
             outcomes.append(RuleOutcome(rule=rule, passed=False, detail=f"cannot check: {why}"))
             continue
-        outcomes.append(_at_least(rule, row.pass_hat_k, minimum, f"{row.cases} cases"))
+        # A scorer's errors are in its pass^k as trials that did not pass (`Reliability`).
+        cases = f"{row.cases} cases" + (
+            f" ({errors} errored {'trial' if errors == 1 else 'trials'}, counted as not passing)"
+            if errors
+            else ""
+        )
+        outcomes.append(_at_least(rule, row.pass_hat_k, minimum, cases))
     return outcomes
 
 
