@@ -167,10 +167,11 @@ RESPONSES_TOOLS: list[Any] = [{"type": "function", **schema["function"]} for sch
 """The same tools as the Responses API declares them (no `function` wrapper)."""
 
 
-def responses_agent(base_url: str) -> Callable[[str], str]:
+def responses_agent(base_url: str, *, stream: bool = False) -> Callable[[str], str]:
     """`openai_agent` on the Responses API (`client.responses.create`), the API OpenAI
     recommends for new agents: the model's `function_call` items are run and answered with
-    `function_call_output` items until it answers with a message."""
+    `function_call_output` items until it answers with a message. `stream`: each response
+    streamed, and taken whole from its `response.completed` event."""
     import openai
 
     client = openai.OpenAI(base_url=base_url, api_key="x", max_retries=0)
@@ -178,12 +179,18 @@ def responses_agent(base_url: str) -> Callable[[str], str]:
     def answer(question: str) -> str:
         items: list[Any] = [{"role": "user", "content": question}]
         for _ in range(4):
-            response = client.responses.create(
-                model=REQUEST_MODEL,
-                instructions="You answer weather questions briefly.",
-                input=items,
-                tools=RESPONSES_TOOLS,
-            )
+            asked: dict[str, Any] = {
+                "model": REQUEST_MODEL,
+                "instructions": "You answer weather questions briefly.",
+                "input": items,
+                "tools": RESPONSES_TOOLS,
+            }
+            if stream:  # read to its end, as a chat front end shows each delta
+                with client.responses.create(**asked, stream=True) as events:
+                    done = [e.response for e in events if e.type == "response.completed"]
+                response = done[-1]
+            else:
+                response = client.responses.create(**asked)
             calls = [item for item in response.output if item.type == "function_call"]
             if not calls:
                 return response.output_text

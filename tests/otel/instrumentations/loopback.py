@@ -211,6 +211,49 @@ def _responses_answer(turn: Turn, number: int) -> dict[str, Any]:
     }
 
 
+def _responses_events(response: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A Responses API response as the API streams it: `response.created`, each output item
+    added, its text or arguments in deltas, done, then `response.completed` with the usage."""
+    started = {**response, "status": "in_progress", "output": [], "usage": None}
+    yield {"type": "response.created", "response": started}
+    for index, item in enumerate(response["output"]):
+        if item["type"] == "function_call":
+            yield {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": {**item, "arguments": "", "status": "in_progress"},
+            }
+            for piece in _pieces(item["arguments"], 5):
+                yield {
+                    "type": "response.function_call_arguments.delta",
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "delta": piece,
+                }
+            yield {
+                "type": "response.function_call_arguments.done",
+                "item_id": item["id"],
+                "output_index": index,
+                "arguments": item["arguments"],
+            }
+        else:
+            text = item["content"][0]["text"]
+            part = {"type": "output_text", "text": "", "annotations": []}
+            where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+            yield {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": {**item, "content": [], "status": "in_progress"},
+            }
+            yield {"type": "response.content_part.added", **where, "part": part}
+            for piece in _pieces(text):
+                yield {"type": "response.output_text.delta", **where, "delta": piece}
+            yield {"type": "response.output_text.done", **where, "text": text}
+            yield {"type": "response.content_part.done", **where, "part": {**part, "text": text}}
+        yield {"type": "response.output_item.done", "output_index": index, "item": item}
+    yield {"type": "response.completed", "response": response}
+
+
 @dataclass
 class ScriptedOpenAI:
     """The running server: its base URL (for `openai.OpenAI(base_url=...)`) and the requests
@@ -274,6 +317,9 @@ def scripted_openai() -> Iterator[ScriptedOpenAI]:
             if path not in ("/v1/chat/completions", "/v1/responses"):
                 self.send_error(404)
                 return
+            if path == "/v1/responses" and body.get("stream"):
+                self._events(_responses_events(server.respond(body)))
+                return
             if path == "/v1/responses":
                 out = json.dumps(server.respond(body)).encode()
             elif body.get("stream"):
@@ -297,6 +343,18 @@ def scripted_openai() -> Iterator[ScriptedOpenAI]:
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")
+            self.close_connection = True
+
+        def _events(self, events: Iterator[dict[str, Any]]) -> None:
+            # The Responses API's stream: named server-sent events, numbered, no [DONE].
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("connection", "close")
+            self.end_headers()
+            for number, event in enumerate(events):
+                data = json.dumps({**event, "sequence_number": number})
+                self.wfile.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
+                self.wfile.flush()
             self.close_connection = True
 
     http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

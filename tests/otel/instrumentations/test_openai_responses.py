@@ -1,6 +1,7 @@
 """The plain openai-SDK tool loop on the Responses API (`client.responses.create`, what OpenAI
-recommends for new agents) under each real openai instrumentation that covers it: the same tool
-calls, results, errors, answer, tokens and cost as the chat completions loop, live and offline.
+recommends for new agents) under each real openai instrumentation that covers it, each response
+taken whole or streamed: the same tool calls, results, errors, answer, tokens and cost as the
+chat completions loop, live and offline.
 
 OpenLLMetry 0.62.4 names a call in the response by its item id (`fc_...`) and its result in the
 next request by its call id (`call_...`): the calls are paired with their results in order
@@ -25,13 +26,15 @@ from .runs import TraceFile, check_as_expected, facts, record_offline, run_live,
 @pytest.mark.parametrize(
     "instrumented", [OPENINFERENCE, OPENLLMETRY], ids=lambda f: f.name, indirect=True
 )
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_a_responses_api_agent_is_recorded_as_the_chat_one_is(
     instrumented: Family,
     openai_server: ScriptedOpenAI,
     trace_file: TraceFile,
     tmp_path: Path,
+    stream: bool,
 ) -> None:
-    agent = responses_agent(openai_server.base_url)
+    agent = responses_agent(openai_server.base_url, stream=stream)
     offline = run_offline(agent, trace_file, tmp_path / "offline.db")
     live = run_live(agent, tmp_path / "live.db")
     assert set(live) == set(offline) == set(EXPECTED)
