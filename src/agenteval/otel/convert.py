@@ -555,9 +555,10 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
     output = _output(top_agents, turns, roots)
     if output is None:
         output = answered
+    model_calls = [_model_call(t.spans) for t in turns]
     return SpanReading(
         tool_calls=tool_calls,
-        model_calls=[_model_call(t.spans) for t in turns],
+        model_calls=model_calls,
         node_visits=[_agent_name(s) for s in agents],
         output=output,
         failure=_failure(roots, top_agents),
@@ -567,6 +568,11 @@ def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:
         latency_s=max(0, end - start) / 1e9,
         tools=specs.tools,
         not_recorded=not_recorded(
-            turns, tool_calls, has_tool_spans=bool(calls), output=output, silent_tools=silent
+            turns,
+            tool_calls,
+            has_tool_spans=bool(calls),
+            output=output,
+            silent_tools=silent,
+            model_calls=model_calls,
         ),
     )

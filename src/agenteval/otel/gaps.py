@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agenteval.trace import ToolCall
+from agenteval.trace import ModelCall, ToolCall
 
 from .attributes import CACHED_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS, REASONING_TOKENS
 from .rebuilt import ModelTurn
@@ -108,14 +108,15 @@ def usage_recorded(spans: Sequence[SpanRecord]) -> bool:
     return any(span.first(*_TOKENS) is not None for span in spans)
 
 
-def _usage_gap(turns: Sequence[ModelTurn]) -> str | None:
-    """Why the tokens of some model calls are unknown, if they are."""
-    unmetered = [t for t in turns if not usage_recorded(t.spans)]
+def _usage_gap(model_calls: Sequence[ModelCall]) -> str | None:
+    """Why the tokens of some model calls are unknown, if they are (each call's
+    `usage_recorded`, read once from its spans by `convert`)."""
+    unmetered = [call for call in model_calls if not call.usage_recorded]
     if not unmetered:
         return None
     they = "it" if len(unmetered) == 1 else "they"
     return (
-        f"{_which(len(unmetered), len(turns))} recorded no token usage, so what {they} cost is "
+        f"{_which(len(unmetered), len(model_calls))} recorded no token usage, so what {they} cost is "
         f"unknown: {_STREAMED_USAGE}"
     )
 
@@ -202,9 +203,11 @@ def not_recorded(
     has_tool_spans: bool,
     output: str | None,
     silent_tools: Sequence[SpanRecord] = (),
+    model_calls: Sequence[ModelCall] = (),
 ) -> dict[str, str]:
     """The fields the spans leave unknown, each with why and the fix (`silent_tools`: tool
-    spans whose family left their arguments out, see `_arguments_gap`)."""
+    spans whose family left their arguments out, see `_arguments_gap`; `model_calls`: the
+    turns' model calls as read, for `usage`)."""
     gaps: dict[str, str] = {}
     if not turns:
         return gaps
@@ -217,7 +220,7 @@ def not_recorded(
         gaps["tool_arguments"] = why
     if not has_tool_spans and (why := _results_gap(turns, tool_calls)) is not None:
         gaps["tool_results"] = why
-    why = _usage_gap(turns)
+    why = _usage_gap(model_calls)
     if why is not None:
         gaps["usage"] = why
     last = max(turns, key=lambda t: t.span.end_ns)
