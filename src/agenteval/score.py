@@ -31,7 +31,11 @@ class JudgeRecord(BaseModel):
     retries: dict[str, int] = Field(default_factory=dict)
     """The judge's retries by reason (kept apart from the agent's)."""
     cost_usd: float | None = None
-    """From the price table; None when the model has no price."""
+    """From the price table; None when the model has no price, or when `usage_recorded` is
+    False."""
+    usage_recorded: bool = True
+    """False when some of the judge's answers for this score carried no token usage (a proxy
+    that strips it): what the score cost is unknown, never $0 (`CostStats.judge_models_without_usage`)."""
 
 
 class Score(BaseModel):

@@ -329,6 +329,9 @@ class FakeServer:
         self._ids = itertools.count(1)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.strip_usage = False
+        """Answer as a proxy that strips the token usage would: every 200 JSON body loses its
+        ``usage`` / ``usageMetadata`` (a server that reports none)."""
 
     # -- lifecycle
 
@@ -430,7 +433,10 @@ class FakeServer:
             if self._stopping.wait(item.seconds):
                 return Reply(-1, b"")
             item = item.then if item.then is not None else verdict()
-        return self._render(item, route, body)
+        reply = self._render(item, route, body)
+        if self.strip_usage and reply.status == 200:
+            reply = _without_usage(reply)
+        return reply
 
     def _render(self, item: Item, route: str, body: dict[str, Any]) -> Reply:
         if isinstance(item, RawResponse):
@@ -466,6 +472,19 @@ class FakeServer:
         self, item: Verdict | RawText | Refusal, route: str, body: dict[str, Any]
     ) -> dict[str, Any]:
         raise NotImplementedError
+
+
+def _without_usage(reply: Reply) -> Reply:
+    """The reply with its body's token usage taken out (`FakeServer.strip_usage`)."""
+    try:
+        data = json.loads(reply.body)
+    except ValueError:
+        return reply
+    if not isinstance(data, dict):
+        return reply
+    data.pop("usage", None)
+    data.pop("usageMetadata", None)
+    return Reply.json(reply.status, data, reply.headers)
 
 
 def _header(value: float | str) -> str:

@@ -83,7 +83,7 @@ from agenteval.providers import (
 )
 from agenteval.providers.throttle import RetryBudget, endpoint, shared_limit
 from agenteval.retry import RetryPolicy
-from agenteval.trace import AgentStep, ToolCall, Trial
+from agenteval.trace import AgentStep, ToolCall, Trial, Usage
 
 __all__ = [
     "BUILTIN_PROVIDERS",
@@ -341,6 +341,7 @@ class BuiltinAgent:
                         steps=steps,
                         output=reply.text,
                         model_calls=list(recorder.model_calls) if own else [],
+                        not_recorded=dict(recorder.not_recorded) if own else {},
                         metadata={"turns": turn, "finish_reason": reply.finish_reason},
                     )
                 if turn == self.config.max_turns:
@@ -389,7 +390,7 @@ class BuiltinAgent:
                 record_wait(wait)
                 await asyncio.sleep(wait)
                 continue
-            usage = reply.usage
+            usage = reply.usage or Usage()
             record_model_call(
                 reply.model or self.config.model_name,
                 input_tokens=usage.input_tokens,
@@ -398,6 +399,7 @@ class BuiltinAgent:
                 reasoning_tokens=usage.reasoning_tokens,
                 duration_s=monotonic() - start,
                 provider=self.config.provider,
+                usage_recorded=reply.usage is not None,
             )
             return reply
 

@@ -85,6 +85,12 @@ class TrialRecorder:
         with self._lock:
             self.model_calls.append(call)
 
+    def add_gap(self, kind: str, why: str) -> None:
+        """Say the trial leaves `kind` unknown (`Trial.not_recorded`), with why; the first
+        reason given stays."""
+        with self._lock:
+            self.not_recorded.setdefault(kind, why)
+
     def add_wait(self, seconds: float) -> None:
         """Count time the agent spent waiting (backoff, rate limit), to leave out of latency."""
         with self._lock:
@@ -129,6 +135,12 @@ class TrialRecorder:
         return {**gaps, **added} if added else gaps
 
 
+UNREPORTED_USAGE = (
+    "some model calls' responses carried no token usage (a server or proxy that leaves it "
+    "out), so what they cost is unknown, not zero"
+)
+"""Why a trial's tokens are unknown when `record_model_call` was told they were not reported."""
+
 _current: ContextVar[TrialRecorder | None] = ContextVar("agenteval_recorder", default=None)
 
 
@@ -168,8 +180,12 @@ def record_model_call(
     reasoning_tokens: int = 0,
     duration_s: float | None = None,
     provider: str | None = None,
+    usage_recorded: bool = True,
 ) -> None:
     """Record one model call of the agent (its tokens are summed into the trial's usage).
+    `usage_recorded=False`: the provider's response said nothing of the tokens (a proxy that
+    strips `usage`), so what the call cost is unknown, never free (`ModelCall.usage_recorded`,
+    and the trial's `not_recorded["usage"]`).
 
     Does nothing outside a trial. Never raises into the agent: a value of the wrong kind is
     recorded as best it can be (a count that is not a number as 0, a name as its text).
@@ -194,8 +210,11 @@ def record_model_call(
             ),
             started_at=started,
             duration_s=duration,
+            usage_recorded=bool(usage_recorded),
         )
     )
+    if not usage_recorded:
+        recorder.add_gap("usage", UNREPORTED_USAGE)
 
 
 def record_wait(seconds: float) -> None:

@@ -173,6 +173,7 @@ def _record(scores: Sequence[Score]) -> JudgeRecord | None:
         cached_samples=sum(r.cached_samples for r in records),
         retries=retries,
         cost_usd=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
+        usage_recorded=all(r.usage_recorded for r in records),
     )
 
 

@@ -42,6 +42,8 @@ class SampleOutcome:
     """The values of the template's own verdict fields."""
     raw: str = ""
     usage: Usage = field(default_factory=Usage)
+    usage_recorded: bool = True
+    """False when the provider's answer carried no token usage: the sample's cost is unknown."""
     model: str | None = None
     cached: bool = False
     retries: Counter[str] = field(default_factory=Counter)
@@ -101,6 +103,7 @@ class Judge(Sampler):
             extra=dict(extra),
             raw=asked.raw,
             usage=asked.usage,
+            usage_recorded=asked.usage_recorded,
             model=asked.model,
             cached=asked.cached,
             retries=asked.retries,
@@ -128,6 +131,9 @@ class Judge(Sampler):
         for outcome in outcomes:
             usage = usage + outcome.usage
             retries.update(outcome.retries)
+        # A sample whose answer carried no token usage cost something unknown: the score's
+        # cost is then unknown (None), never the other samples' alone, nor $0.
+        metered = all(outcome.usage_recorded for outcome in outcomes)
         good = [o for o in outcomes if o.verdict is not None]
         for index, outcome in enumerate(outcomes):
             if outcome.error is not None:
@@ -142,7 +148,8 @@ class Judge(Sampler):
             failed_samples=num_samples - len(good),
             cached_samples=sum(o.cached for o in outcomes),
             retries=dict(retries),
-            cost_usd=self.prices.cost(self.config.model, usage),
+            cost_usd=self.prices.cost(self.config.model, usage) if metered else None,
+            usage_recorded=metered,
         )
         sample_details = [
             {

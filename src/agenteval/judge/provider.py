@@ -49,7 +49,9 @@ class JudgeReply(BaseModel):
     cut-off answer, output that is not JSON)."""
     raw: str
     """The model's output as text, kept for the record when the verdict cannot be read."""
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage | None = Field(default_factory=Usage)
+    """None when the response carried no token usage (a proxy that strips it): what the call
+    cost is unknown, never $0."""
     model: str | None = None
     """The model as the provider reported it (a dated version, say)."""
     finish_reason: str | None = None

@@ -54,6 +54,9 @@ class Asked(Generic[T]):
     value: T | None = None
     raw: str = ""
     usage: Usage = field(default_factory=Usage)
+    usage_recorded: bool = True
+    """False when a provider's answer carried no token usage (a proxy that strips it): `usage`
+    then leaves those calls out, and what the ask cost is unknown, never free."""
     model: str | None = None
     cached: bool = False
     retries: Counter[str] = field(default_factory=Counter)
@@ -182,7 +185,9 @@ class Sampler:
         shared = self._in_flight.get(key)
         if shared is not None:
             first = await asyncio.shield(shared)
-            return replace(first, usage=Usage(), cached=True, retries=Counter())
+            return replace(
+                first, usage=Usage(), usage_recorded=True, cached=True, retries=Counter()
+            )
         future: asyncio.Future[Asked[Any]] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         try:
@@ -225,7 +230,10 @@ class Sampler:
                 outcome.cause = kind.cause
                 outcome.retry_after_s = retry_after_s(exc)
                 return outcome
-            outcome.usage = outcome.usage + reply.usage
+            if reply.usage is None:
+                outcome.usage_recorded = False
+            else:
+                outcome.usage = outcome.usage + reply.usage
             outcome.raw, outcome.model = reply.raw, reply.model
             try:
                 if reply.verdict is None or reply.finish_reason in reading.refused:
@@ -246,7 +254,7 @@ class Sampler:
             entry = CachedVerdict(
                 verdict=reading.keep(outcome.value),
                 raw=reply.raw,
-                usage=reply.usage,
+                usage=reply.usage or Usage(),
                 model=reply.model,
                 params=dict(self.config.params),
                 created_at=utc_now(),

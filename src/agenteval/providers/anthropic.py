@@ -33,10 +33,14 @@ def client(
     )
 
 
-def usage(message: Message) -> Usage:
+def usage(message: Message) -> Usage | None:
     """The call's token usage, as `agenteval.pricing` reads it: the Messages API counts cache
-    reads and writes apart from `input_tokens`; here they are part of the input."""
-    counts = message.usage
+    reads and writes apart from `input_tokens`; here they are part of the input. None when the
+    response carried none (a proxy that strips it; the SDK does not validate the field): its
+    tokens are unknown, never 0."""
+    counts: Any = getattr(message, "usage", None)
+    if counts is None:
+        return None
     cache_read = counts.cache_read_input_tokens or 0
     cache_write = counts.cache_creation_input_tokens or 0
     details: Any = counts.output_tokens_details

@@ -70,11 +70,12 @@ async def aclose(client: genai.Client) -> None:
     client.close()
 
 
-def usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> Usage:
+def usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> Usage | None:
     """The call's token usage, as `agenteval.pricing` reads it: Gemini counts thinking apart
-    from the candidates, and bills it as output; here it is part of the output."""
+    from the candidates, and bills it as output; here it is part of the output. None when the
+    response carried no `usageMetadata`: its tokens are unknown, never 0."""
     if metadata is None:
-        return Usage()
+        return None
     thoughts = metadata.thoughts_token_count or 0
     return Usage(
         input_tokens=metadata.prompt_token_count or 0,

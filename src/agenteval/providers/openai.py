@@ -32,11 +32,13 @@ def client(
     )
 
 
-def usage(counts: CompletionUsage | None) -> Usage:
+def usage(counts: CompletionUsage | None) -> Usage | None:
     """The call's token usage, as `agenteval.pricing` reads it (cached tokens are part of the
-    input, reasoning tokens part of the output, as OpenAI counts them already)."""
+    input, reasoning tokens part of the output, as OpenAI counts them already); None when the
+    response carried none (a server or proxy that leaves `usage` out): its tokens are unknown,
+    never 0."""
     if counts is None:
-        return Usage()
+        return None
     prompt_details: Any = counts.prompt_tokens_details
     completion_details: Any = counts.completion_tokens_details
     return Usage(

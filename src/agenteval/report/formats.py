@@ -16,12 +16,13 @@ def format_usd(value: float | None) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
-def usage_missing_note(models: Sequence[str]) -> str:
-    """The note for models whose calls' token usage the trace did not record
-    (`CostStats.models_without_usage`): their cost is missing from the totals, and how to
-    record it."""
+def usage_missing_note(models: Sequence[str], *, who: str = "") -> str:
+    """The note for models whose calls' token usage was not recorded
+    (`CostStats.models_without_usage`; `who="judge "` for
+    `judge_models_without_usage`): their cost is missing from the totals, and how to record
+    it."""
     return (
-        "no token usage recorded for some calls to " + ", ".join(models) + ": their cost is "
-        "missing, not zero (a streamed OpenAI chat completion reports its usage only with "
-        'stream_options={"include_usage": True})'
+        f"no token usage recorded for some {who}calls to " + ", ".join(models) + ": their "
+        "cost is missing, not zero (a streamed OpenAI chat completion reports its usage only "
+        'with stream_options={"include_usage": True}; a server or proxy may leave it out)'
     )

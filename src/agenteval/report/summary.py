@@ -117,6 +117,7 @@ class SummaryBuilder:
         self._judge_usd: float | None = None
         self._unpriced: set[str] = set()
         self._without_usage: set[str] = set()  # models called with no token usage recorded
+        self._judge_without_usage: set[str] = set()  # the same, of the judge's calls
         self._judge_usage = Usage()
         self._judge_retries: Counter[str] = Counter()
         self._judged: set[str] = set()
@@ -275,6 +276,7 @@ class SummaryBuilder:
         ]
         self._unpriced |= part._unpriced
         self._without_usage |= part._without_usage
+        self._judge_without_usage |= part._judge_without_usage
         self._judged |= part._judged
         self._judge_usage = self._judge_usage + part._judge_usage
         self._judge_retries.update(part._judge_retries)
@@ -321,7 +323,9 @@ class SummaryBuilder:
         if score.usage is not None:
             self._judge_usage = self._judge_usage + score.usage
         self._judge_retries.update(score.judge.retries)
-        if score.judge.cost_usd is not None:
+        if not score.judge.usage_recorded:  # its cost is unknown: never added as free
+            self._judge_without_usage.add(score.judge.judge.partition(":")[2])
+        elif score.judge.cost_usd is not None:
             self._judge_usd = (self._judge_usd or 0.0) + score.judge.cost_usd
             if self._log is not None:
                 self._log.add(("judge", ""), score.judge.cost_usd)
@@ -401,6 +405,9 @@ class SummaryBuilder:
             models_without_usage=sorted(
                 {redactor.redact_text(model) for model in self._without_usage}
             ),
+            judge_models_without_usage=sorted(
+                {redactor.redact_text(model) for model in self._judge_without_usage}
+            ),
         )
 
     def _sections(self, summary: Summary) -> list[Section]:
@@ -416,6 +423,7 @@ class SummaryBuilder:
             "cost": cost.total_usd is not None
             or bool(cost.unpriced_models)
             or bool(cost.models_without_usage)
+            or bool(cost.judge_models_without_usage)
             or summary.usage.total_tokens > 0
             or summary.judge_usage.total_tokens > 0
             or (summary.simulation is not None and summary.simulation.usage.total_tokens > 0),

@@ -137,8 +137,11 @@ class CostStats(BaseModel):
     """Models that were called but have no price: add them under `prices:` in agenteval.yaml."""
     models_without_usage: list[str] = Field(default_factory=list)
     """Models called in a way whose trace recorded no token usage (`ModelCall.usage_recorded`:
-    an OpenAI stream without `include_usage`): those calls' cost is missing from the totals,
-    not zero."""
+    an OpenAI stream without `include_usage`, a server that answered without `usage`): those
+    calls' cost is missing from the totals, not zero."""
+    judge_models_without_usage: list[str] = Field(default_factory=list)
+    """Judge models some of whose answers carried no token usage (`JudgeRecord.usage_recorded`:
+    a proxy that strips it): their cost is missing from `judge_usd`, not zero."""
 
 
 class RetrievalAttribution(BaseModel):

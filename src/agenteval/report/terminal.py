@@ -274,6 +274,9 @@ def _cost_lines(summary: Summary) -> list[Text]:
         )
     if cost.models_without_usage:
         lines.append(Text("  " + usage_missing_note(cost.models_without_usage), style="yellow"))
+    if cost.judge_models_without_usage:
+        note = usage_missing_note(cost.judge_models_without_usage, who="judge ")
+        lines.append(Text("  " + note, style="yellow"))
     return lines
 
 

@@ -208,13 +208,18 @@ class UserSimulator:
         calls = (
             [
                 ModelCall(
-                    model=asked.model or config.model, provider=config.provider, usage=asked.usage
+                    model=asked.model or config.model,
+                    provider=config.provider,
+                    usage=asked.usage,
+                    usage_recorded=asked.usage_recorded,
                 )
             ]
             if spent
             else []
         )
-        cost = self.sampler.prices.cost(config.model, asked.usage) if spent else None
+        # An answer without token usage cost something unknown: no cost, never $0.
+        metered = spent and asked.usage_recorded
+        cost = self.sampler.prices.cost(config.model, asked.usage) if metered else None
         if asked.value is None:
             where = f"the user simulator {self.label} (case {request.case_id!r})"
             if asked.cause is not None:

@@ -84,7 +84,9 @@ class ModelReply:
 
     text: str | None
     calls: list[ToolRequest]
-    usage: Usage
+    usage: Usage | None
+    """None when the response carried no token usage (a proxy that strips it): the call's
+    tokens, and so its cost, are unknown, never 0."""
     model: str | None
     finish_reason: str | None
 

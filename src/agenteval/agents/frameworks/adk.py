@@ -53,7 +53,7 @@ from agenteval.agents.tools import error_text
 from agenteval.case import EvalCase, Message
 from agenteval.errors import AgentLoadError
 from agenteval.jsonsafe import plain_copy
-from agenteval.trace import Failure, FailureCause, ToolSpec, Trial
+from agenteval.trace import Failure, FailureCause, ToolSpec, Trial, Usage
 
 if TYPE_CHECKING:
     from google.adk.events import Event
@@ -175,7 +175,7 @@ def _plugin(reader: _EventReader) -> Any:
 
             name = callback_context.agent_name
             model = reader.models.get(name) or llm_response.model_version or "unknown"
-            reader.builder.model_call(model, read_usage(usage))
+            reader.builder.model_call(model, read_usage(usage) or Usage())
 
         async def before_tool_callback(
             self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any
@@ -244,7 +244,7 @@ class _EventReader:
             from agenteval.providers.google import usage as read_usage
 
             model = self.models.get(author) or event.model_version or "unknown"
-            self.builder.model_call(model, read_usage(usage))
+            self.builder.model_call(model, read_usage(usage) or Usage())
         for part in (event.content.parts or ()) if event.content else ():
             if part.function_call is not None:
                 call = part.function_call

@@ -34,6 +34,12 @@ def _agent_cost(summary: Summary) -> float | None:
     return _per_trial(cost, summary)
 
 
+def _judge_cost(summary: Summary) -> float | None:
+    if summary.cost.judge_models_without_usage:
+        return None  # some judge calls' cost is unknown: a partial total would read as a saving
+    return _per_trial(summary.cost.judge_usd, summary)
+
+
 def compare_results(
     base_info: RunInfo,
     base_results: Iterable[TrialResult],
@@ -91,12 +97,13 @@ def compare_results(
         new_failures=failures,
         new_fixes=fixes,
         agent_cost_per_case=MetricChange(base=_agent_cost(bs), candidate=_agent_cost(cs)),
-        judge_cost_per_case=MetricChange(
-            base=_per_trial(bs.cost.judge_usd, bs), candidate=_per_trial(cs.cost.judge_usd, cs)
-        ),
+        judge_cost_per_case=MetricChange(base=_judge_cost(bs), candidate=_judge_cost(cs)),
         unpriced_models=sorted(set(bs.cost.unpriced_models) | set(cs.cost.unpriced_models)),
         models_without_usage=sorted(
-            set(bs.cost.models_without_usage) | set(cs.cost.models_without_usage)
+            set(bs.cost.models_without_usage)
+            | set(cs.cost.models_without_usage)
+            | set(bs.cost.judge_models_without_usage)
+            | set(cs.cost.judge_models_without_usage)
         ),
         latency_p50=MetricChange(base=bs.latency.p50, candidate=cs.latency.p50),
         latency_p95=MetricChange(base=bs.latency.p95, candidate=cs.latency.p95),

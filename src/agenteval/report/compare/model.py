@@ -204,8 +204,8 @@ class Comparison(BaseModel):
     unpriced_models: list[str] = Field(default_factory=list)
     """Models either run called that have no price: their cost is missing, not zero."""
     models_without_usage: list[str] = Field(default_factory=list)
-    """Models either run called with no token usage recorded (`CostStats.models_without_usage`):
-    the run's agent cost is unknown, not lower."""
+    """Models either run called with no token usage recorded (`CostStats.models_without_usage`,
+    and the judge's `judge_models_without_usage`): that cost is unknown, not lower."""
     latency_p50: MetricChange
     latency_p95: MetricChange
     working_latency_p50: MetricChange

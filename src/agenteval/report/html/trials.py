@@ -156,6 +156,8 @@ def _trial_cost(trial: Trial, result: TrialResult, prices: PriceTable) -> float 
         if cost is not None:
             total = (total or 0.0) + cost
     for score in result.scores.values():
+        if score.judge is not None and not score.judge.usage_recorded:
+            return None  # the judge's tokens are unknown: so is what the trial cost
         if score.judge is not None and score.judge.cost_usd is not None:
             total = (total or 0.0) + score.judge.cost_usd
     # The user simulator's calls, as the run's total counts them.
