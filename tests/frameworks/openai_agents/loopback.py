@@ -138,6 +138,8 @@ class ScriptedServer:
     base_url: str
     requests: list[dict[str, Any]] = field(default_factory=list)
     drop: int = 0
+    strip_usage: bool = False
+    """Answer as a proxy that strips `usage` would: no token counts at all."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -158,7 +160,10 @@ class ScriptedServer:
                 return None
             self.requests.append(body)
             number = len(self.requests)
-        return _response(script(agent, question, asked), rounds, number)
+        response = _response(script(agent, question, asked), rounds, number)
+        if self.strip_usage:
+            del response["usage"]
+        return response
 
 
 @contextmanager

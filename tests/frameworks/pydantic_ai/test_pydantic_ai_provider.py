@@ -27,8 +27,9 @@ class Provider:
     """Answers every conversation's first request with `first_status` (a 429, a 503) and the
     next with the answer, telling conversations apart by their user message."""
 
-    def __init__(self, first_status: int) -> None:
+    def __init__(self, first_status: int, *, reports_usage: bool = True) -> None:
         self.first_status = first_status
+        self.reports_usage = reports_usage  # False: as a proxy that strips `usage`
         self.seen: dict[str, int] = {}
         self.lock = threading.Lock()
 
@@ -38,7 +39,7 @@ class Provider:
             count = self.seen[question] = self.seen.get(question, 0) + 1
         if count == 1 and self.first_status != 200:
             return self.first_status, {"error": {"message": "slow down", "type": "rate_limit"}}
-        return 200, {
+        answer = {
             "id": f"chatcmpl-{count}",
             "object": "chat.completion",
             "created": 1_764_000_000,
@@ -58,6 +59,9 @@ class Provider:
                 "completion_tokens_details": {"reasoning_tokens": 5},
             },
         }
+        if not self.reports_usage:
+            del answer["usage"]
+        return 200, answer
 
 
 def serve(provider: Provider) -> Iterator[str]:
@@ -175,3 +179,29 @@ def test_pydantic_ais_model_errors_are_classified_by_their_type() -> None:
 
     for name, error, cause in _errors():
         assert classify(error).cause.value == cause, name
+
+
+def test_a_response_without_usage_is_a_call_of_unknown_cost(tmp_path: Path) -> None:
+    # pydantic-ai counts such a response as an `unmeasured_requests` of 0 tokens. Before: the
+    # call was recorded as measured, 0 tokens, so a priced model cost $0 and a cost gate passed.
+    provider = Provider(first_status=200, reports_usage=False)
+    for base_url in serve(provider):
+        run = agenteval.evaluate(
+            openai_agent(base_url), [EvalCase(id="c", input="question")], store=tmp_path / "r.db"
+        )
+    trial = run.results[0].trial
+    assert trial.failure is None and trial.output == "echo: question"
+    (call,) = trial.model_calls
+    assert call.usage_recorded is False
+    assert "usage" in trial.not_recorded
+    assert run.summary.cost.models_without_usage == ["gpt-test-2025"]
+
+
+def test_a_response_with_usage_is_measured(tmp_path: Path) -> None:
+    for base_url in serve(Provider(first_status=200)):
+        run = agenteval.evaluate(
+            openai_agent(base_url), [EvalCase(id="c", input="question")], store=tmp_path / "r.db"
+        )
+    trial = run.results[0].trial
+    assert [call.usage_recorded for call in trial.model_calls] == [True]
+    assert trial.not_recorded == {}

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from agents import RunConfig, RunHooks
 
 __all__ = [
+    "NO_USAGE",
     "GuardrailTrip",
     "RunReader",
     "agents_of",
@@ -135,6 +136,13 @@ def model_name(agent: Any, config: RunConfig | None) -> str:
         return model
     named = getattr(model, "model", None)
     return named if isinstance(named, str) else type(model).__name__
+
+
+NO_USAGE = (
+    "a model response reported no token usage (0 input tokens: the server or a proxy left "
+    "`usage` out), so what it cost is unknown, not zero"
+)
+"""Why a call's tokens are unknown (`not_recorded["usage"]`)."""
 
 
 def usage_of(usage: Any) -> Usage:
@@ -391,7 +399,16 @@ def _hooks_class() -> type[Any]:
                 self.reader.builder.declare(spec)
 
         async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
-            self.reader.builder.model_call(model_name(agent, self.config), usage_of(response.usage))
+            usage = usage_of(response.usage)
+            # The SDK reads a response without usage (a proxy that strips it) as
+            # `Usage(requests=1)`, every count 0, which no answered request is: a prompt has
+            # input tokens. Its cost is then unknown, never free.
+            unmeasured = not usage.input_tokens and not usage.output_tokens
+            self.reader.builder.model_call(
+                model_name(agent, self.config),
+                usage,
+                unrecorded=NO_USAGE if unmeasured else None,
+            )
 
         async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
             if isinstance(context, ToolContext):

@@ -291,8 +291,14 @@ class _Reader:
             elif isinstance(part, _TOOL_RETURN):  # a provider's own tool answers in its response
                 self._return_part(part)
         usage = _usage(response.usage)
+        # pydantic-ai counts a response that carried no usage (a proxy that strips it) as an
+        # `unmeasured_requests` of 0 tokens: its cost is unknown, never free.
+        unmeasured = bool(getattr(response.usage, "unmeasured_requests", 0))
         self._builder.model_call(
-            response.model_name or "unknown", usage, provider=response.provider_name
+            response.model_name or "unknown",
+            usage,
+            provider=response.provider_name,
+            unrecorded=_NO_USAGE if unmeasured else None,
         )
         return usage
 
@@ -383,6 +389,12 @@ def _registered(toolset: Any) -> dict[str, ToolSpec]:
         )
         for name, spec in inner.items()
     }
+
+
+_NO_USAGE = (
+    "a model response carried no token usage (pydantic-ai's `unmeasured_requests`: the server "
+    "or a proxy left `usage` out), so what it cost is unknown, not zero"
+)
 
 
 def _spec(tool: Any) -> ToolSpec:
