@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -231,3 +232,49 @@ def test_pydantic_ai_tool_spans_without_content_have_unknown_arguments() -> None
     assert "include_content=True" in hidden.not_recorded["tool_arguments"]
     assert shown.tool_calls[0].arguments == {"city": "Paris"}
     assert shown.not_recorded == {}
+
+
+def _genai_turns(response: dict[str, Any]) -> list[SpanRecord]:
+    """Two chat spans as openai-v2 (latest conventions) writes them: the model asks for `f`,
+    then the next request carries the tool's answer part `response` (without its value or with
+    it) back."""
+    asked = [
+        {
+            "role": "assistant",
+            "parts": [{"type": "tool_call", "id": "c1", "name": "f", "arguments": {}}],
+            "finish_reason": "tool_calls",
+        }
+    ]
+    answer = {"type": "tool_call_response", "id": "c1", **response}
+    answered = [
+        {"role": "user", "parts": [{"type": "text", "content": "go"}]},
+        *asked,
+        {"role": "tool", "parts": [answer]},
+    ]
+    final = [{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}]
+    return [
+        _chat(0, {"gen_ai.output.messages": json.dumps(asked)}),
+        _chat(
+            1,
+            {
+                "gen_ai.input.messages": json.dumps(answered),
+                "gen_ai.output.messages": json.dumps(final),
+            },
+        ),
+    ]
+
+
+def test_a_tool_result_recorded_as_null_is_a_result_not_a_gap() -> None:
+    # Before: a `response` recorded as JSON null read as no result at all, so the trial said
+    # "tool_results" not recorded and tool_execution & co. gave no score.
+    reading = read_spans(_genai_turns({"response": None}))
+    (call,) = reading.tool_calls
+    assert (call.name, call.id, call.result, call.error) == ("f", "c1", None, None)
+    assert "tool_results" not in reading.not_recorded
+
+
+def test_a_tool_answer_without_its_result_is_still_a_gap() -> None:
+    reading = read_spans(_genai_turns({}))
+    (call,) = reading.tool_calls
+    assert call.result is None
+    assert "tool_results" in reading.not_recorded

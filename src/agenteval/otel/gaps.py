@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from agenteval.trace import ModelCall, ToolCall
 
 from .attributes import CACHED_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS, REASONING_TOKENS
-from .rebuilt import ModelTurn
+from .rebuilt import ModelTurn, results_by_id
 from .spans import SpanRecord, SpanStatus
 
 __all__ = ["capture_fix", "not_recorded", "usage_recorded"]
@@ -123,7 +123,14 @@ def _usage_gap(model_calls: Sequence[ModelCall]) -> str | None:
 
 def _results_gap(turns: Sequence[ModelTurn], tool_calls: Sequence[ToolCall]) -> str | None:
     """Why some rebuilt tool calls' results are unknown, if they are (see the module docs)."""
-    missing = [call for call in tool_calls if call.result is None and call.error is None]
+    # A result the requests carried as JSON null (a tool that returned nothing) is recorded:
+    # only a call whose id no request answered is missing its result.
+    answered = results_by_id(turns)
+    missing = [
+        call
+        for call in tool_calls
+        if call.result is None and call.error is None and call.id not in answered
+    ]
     if not missing:
         return None
     final = {requested.id for requested in turns[-1].messages.requested}

@@ -122,8 +122,11 @@ class _Reader:
             )
         )
 
-    def result(self, call_id: Any, value: Any) -> None:
-        if call_id in (None, "") or value is None:
+    def result(self, call_id: Any, value: Any, *, recorded: bool = False) -> None:
+        """The result sent back for `call_id`. None is no result (a message without content)
+        unless `recorded`: the trace holds the result, and it is JSON null (a tool that
+        returned nothing), which is a result, not a gap (`gaps._results_gap`)."""
+        if call_id in (None, "") or (value is None and not recorded):
             return
         self.results.setdefault(str(call_id), tool_result(value))
 
@@ -138,7 +141,9 @@ class _Reader:
         for message in requests:
             for part in _parts(message):
                 if part.get("type") == "tool_call_response":
-                    self.result(part.get("id"), _first_present(part, "response", "result"))
+                    key = next((k for k in ("response", "result") if k in part), None)
+                    if key is not None:  # present, JSON null included: a result recorded
+                        self.result(part.get("id"), part[key], recorded=True)
         listed = _messages(outputs)
         # pydantic-ai without content keeps the messages' shape and drops their content: the
         # response is recorded only when some message carries content.
@@ -294,13 +299,6 @@ def _has_content(messages: list[dict[str, Any]]) -> bool:
             if any(key in part for key in _CONTENT_KEYS):
                 return True
     return False
-
-
-def _first_present(part: Mapping[str, Any], *keys: str) -> Any:
-    for key in keys:
-        if key in part:
-            return part[key]
-    return None
 
 
 def _messages(value: Any) -> list[dict[str, Any]]:
