@@ -18,7 +18,8 @@ The rules, on a `Comparison` (the same statistics `compare` shows):
    its own row (`"trial passes"`, ignored as `trial`): trials failing different scorers can
    leave every scorer short of significance while the trials passing fell a lot. It is over
    the trials that got to respond (an infrastructure failure is rule 3's), and a scorer
-   ignored here still decides whether a trial passes.
+   ignored here still decides whether a trial passes. An ignored row is still shown, with its
+   figures and its own p-value (out of the correction), marked `(ignored)`; it never blocks.
 3. **The candidate judged what the base judged.** A case is judged when a scorer gave one of
    its trials a score; a trial that failed as infrastructure (timeout, rate limit, provider or
    connection error) is left out of scoring. Rules 1 and 2 only see cases judged in both runs,

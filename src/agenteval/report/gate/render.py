@@ -14,17 +14,23 @@ def print_verdict(verdict: GateVerdict, console: Console | None = None) -> None:
     """Print each rule with how close it came, then the decision."""
     console = console or Console()
     for outcome in verdict.rules:
-        mark = ("✓ ", "green") if outcome.passed else ("✗ ", "bold red")
+        if outcome.ignored:  # shown, never blocking: neither a tick nor a cross
+            mark = ("- ", "dim")
+        else:
+            mark = ("✓ ", "green") if outcome.passed else ("✗ ", "bold red")
         console.print(
             Text.assemble(mark, (outcome.rule, "bold"), ("  " + outcome.detail, "")),
             highlight=False,
         )
     broken = verdict.broken
+    checked = [outcome for outcome in verdict.rules if not outcome.ignored]
+    ignored = len(verdict.rules) - len(checked)
+    aside = f" ({ignored} ignored)" if ignored else ""
     if broken:
         console.print(
             Text.assemble(
                 ("gate failed", "bold red"),
-                f": {len(broken)} of {len(verdict.rules)} rules broken "
+                f": {len(broken)} of {len(checked)} rules broken{aside} "
                 f"(candidate {verdict.candidate_run} against base {verdict.base_run})",
             ),
             highlight=False,
@@ -33,7 +39,7 @@ def print_verdict(verdict: GateVerdict, console: Console | None = None) -> None:
         console.print(
             Text.assemble(
                 ("gate passed", "bold green"),
-                f": all {len(verdict.rules)} rules held "
+                f": all {len(checked)} rules held{aside} "
                 f"(candidate {verdict.candidate_run} against base {verdict.base_run})",
             ),
             highlight=False,

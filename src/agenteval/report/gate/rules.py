@@ -32,6 +32,9 @@ class RuleOutcome(BaseModel):
     detail: str
     margin: float | None = None
     """How much room was left (negative: by how much it was broken), in the rule's unit."""
+    ignored: bool = False
+    """A regression row the policy ignores (`ignore_regressions`): shown with its figures so a
+    reader sees what was let go, never blocking (`passed` is True)."""
 
 
 class GateVerdict(BaseModel):
@@ -201,11 +204,8 @@ def _describe(kind: str, change: Change) -> str:
 def _regressions(comparison: Comparison, policy: GatePolicy) -> list[RuleOutcome]:
     # "The trial passes" is tested as a scorer is: trials failing different scorers can leave
     # every scorer short of significance while the trials passing fell a lot.
-    rows = [
-        (row.name, row)
-        for row in (*comparison.scorers, comparison.trial)
-        if row.name not in policy.ignore_regressions
-    ]
+    every = (*comparison.scorers, comparison.trial)
+    rows = [(row.name, row) for row in every if row.name not in policy.ignore_regressions]
     tested: list[tuple[str, str, Change]] = []
     for name, row in rows:
         for kind, change in (("pass rate", row.pass_rate), ("mean", row.mean)):
@@ -217,10 +217,39 @@ def _regressions(comparison: Comparison, policy: GatePolicy) -> list[RuleOutcome
     for (name, kind, change), p in zip(tested, adjusted, strict=True):
         by_row.setdefault(name, []).append((kind, change, p))
     corrected = policy.correction == "holm" and len(tested) > 1
+    # An ignored row is still shown, with its figures, so a reader sees what was let go.
     return [
-        _regression(row, by_row.get(name, []), comparison, policy, corrected=corrected)
-        for name, row in rows
+        _ignored(row, comparison, policy)
+        if row.name in policy.ignore_regressions
+        else _regression(row, by_row.get(row.name, []), comparison, policy, corrected=corrected)
+        for row in every
     ]
+
+
+def _ignored(row: ScorerComparison, comparison: Comparison, policy: GatePolicy) -> RuleOutcome:
+    """The row of a scorer (or "the trial passes") the policy ignores: its figures, with its
+    own p-values (out of the Holm family the other rows are corrected in), never blocking."""
+    tests = [
+        (kind, change, change.p_value)
+        for kind, change in (("pass rate", row.pass_rate), ("mean", row.mean))
+        if change is not None
+    ]
+    if row.unjudged_in_candidate and not row.judged_in_candidate:
+        figures = (
+            f"the base judged {row.unjudged_in_candidate} shared case(s) with it, the "
+            "candidate none"
+        )
+    elif not tests:
+        figures = "no shared case judged in both runs"
+    else:
+        figures = _regression(row, tests, comparison, policy, corrected=False, hint=False).detail
+    label = f'"{TRIAL} passes"' if row.name == TRIAL else row.name
+    return RuleOutcome(
+        rule=f"no significant regression: {label} (ignored)",
+        passed=True,
+        detail=f"{figures}; ignored under ignore_regressions: it does not block",
+        ignored=True,
+    )
 
 
 def _regression(
@@ -230,9 +259,10 @@ def _regression(
     policy: GatePolicy,
     *,
     corrected: bool,
+    hint: bool = True,
 ) -> RuleOutcome:
     """The regression rule for one scorer (or "the trial passes"), given its tests with their
-    corrected p-values."""
+    corrected p-values (`hint`: say what to do when "the trial passes" regressed)."""
     label = f'"{TRIAL} passes"' if row.name == TRIAL else row.name
     rule = f"no significant regression: {label}"
     if row.unjudged_in_candidate and not row.judged_in_candidate:
@@ -268,7 +298,7 @@ def _regression(
         else "no decrease"
     )
     detail = f"{'; '.join(parts)} over {row.cases} cases — {verdict}"
-    if broken and row.name == TRIAL:
+    if broken and row.name == TRIAL and hint:
         detail += _trial_hint(comparison, policy)
     return RuleOutcome(
         rule=rule,
