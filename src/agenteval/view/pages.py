@@ -118,9 +118,11 @@ class Pages:
         """Every run newest first, as the list and `/api/runs` show it."""
         rows = []
         for run in self.reader.runs():
-            live = run.status is RunStatus.RUNNING
             stats, pending = self._run_stats(run.run_id)
             status = shown_status(run.status, run.complete)
+            # Only a run still going is live: a `stopped` one (every trial stored, its process
+            # gone) is marked running in the store, and would be polled for ever.
+            live = status == RunStatus.RUNNING.value
             end = run.finished_at
             rows.append(
                 {
@@ -502,9 +504,12 @@ class Pages:
         whenever anything the page shows does."""
         stamp = self.reader.stamp(run_id)
         state = self.cache.get(run_id, inline=True)
+        status = stamp.status
+        if status == RunStatus.RUNNING.value:  # still going, or `stopped` (not to be polled)
+            status = shown_status(RunStatus.RUNNING, self.reader.missing(run_id).count == 0)
         return {
             "run_id": run_id,
-            "status": stamp.status,
+            "status": status,
             "trials": stamp.trials,
             "stamp": str(hash(stamp)),
             "summarized": state.index is not None and state.index.stamp == stamp,
