@@ -16,6 +16,7 @@ from pathlib import Path
 from agenteval import RunStore
 
 __all__ = [
+    "CHECKOUT_SRC",
     "agenteval_cli",
     "assert_clean",
     "cli_env",
@@ -23,6 +24,12 @@ __all__ = [
     "interruptible",
     "write_cases",
 ]
+
+
+CHECKOUT_SRC = str(Path(__file__).resolve().parents[1] / "src")
+"""This checkout's `src`, for a child's PYTHONPATH: an empty one would import the installed
+agenteval (an editable install of another tree, say), and a worktree's run would not test its
+own code."""
 
 
 def cli_env(**extra: str) -> dict[str, str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from tests.agents.fakes_http import FakeAgentService, reply
 from tests.agents.fakes_toolcalls import ToolCallingOpenAI, answer, call, tool_calls
+from tests.cli_process import CHECKOUT_SRC
 
 from agenteval.agents.builtin import BuiltinAgent, BuiltinAgentConfig
 from agenteval.agents.http import HttpAgent, HttpAgentConfig
@@ -51,7 +52,12 @@ def agenteval(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={"PATH": "/usr/bin:/bin", "COLUMNS": "160", "PYTHONPATH": "", "NO_PROXY": "*"},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "COLUMNS": "160",
+            "PYTHONPATH": CHECKOUT_SRC,
+            "NO_PROXY": "*",
+        },
         timeout=120,
     )
 

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from tests.cli_process import CHECKOUT_SRC
+
 from agenteval.store import RunStore
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "builtin_agent"
@@ -35,7 +37,7 @@ def test_the_builtin_agent_example_runs_offline(tmp_path: Path) -> None:
             env={
                 "PATH": "/usr/bin:/bin",
                 "COLUMNS": "160",
-                "PYTHONPATH": "",
+                "PYTHONPATH": CHECKOUT_SRC,
                 "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
                 "NO_PROXY": "*",
             },

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.cli_process import CHECKOUT_SRC
 from tests.judge.fakes import FakeOpenAI
 
 import agenteval
@@ -255,7 +256,7 @@ def test_the_command_line_takes_criteria(tmp_path: Path, scorer: str) -> None:
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env={"PATH": "/usr/bin:/bin", "COLUMNS": "160", "PYTHONPATH": ""},
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "160", "PYTHONPATH": CHECKOUT_SRC},
     )
     assert done.returncode == 0, done.stderr
     scores = json.loads((tmp_path / "out.json").read_text())["results"][0]["scores"]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.cli_process import CHECKOUT_SRC
 
 from agenteval.errors import DatasetError
 from agenteval.otel.reading import read_recorded
@@ -46,7 +47,7 @@ def record(tmp_path_factory: pytest.TempPathFactory) -> Record:
                 [sys.executable, str(RECORDER), str(out), family, mode, *CITIES],
                 capture_output=True,
                 text=True,
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": ""},
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": CHECKOUT_SRC},
                 timeout=300,
             )
             assert ran.returncode == 0, ran.stderr
