@@ -9,6 +9,7 @@ import textwrap
 import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,32 @@ def test_create_run_then_read_back_its_info_and_cases_in_order(store: RunStore) 
 
     assert store.get_info(info.run_id) == info
     assert store.get_cases(info.run_id) == cases
+
+
+class _Ledger:
+    """A value pydantic cannot write (the store keeps its text)."""
+
+
+def test_a_decimal_in_an_initial_state_is_read_back_as_that_decimal(store: RunStore) -> None:
+    # Before, a case holding also a value pydantic cannot write was stored by the careful copy,
+    # which wrote the Decimal as its text: a stream of such cases started from "0.50".
+    cases = [
+        EvalCase(id="plain", input="q", initial_state={"balance": Decimal("0.50")}),
+        EvalCase(
+            id="odd",
+            input="q",
+            initial_state={"balance": Decimal("0.50"), "ledger": _Ledger(), "n": [Decimal("2")]},
+        ),
+        EvalCase(id="own", input="q", initial_state={"tag": {"$decimal": "not a number"}}),
+    ]
+    store.create_run(make_info(), cases)
+    read = {case.id: case.initial_state or {} for case in store.get_cases(make_info().run_id)}
+    assert read["plain"] == {"balance": Decimal("0.50")}
+    assert isinstance(read["plain"]["balance"], Decimal)
+    assert str(read["odd"]["balance"]) == "0.50" and read["odd"]["n"] == [Decimal("2")]
+    assert isinstance(read["odd"]["balance"], Decimal)
+    assert str(read["odd"]["ledger"]).startswith("<tests.test_store._Ledger object")
+    assert read["own"] == {"tag": {"$decimal": "not a number"}}
 
 
 def test_list_runs_newest_first_with_progress(store: RunStore) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -12,6 +13,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    field_serializer,
     field_validator,
     model_validator,
 )
@@ -22,12 +24,14 @@ from agenteval.trace import AgentStep, ToolCall
 from agenteval.user_simulation import UserSimulation
 
 __all__ = [
+    "DECIMAL_KEY",
     "MAX_TURNS_BELOW_WRITTEN",
     "EvalCase",
     "ExpectedCall",
     "Invocation",
     "Message",
     "Rubric",
+    "decimals_tagged",
     "state_numbers",
 ]
 
@@ -118,27 +122,77 @@ def state_numbers(value: Any) -> Any:
     `expected_state` of `1.5`, in the trial and in the store, where a Decimal would be its text
     (`"1.50"`). A container holding none comes back as it is; a circular one is left for the
     JSON copy to cut, and a Decimal that is no number (`NaN`) stays what it is."""
-    return _numbers(value, set())
+    return _each_decimal(value, _number, set())
 
 
-def _numbers(value: Any, active: set[int]) -> Any:
+DECIMAL_KEY = "$decimal"
+"""The key of the one-key object that writes a `Decimal` of a case's `initial_state` as JSON
+(`{"$decimal": "0.50"}`): the store keeps a case so, and reads it back as that Decimal."""
+
+
+def decimals_tagged(value: Any) -> Any:
+    """`value` (an `initial_state`) with each `Decimal` in its dicts, lists and tuples as its
+    `DECIMAL_KEY` object, as `EvalCase` writes it as JSON; as `state_numbers`, a container
+    holding none as it is. Never raises: a state nested past Python's recursion limit comes
+    back as it is, for the JSON copy to cut."""
+    try:
+        return _each_decimal(value, _tag, set())
+    except RecursionError:
+        return value
+
+
+def _number(value: Decimal) -> Any:
+    if not value.is_finite():
+        return value
+    exponent = value.as_tuple().exponent
+    return int(value) if isinstance(exponent, int) and exponent >= 0 else float(value)
+
+
+def _tag(value: Decimal) -> dict[str, str]:
+    return {DECIMAL_KEY: str(value)}
+
+
+def _each_decimal(value: Any, convert: Callable[[Decimal], Any], active: set[int]) -> Any:
+    """`value` with `convert` applied to each Decimal in its dicts, lists and tuples."""
     if isinstance(value, Decimal):
-        if not value.is_finite():
-            return value
-        exponent = value.as_tuple().exponent
-        return int(value) if isinstance(exponent, int) and exponent >= 0 else float(value)
+        return convert(value)
     if not isinstance(value, dict | list | tuple) or id(value) in active:
         return value
     active.add(id(value))
     try:
         if isinstance(value, dict):
-            items = {key: _numbers(item, active) for key, item in value.items()}
+            items = {key: _each_decimal(item, convert, active) for key, item in value.items()}
             changed = any(items[key] is not item for key, item in value.items())
             return items if changed else value
-        made = [_numbers(item, active) for item in value]
+        made = [_each_decimal(item, convert, active) for item in value]
         if all(new is old for new, old in zip(made, value, strict=True)):
             return value
         return made if isinstance(value, list) else tuple(made)
+    finally:
+        active.discard(id(value))
+
+
+def _untagged(value: Any, active: set[int]) -> Any:
+    """`value` with each `DECIMAL_KEY` object holding a Decimal's text as that Decimal; any
+    other object, however like it, as it is (and a circular container, where it comes back)."""
+    if isinstance(value, dict):
+        if len(value) == 1 and isinstance(value.get(DECIMAL_KEY), str):
+            try:
+                return Decimal(value[DECIMAL_KEY])
+            except ArithmeticError:  # not a Decimal's text: the user's own object
+                return value
+    elif not isinstance(value, list):
+        return value
+    if id(value) in active:
+        return value
+    active.add(id(value))
+    try:
+        if isinstance(value, dict):
+            items = {key: _untagged(item, active) for key, item in value.items()}
+            changed = any(items[key] is not item for key, item in value.items())
+            return items if changed else value
+        made = [_untagged(item, active) for item in value]
+        return made if any(a is not b for a, b in zip(made, value, strict=True)) else value
     finally:
         active.discard(id(value))
 
@@ -199,6 +253,21 @@ class EvalCase(_Model):
         # Compared with the trial's state, where a Decimal is the number it stands for; and
         # the store would keep a Decimal as its text.
         return None if value is None else state_numbers(value)
+
+    @field_validator("initial_state", mode="before")
+    @classmethod
+    def _initial_decimals(cls, value: Any) -> Any:
+        # A stored case (a stream's, a resumed run's) writes a Decimal as its tagged object: the
+        # trial starts from the Decimal the case was given, as a case given as a list does.
+        try:
+            return _untagged(value, set())
+        except RecursionError:  # nested past the recursion limit: no store wrote that
+            return value
+
+    @field_serializer("initial_state", when_used="json")
+    def _initial_as_json(self, value: dict[str, Any] | None) -> Any:
+        # As JSON a Decimal would be its text ("0.50"), and a tool adding a Decimal to it fails.
+        return decimals_tagged(value)
 
     @field_validator("expected_output", mode="before")
     @classmethod

@@ -255,3 +255,55 @@ def test_a_run_with_an_empty_expected_state_fails_a_trial_that_left_state(tmp_pa
     quiet = agenteval.evaluate(leaves_state_alone, cases[:1], store=tmp_path / "runs.db")
     (result,) = quiet.iter_results()
     assert result.scores["state_match"].passed is True
+
+
+def paying_what_the_state_holds(prompt: str) -> str:
+    """Pays `prompt`, then answers with the kind of value the state's balance started as."""
+    started = type(agenteval.state()["balance"]).__name__
+    pay(prompt)
+    return started
+
+
+def test_a_decimal_in_the_initial_state_reaches_the_agent_as_a_decimal_streamed_or_not(
+    tmp_path: Path,
+) -> None:
+    # Before, a streamed case (a generator, read back from the store) started from the text
+    # "0.50": the ledger's tool failed adding a Decimal to it, where the same case given as a
+    # list started from Decimal("0.50") and passed.
+    def cases() -> list[EvalCase]:
+        return [
+            EvalCase(
+                id=name,
+                input=amount,
+                initial_state={"balance": Decimal("0.50"), "limits": [Decimal("2")]},
+                expected_state={"balance": expected, "limits": [2]},
+            )
+            for name, amount, expected in (("fills", "1.50", 2), ("short", "1.00", 2))
+        ]
+
+    runs = {
+        "listed": agenteval.evaluate(
+            paying_what_the_state_holds, cases(), store=tmp_path / "a.db", scorers=["state_match"]
+        ),
+        "streamed": agenteval.evaluate(
+            paying_what_the_state_holds,
+            iter(cases()),
+            store=tmp_path / "b.db",
+            scorers=["state_match"],
+        ),
+    }
+    for how, run in runs.items():
+        results = {result.case.id: result for result in run.iter_results()}
+        assert {key: r.trial.output for key, r in results.items()} == {
+            "fills": "Decimal",
+            "short": "Decimal",
+        }, how
+        assert results["fills"].trial.state == {"balance": 2, "limits": [2], "payments": [1.5]}
+        verdicts = {key: r.scores["state_match"].passed for key, r in results.items()}
+        assert verdicts == {"fills": True, "short": False}, how
+        # The stored case keeps the Decimal as the Decimal it was.
+        assert results["short"].case.initial_state == {
+            "balance": Decimal("0.50"),
+            "limits": [Decimal("2")],
+        }, how
+        assert isinstance(results["short"].case.initial_state["balance"], Decimal), how

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from agenteval.case import EvalCase
+from agenteval.case import EvalCase, decimals_tagged
 from agenteval.jsonsafe import Hide, cut_copy, model_json_text, safe_repr
 from agenteval.records import RunInfo
 from agenteval.redaction import REDACTED, Redactor, is_secret_key
@@ -81,6 +81,12 @@ def to_json(model: BaseModel) -> str:
     """The record as JSON text; never fails, whatever an agent or a tool put in it: deep or
     circular data is cut (and noted in the record), secret-named keys masked (`jsonsafe`)."""
     hide, note_in = _HOW.get(type(model), _AS_GIVEN)
+    if isinstance(model, EvalCase) and model.initial_state:
+        # Its Decimals tagged before, not by its serializer only: the careful copy (a state
+        # holding what pydantic cannot write) walks the fields and would write them as text.
+        tagged = decimals_tagged(model.initial_state)
+        if tagged is not model.initial_state:
+            model = model.model_copy(update={"initial_state": tagged})
     return model_json_text(model, hide, note_in)
 
 
