@@ -47,9 +47,10 @@ class State(TypedDict, total=False):
     structured_response: Any
 
 
-def structured_graph() -> Any:
+def structured_graph(*, own_tools: bool = False) -> Any:
     """A `StateGraph` keeping `create_agent`'s contract for a `ToolStrategy` answer (its model
-    node answers the schema's tool call and sets `structured_response`)."""
+    node answers the schema's tool call and sets `structured_response`). `own_tools`: its tools
+    run by a node of its own, no `ToolNode`."""
     model = ScriptedChat(respond=respond).bind_tools([get_weather, Weather])
 
     async def call_model(state: State) -> dict[str, Any]:
@@ -68,9 +69,13 @@ def structured_graph() -> Any:
     def route(state: State) -> str:
         return END if state.get("structured_response") is not None else tools_condition(state)
 
+    async def run_tools(state: State) -> dict[str, Any]:
+        asked = state["messages"][-1].tool_calls
+        return {"messages": [await get_weather.ainvoke(call) for call in asked]}
+
     builder = StateGraph(State)
     builder.add_node("model", call_model)
-    builder.add_node("tools", ToolNode([get_weather]))
+    builder.add_node("tools", run_tools if own_tools else ToolNode([get_weather]))
     builder.add_edge(START, "model")
     builder.add_conditional_edges("model", route, {"tools": "tools", END: END})
     builder.add_edge("tools", "model")
@@ -148,17 +153,37 @@ def respond_with_two_answers_first(messages: list[Any]) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": "get_weather", "args": args, "id": "c1"}])
 
 
+def respond_with_the_other_member_refused_first(messages: list[Any]) -> AIMessage:
+    """As `respond`, with the union `Weather | Forecast`: the first structured answer is a
+    `Forecast` failing its schema (no `sky`), which `create_agent` refuses and asks again; the
+    second is a `Weather`, another member of the union."""
+    last = messages[-1]
+    if isinstance(last, ToolMessage) and last.name == "Forecast":
+        args = {"city": "Paris", "celsius": 12}
+        return AIMessage(content="", tool_calls=[{"name": "Weather", "args": args, "id": "c3"}])
+    if isinstance(last, ToolMessage):
+        args = {"city": "Paris"}
+        return AIMessage(content="", tool_calls=[{"name": "Forecast", "args": args, "id": "c2"}])
+    args = {"city": "Paris"}
+    return AIMessage(content="", tool_calls=[{"name": "get_weather", "args": args, "id": "c1"}])
+
+
 @pytest.mark.parametrize(
     ("respond_with", "schema"),
-    [(respond_after_a_bad_answer, Weather), (respond_with_two_answers_first, Weather | Forecast)],
-    ids=["failing-the-schema", "two-answers"],
+    [
+        (respond_after_a_bad_answer, Weather),
+        (respond_with_two_answers_first, Weather | Forecast),
+        (respond_with_the_other_member_refused_first, Weather | Forecast),
+    ],
+    ids=["failing-the-schema", "two-answers", "another-member-failing"],
 )
 def test_a_structured_answer_asked_again_leaves_no_call(
     tmp_path: Path, respond_with: Any, schema: Any
 ) -> None:
     # Before, the refused carrying calls stayed as calls of tools "Weather" and "Forecast"
     # (their results the refusal): tool_use and max_tool_calls counted calls the agent never
-    # made.
+    # made. A union's member refused before another answered (`Forecast`, then `Weather`)
+    # stayed until its members were told by the binding that offered them together.
     agents = pytest.importorskip("langchain.agents")
     from langchain.agents.structured_output import ToolStrategy
 
@@ -177,3 +202,12 @@ def test_a_structured_answer_asked_again_leaves_no_call(
     assert [(c.name, c.id) for c in trial.tool_calls] == [("get_weather", "c1")]
     assert len(trial.model_calls) == 3
     assert result.scores["tool_selection"].passed is True
+
+
+def test_a_tool_run_by_a_node_of_the_graph_is_no_member_of_the_answer(tmp_path: Path) -> None:
+    # `get_weather` is offered with the schema and no ToolNode runs it, but it ran: its call is
+    # the agent's, not a refused structured answer.
+    case = EvalCase(id="w", input="weather Paris")
+    graph = structured_graph(own_tools=True)
+    (result,) = evaluate(graph, [case], store=tmp_path / "runs.db").results
+    _check(result.trial)

@@ -239,7 +239,8 @@ class _Thread:
         So are the turn's earlier carrying calls the model node refused and asked again (an
         answer failing the schema, several answers at once: `ToolStrategy`'s `handle_errors`):
         each call of the turn that is no tool of the graph and is named as a carrying call, or
-        was asked beside one (the several-answers refusal names them all)."""
+        as another schema offered with it (a union's member: `RunRecord.offered_with`), or was
+        asked beside one (the several-answers refusal names them all)."""
         structured, self._structured = self._structured, None
         if reader.answer is not None or structured is None:
             return reader.answer
@@ -250,6 +251,8 @@ class _Thread:
             if call is not None and call not in tools:
                 self._builder.withdraw(call_id)
                 carrying.add(call)
+        # A union's other members: a refused `Forecast` before the `Weather` that answered.
+        carrying = {name for name in self._record.offered_with(carrying) if name not in tools}
         for asked in _turn_calls(self._state):
             names = {str(c["name"]) for c in asked}
             if not names & carrying:

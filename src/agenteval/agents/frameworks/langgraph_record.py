@@ -39,6 +39,14 @@ class RunRecord:
         """What the messages the callbacks reported say (`_made`): a node that rebuilds the
         model's message without its id (or under a new one) keeps a copy of it in the state,
         which is the same model call, not one no callback reported."""
+        self.bindings: set[frozenset[str]] = set()
+        """The names of the tools each model call was offered together (`bound_tools`): a
+        union `ToolStrategy`'s schemas are offered in one binding, so the members of the union
+        a structured answer belongs to are the other names of its binding that no `ToolNode`
+        runs and that never ran (`ran`)."""
+        self.ran: set[str] = set()
+        """The names of the tools that ran (`on_tool_start`), wherever: a node of the graph's
+        own running a tool the model was offered beside a schema."""
         self.tool_errors: dict[str, str] = {}
         """What each tool that raised raised, by call id (`on_tool_error`): the run's
         ToolMessage says it when the graph handled the error; when it did not, the run
@@ -70,10 +78,23 @@ class RunRecord:
 
     def bound_tools(self, tools: Any) -> None:
         """The tools a chat model was offered (`bind_tools`), declared to the trial."""
+        names: set[str] = set()
         for tool in tools if isinstance(tools, list | tuple) else ():
             spec = spec_of(tool)
             if spec is not None:
                 self.builder.declare(spec)
+                names.add(spec.name)
+        if names:
+            self.bindings.add(frozenset(names))
+
+    def offered_with(self, names: set[str]) -> set[str]:
+        """Every name offered to a model in one binding with any of `names`, less the tools
+        that ran (`names` too)."""
+        found: set[str] = set()
+        for binding in self.bindings:
+            if binding & names:
+                found |= binding
+        return (found - self.ran) | names
 
 
 @functools.cache
@@ -105,6 +126,10 @@ def _handler_class() -> type[Any]:
                         self.record.reported.add(message.id)
                     self.record.reported_copies.add(_made(message))
                     self.record.model_call(message)
+
+        def on_tool_start(self, serialized: Any, input_str: str, **kwargs: Any) -> None:
+            name = serialized.get("name") if isinstance(serialized, Mapping) else None
+            self.record.ran.add(str(name or kwargs.get("name") or ""))
 
         def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
             call_id = kwargs.get("tool_call_id")
