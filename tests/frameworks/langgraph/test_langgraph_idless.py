@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -123,3 +124,57 @@ def test_a_runnable_saying_the_same_again_answers_each_turn(tmp_path: Path) -> N
     (result,) = evaluate(RunnableLambda(reply), [case], store=tmp_path / "r.db").results
     assert result.trial.failure is None
     assert result.trial.metadata["turn_outputs"] == ["echo: hello", "echo: hello"]
+
+
+class Watched:
+    """A value whose text is counted each time something writes it (`repr`)."""
+
+    written = 0
+
+    def __repr__(self) -> str:
+        Watched.written += 1
+        return "Watched()"
+
+
+@tool
+def note(value: Any) -> str:
+    """Note a value."""
+    return "noted"
+
+
+def long_idless_graph(steps: int) -> Any:
+    """A plain list of messages (no ids) growing by one a step for `steps` steps: a first call
+    carrying a `Watched` value, then a call a step, then the answer."""
+
+    def assistant(state: ListState) -> dict[str, Any]:
+        done = len(state["messages"])
+        if done >= steps:
+            return {"messages": [AIMessage(content=f"done after {done} messages")]}
+        value = Watched() if done == 1 else done
+        call = {"name": "note", "args": {"value": value}, "id": f"call-{done}"}
+        return {"messages": [AIMessage(content="", tool_calls=[call])]}
+
+    builder = StateGraph(ListState)
+    builder.add_node("assistant", assistant)
+    builder.add_node("tools", ToolNode([note]))
+    builder.add_edge(START, "assistant")
+    builder.add_conditional_edges("assistant", tools_condition, {"tools": "tools", END: END})
+    builder.add_edge("tools", "assistant")
+    return builder.compile(name="long").with_config(recursion_limit=steps + 10)
+
+
+def test_a_long_idless_state_writes_each_message_a_few_times_not_once_a_step(
+    tmp_path: Path,
+) -> None:
+    # Before, every `values` chunk wrote every message of the state again to tell it from the
+    # others (its `_said` text): the first call's value was written 123 times in 120 steps, and
+    # a graph of 800 id-less messages spent 10 of its 13.6 seconds doing so.
+    Watched.written = 0
+    case = EvalCase(id="long", input="go")
+    (result,) = evaluate(long_idless_graph(120), [case], store=tmp_path / "r.db").results
+    trial = result.trial
+    assert trial.failure is None
+    assert trial.output == "done after 121 messages"
+    assert len(trial.tool_calls) == 60
+    assert trial.tool_calls[0].arguments == {"value": "Watched()"}
+    assert Watched.written <= 10
