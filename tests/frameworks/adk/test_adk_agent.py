@@ -280,6 +280,25 @@ def test_a_model_error_keeps_its_classification(tmp_path: Path) -> None:
     assert result.trial.failure.cause is FailureCause.PROVIDER_ERROR
 
 
+def test_a_model_response_without_usage_is_a_call_whose_cost_is_unknown(tmp_path: Path) -> None:
+    # A model that reports no usage_metadata (a LiteLlm model whose provider left usage out)
+    # still made the call: it counts, its tokens unknown, and a cost gate cannot pass it as $0.
+    bare = LlmResponse(content=types.Content(role="model", parts=[types.Part(text="21C")]))
+    agent = weather_agent({"hi": [[("station_weather", {"city": "Paris"})], bare]})
+    prices = PriceTable({"scripted-gemini": ModelPrice(input=1.0, output=10.0)})
+    run = _run(agent, [EvalCase(id="bare", input="hi")], tmp_path, prices=prices)
+    (result,) = _stored(run, tmp_path / "runs.db")
+    trial = result.trial
+    assert trial.output == "21C"
+    assert [(c.model, c.usage_recorded) for c in trial.model_calls] == [
+        ("scripted-gemini", True),
+        ("scripted-gemini", False),
+    ]
+    assert trial.usage.input_tokens == 100  # the measured call's only
+    assert "usage_metadata" in trial.not_recorded["usage"]
+    assert run.summary.cost.models_without_usage == ["scripted-gemini"]
+
+
 def test_a_turn_adk_ends_on_an_error_code_says_why_it_has_no_answer(tmp_path: Path) -> None:
     blocked = LlmResponse(error_code="SAFETY", error_message="blocked by the safety filter")
     run = _run(weather_agent({"hi": [blocked]}), [EvalCase(id="blocked", input="hi")], tmp_path)

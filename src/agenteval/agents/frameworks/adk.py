@@ -144,6 +144,12 @@ class SessionInput:
         )
 
 
+_NO_USAGE = (
+    "ADK's model response carried no usage_metadata (a model that reports none, such as a "
+    "LiteLlm model whose provider left usage out), so what the call cost is unknown"
+)
+
+
 def _plugin(reader: _EventReader) -> Any:
     """The trial's runner plugin. It notes which call each tool exception belongs to (its
     function call id), and the tools each model call is offered (a toolset's tools are listed
@@ -165,17 +171,21 @@ def _plugin(reader: _EventReader) -> Any:
             # An agent used as a tool (`AgentTool`) runs in a session of its own, with the
             # runner's plugins, this one included: its model calls are in no event of the
             # trial's session, and are the trial's spending all the same.
+            # A response without usage_metadata is counted here, for every session: its event
+            # carries no usage either, which the events' count (`_EventReader`) skips.
             session = getattr(callback_context, "session", None)
-            if reader.session_id is None or getattr(session, "id", None) == reader.session_id:
-                return
+            own = reader.session_id is None or getattr(session, "id", None) == reader.session_id
             usage = getattr(llm_response, "usage_metadata", None)
-            if usage is None or getattr(llm_response, "partial", False):
+            if getattr(llm_response, "partial", False) or (own and usage is not None):
                 return
             from agenteval.providers.google import usage as read_usage
 
             name = callback_context.agent_name
             model = reader.models.get(name) or llm_response.model_version or "unknown"
-            reader.builder.model_call(model, read_usage(usage) or Usage())
+            if usage is None:
+                reader.builder.model_call(model, Usage(), unrecorded=_NO_USAGE)
+            else:
+                reader.builder.model_call(model, read_usage(usage) or Usage())
 
         async def before_tool_callback(
             self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any
