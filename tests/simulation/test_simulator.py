@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from tests.judge.fakes import (
     FakeOpenAI,
     closed_port_url,
@@ -24,6 +25,7 @@ from tests.simulation.model import (
 )
 
 from agenteval import EndReason, EvalCase, FailureCause, evaluate
+from agenteval.report.terminal import print_summary
 from agenteval.simulation.simulator import UserSimulatorConfig
 
 
@@ -252,3 +254,22 @@ def test_a_content_filter_finish_is_a_refusal_even_when_its_text_parses(
     assert trial.failure is not None
     assert trial.failure.cause is FailureCause.USER_SIMULATOR_ERROR
     assert "finish_reason content_filter" in trial.failure.message
+
+
+def test_a_simulator_answer_without_usage_is_a_cost_the_summary_calls_unknown(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    # A proxy that strips `usage`: the simulator's calls cost something unknown, and the
+    # summary says whose, rather than showing the known part as the simulator's whole cost.
+    fake.strip_usage = True
+    result = run(fake, tmp_path, [refund_case()])
+    conversation = result.results[0].trial.simulation
+    assert conversation.model_calls and not any(c.usage_recorded for c in conversation.model_calls)
+    assert conversation.cost_usd is None
+    assert result.summary.simulation.models_without_usage == ["gpt-4o-mini"]
+    assert result.summary.cost.models_without_usage == []  # the agent's cost is not in question
+    console = Console(record=True, width=200, color_system=None)
+    print_summary(result.summary, result.info, console)
+    assert "no token usage recorded for some simulator calls to gpt-4o-mini" in (
+        console.export_text()
+    )

@@ -70,6 +70,9 @@ class SimulationStats(BaseModel):
     unpriced: bool = False
     """Some of the simulator's calls used tokens and had no price (`cost_usd` leaves them
     out)."""
+    models_without_usage: list[str] = Field(default_factory=list)
+    """The simulator's models some of whose answers carried no token usage (a proxy that strips
+    it): their cost is missing from `cost_usd`, not zero."""
 
 
 class SimulationBuilder:
@@ -86,6 +89,7 @@ class SimulationBuilder:
         self._cached = 0
         self._usd: float | None = None
         self._unpriced_models: set[str] = set()
+        self._without_usage: set[str] = set()  # models called with no token usage recorded
         self._log: FloatLog | None = None  # only in a partial builder (see `SummaryBuilder`)
 
     def log_costs(self) -> None:
@@ -109,6 +113,7 @@ class SimulationBuilder:
             if self._log is not None:
                 self._log.extend(part._log)
         self._unpriced_models |= part._unpriced_models
+        self._without_usage |= part._without_usage
 
     def add(self, trial: Trial) -> None:
         """Count the trial's conversation, if it had one."""
@@ -132,11 +137,19 @@ class SimulationBuilder:
                 self._log.add(("simulator", ""), conversation.cost_usd)
         elif usage.total_tokens:
             self._unpriced_models.update(call.model for call in conversation.model_calls)
+        for call in conversation.model_calls:
+            if not call.usage_recorded:  # its cost is unknown: never counted as free
+                self._without_usage.add(call.model)
 
     @property
     def cost_usd(self) -> float | None:
         """The simulator's cost so far (None: nothing priced)."""
         return self._usd
+
+    @property
+    def models_without_usage(self) -> set[str]:
+        """The simulator's models some of whose calls recorded no token usage."""
+        return set(self._without_usage)
 
     @property
     def unpriced_models(self) -> set[str]:
@@ -165,6 +178,9 @@ class SimulationBuilder:
             cached_calls=self._cached,
             cost_usd=self._usd,
             unpriced=bool(self._unpriced_models),
+            models_without_usage=sorted(
+                {redactor.redact_text(model) for model in self._without_usage}
+            ),
         )
 
 

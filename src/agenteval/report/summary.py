@@ -424,6 +424,7 @@ class SummaryBuilder:
             or bool(cost.unpriced_models)
             or bool(cost.models_without_usage)
             or bool(cost.judge_models_without_usage)
+            or bool(summary.simulation is not None and summary.simulation.models_without_usage)
             or summary.usage.total_tokens > 0
             or summary.judge_usage.total_tokens > 0
             or (summary.simulation is not None and summary.simulation.usage.total_tokens > 0),

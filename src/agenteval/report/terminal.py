@@ -277,6 +277,9 @@ def _cost_lines(summary: Summary) -> list[Text]:
     if cost.judge_models_without_usage:
         note = usage_missing_note(cost.judge_models_without_usage, who="judge ")
         lines.append(Text("  " + note, style="yellow"))
+    if simulated is not None and simulated.models_without_usage:
+        note = usage_missing_note(simulated.models_without_usage, who="simulator ")
+        lines.append(Text("  " + note, style="yellow"))
     return lines
 
 
