@@ -18,9 +18,9 @@ def format_usd(value: float | None) -> str:
 
 def usage_missing_note(models: Sequence[str], *, who: str = "") -> str:
     """The note for models whose calls' token usage was not recorded
-    (`CostStats.models_without_usage`; `who="judge "` for
-    `judge_models_without_usage`, `"simulator "` for `SimulationStats.models_without_usage`): their cost is missing from the totals, and how to record
-    it."""
+    (`CostStats.models_without_usage`; `who="judge "` for `judge_models_without_usage`,
+    `"simulator "` for `SimulationStats.models_without_usage`): their cost is missing from the
+    totals, and how to record it."""
     return (
         f"no token usage recorded for some {who}calls to " + ", ".join(models) + ": their "
         "cost is missing, not zero (a streamed OpenAI chat completion reports its usage only "

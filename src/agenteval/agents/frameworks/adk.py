@@ -170,9 +170,9 @@ def _plugin(reader: _EventReader) -> Any:
         async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> None:
             # An agent used as a tool (`AgentTool`) runs in a session of its own, with the
             # runner's plugins, this one included: its model calls are in no event of the
-            # trial's session, and are the trial's spending all the same.
-            # A response without usage_metadata is counted here, for every session: its event
-            # carries no usage either, which the events' count (`_EventReader`) skips.
+            # trial's session, and are the trial's spending all the same. In the trial's own
+            # session the events count the calls (`_EventReader`), except a response without
+            # usage_metadata, whose event the events' count skips: it is counted here.
             session = getattr(callback_context, "session", None)
             own = reader.session_id is None or getattr(session, "id", None) == reader.session_id
             usage = getattr(llm_response, "usage_metadata", None)
