@@ -35,7 +35,8 @@ class JudgeRecord(BaseModel):
     False."""
     usage_recorded: bool = True
     """False when some of the judge's answers for this score carried no token usage (a proxy
-    that strips it): what the score cost is unknown, never $0 (`CostStats.judge_models_without_usage`)."""
+    that strips it): what the score cost is unknown, never $0
+    (`CostStats.judge_models_without_usage`)."""
 
 
 class Score(BaseModel):

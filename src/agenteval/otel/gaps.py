@@ -115,10 +115,8 @@ def _usage_gap(model_calls: Sequence[ModelCall]) -> str | None:
     if not unmetered:
         return None
     they = "it" if len(unmetered) == 1 else "they"
-    return (
-        f"{_which(len(unmetered), len(model_calls))} recorded no token usage, so what {they} cost is "
-        f"unknown: {_STREAMED_USAGE}"
-    )
+    which = _which(len(unmetered), len(model_calls))
+    return f"{which} recorded no token usage, so what {they} cost is unknown: {_STREAMED_USAGE}"
 
 
 def _results_gap(turns: Sequence[ModelTurn], tool_calls: Sequence[ToolCall]) -> str | None:

@@ -239,9 +239,7 @@ def _ignored(row: ScorerComparison, comparison: Comparison, policy: GatePolicy) 
             f"the base judged {row.unjudged_in_candidate} shared case(s) with it, the "
             "candidate none"
         )
-    elif not tests:
-        figures = "no shared case judged in both runs"
-    else:
+    else:  # `_regression`'s figures (no shared case judged included), uncorrected
         figures = _regression(row, tests, comparison, policy, corrected=False, hint=False).detail
     label = f'"{TRIAL} passes"' if row.name == TRIAL else row.name
     return RuleOutcome(
