@@ -86,6 +86,7 @@ def test_retry_reasons_that_differ_only_by_a_secret_are_counted_together() -> No
     summary = builder.build()
     assert summary.retries == {f"failed with {REDACTED}": 3, "rate_limited": 1}
     assert summary.cost.unpriced_models == [f"m/{REDACTED}"]
+    assert summary.cost.agent_unpriced_models == [f"m/{REDACTED}"]
     assert summary.retried_trials.count == 2
 
 

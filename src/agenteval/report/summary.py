@@ -115,7 +115,8 @@ class SummaryBuilder:
         self._sum_logs: dict[str, array[float]] = {}  # `_log.of(("sum", name))` by name
         self._agent_usd: float | None = None
         self._judge_usd: float | None = None
-        self._unpriced: set[str] = set()
+        self._agent_unpriced: set[str] = set()  # the agent's models without a price
+        self._judge_unpriced: set[str] = set()  # the judge's (the simulator's: `_simulation`)
         self._without_usage: set[str] = set()  # models called with no token usage recorded
         self._judge_without_usage: set[str] = set()  # the same, of the judge's calls
         self._judge_usage = Usage()
@@ -176,7 +177,7 @@ class SummaryBuilder:
                 continue
             cost = self._prices().cost(call.model, call.usage)
             if cost is None:
-                self._unpriced.add(call.model)
+                self._agent_unpriced.add(call.model)
             else:
                 self._agent_usd = (self._agent_usd or 0.0) + cost
                 if self._log is not None:
@@ -274,7 +275,8 @@ class SummaryBuilder:
         self._tokens = [
             mine + theirs for mine, theirs in zip(self._tokens, part._tokens, strict=True)
         ]
-        self._unpriced |= part._unpriced
+        self._agent_unpriced |= part._agent_unpriced
+        self._judge_unpriced |= part._judge_unpriced
         self._without_usage |= part._without_usage
         self._judge_without_usage |= part._judge_without_usage
         self._judged |= part._judged
@@ -330,7 +332,7 @@ class SummaryBuilder:
             if self._log is not None:
                 self._log.add(("judge", ""), score.judge.cost_usd)
         elif score.usage is not None and score.usage.total_tokens:
-            self._unpriced.add(score.judge.judge.partition(":")[2])
+            self._judge_unpriced.add(score.judge.judge.partition(":")[2])
 
     def _scorer_stats(self) -> dict[str, ScorerStats]:
         scorers: dict[str, ScorerStats] = {}
@@ -399,8 +401,13 @@ class SummaryBuilder:
             unpriced_models=sorted(
                 {
                     redactor.redact_text(model)
-                    for model in self._unpriced | self._simulation.unpriced_models
+                    for model in self._agent_unpriced
+                    | self._judge_unpriced
+                    | self._simulation.unpriced_models
                 }
+            ),
+            agent_unpriced_models=sorted(
+                {redactor.redact_text(model) for model in self._agent_unpriced}
             ),
             models_without_usage=sorted(
                 {redactor.redact_text(model) for model in self._without_usage}

@@ -134,7 +134,12 @@ class CostStats(BaseModel):
     simulator_per_correct_usd: float | None = None
     total_per_correct_usd: float | None = None
     unpriced_models: list[str] = Field(default_factory=list)
-    """Models that were called but have no price: add them under `prices:` in agenteval.yaml."""
+    """Models that were called but have no price (the agent's, the judge's and the user
+    simulator's): add them under `prices:` in agenteval.yaml."""
+    agent_unpriced_models: list[str] = Field(default_factory=list)
+    """The agent's own models among `unpriced_models`: `agent_usd` is then partial, so the
+    gate's agent-cost rule cannot check it. A judge or simulator without a price leaves the
+    agent's cost whole (their costs are `judge_usd` and `simulator_usd`)."""
     models_without_usage: list[str] = Field(default_factory=list)
     """Models called in a way whose trace recorded no token usage (`ModelCall.usage_recorded`:
     an OpenAI stream without `include_usage`, a server that answered without `usage`): those

@@ -27,9 +27,9 @@ def _per_trial(total: float | None, summary: Summary) -> float | None:
 
 def _agent_cost(summary: Summary) -> float | None:
     cost = summary.cost.agent_usd
-    if summary.cost.models_without_usage:
+    if summary.cost.models_without_usage or summary.cost.agent_unpriced_models:
         return None  # some calls' cost is unknown: a partial total would read as a saving
-    if cost is None and not summary.cost.unpriced_models and summary.usage.total_tokens == 0:
+    if cost is None and summary.usage.total_tokens == 0:
         cost = 0.0  # no model call was recorded: nothing to pay for
     return _per_trial(cost, summary)
 

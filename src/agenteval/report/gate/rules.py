@@ -435,7 +435,8 @@ def _cost_limit(comparison: Comparison, limit: float) -> RuleOutcome:
     of it is unknown: a model without a price, or calls whose token usage the trace did not
     record (a streamed OpenAI call without `include_usage` would otherwise cost nothing)."""
     cost_stats = comparison.candidate.summary.cost
-    unpriced, unmetered = cost_stats.unpriced_models, cost_stats.models_without_usage
+    # The agent's own models only: a judge or simulator without a price leaves its cost whole.
+    unpriced, unmetered = cost_stats.agent_unpriced_models, cost_stats.models_without_usage
     why = "no cost recorded"
     if unpriced:
         why = (
