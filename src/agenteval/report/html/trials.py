@@ -148,22 +148,34 @@ class TrialView:
 
 
 def _trial_cost(trial: Trial, result: TrialResult, prices: PriceTable) -> float | None:
-    total: float | None = None
-    if not all(call.usage_recorded for call in trial.model_calls):
-        return None  # a call's tokens are unknown: so is what the trial cost
+    """What the trial cost: its agent's, judge's and user simulator's calls. None when any part
+    is unknown (a call whose tokens were not recorded, a model without a price that spent
+    tokens), never the known part shown as the whole; None too when nothing was called."""
+    parts: list[float] = []
     for call in trial.model_calls:
-        cost = prices.cost(call.model, call.usage)
-        if cost is not None:
-            total = (total or 0.0) + cost
+        cost = prices.cost(call.model, call.usage) if call.usage_recorded else None
+        if cost is None:
+            return None
+        parts.append(cost)
     for score in result.scores.values():
-        if score.judge is not None and not score.judge.usage_recorded:
-            return None  # the judge's tokens are unknown: so is what the trial cost
-        if score.judge is not None and score.judge.cost_usd is not None:
-            total = (total or 0.0) + score.judge.cost_usd
-    # The user simulator's calls, as the run's total counts them.
-    if trial.simulation is not None and trial.simulation.cost_usd is not None:
-        total = (total or 0.0) + trial.simulation.cost_usd
-    return total
+        judge = score.judge
+        if judge is None:
+            continue
+        if not judge.usage_recorded:
+            return None
+        if judge.cost_usd is not None:
+            parts.append(judge.cost_usd)
+        elif score.usage is not None and score.usage.total_tokens:
+            return None  # tokens spent on a model without a price (a cached answer spent none)
+    conversation = trial.simulation
+    if conversation is not None and conversation.model_calls:
+        if not all(call.usage_recorded for call in conversation.model_calls):
+            return None
+        if conversation.cost_usd is not None:
+            parts.append(conversation.cost_usd)
+        elif conversation.usage.total_tokens:
+            return None
+    return sum(parts) if parts else None
 
 
 def _conversation(result: TrialResult) -> dict[str, Any] | None:
