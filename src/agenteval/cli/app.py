@@ -38,7 +38,9 @@ app = typer.Typer(
 
 
 def _print_version(value: bool) -> None:
-    if value:
+    # `is True`: an older typer beside click 8.2+ hands every command click's unset sentinel,
+    # which is truthy, and `if value` then ended every command, `gate` too, with exit 0.
+    if value is True:
         console.print(f"agenteval {__version__}")
         raise typer.Exit()
 
