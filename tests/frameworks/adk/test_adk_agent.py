@@ -299,6 +299,37 @@ def test_a_model_response_without_usage_is_a_call_whose_cost_is_unknown(tmp_path
     assert run.summary.cost.models_without_usage == ["scripted-gemini"]
 
 
+def test_a_callback_that_rewrites_the_response_keeps_the_model_call_and_its_usage(
+    tmp_path: Path,
+) -> None:
+    # A guardrail `after_model_callback` that returns a new response (its text rewritten, no
+    # usage_metadata copied) is how ADK's docs change an answer: the model was still called,
+    # and spent what it reported. agenteval counts calls from the events, so this holds
+    # because ADK gives a callback's response the original's unset fields (usage among them,
+    # `_inherit_unset_model_fields`); were that to change, the call would vanish from the trial.
+    def guardrail(callback_context: Any, llm_response: LlmResponse) -> LlmResponse | None:
+        parts = (llm_response.content.parts or []) if llm_response.content else []
+        if not any(part.text for part in parts):
+            return None
+        text = "".join(part.text or "" for part in parts).replace("21C", "[redacted]")
+        return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
+
+    case = EvalCase(id="rewritten", input="Remember the weather")
+    script = {"Remember the weather": [[("note_topic", {"topic": "weather"})], "It is 21C."]}
+    agent = weather_agent(script)
+    agent.after_model_callback = guardrail
+    run = _run(agent, [case], tmp_path)
+    (result,) = _stored(run, tmp_path / "runs.db")
+    trial = result.trial
+    assert trial.output == "It is [redacted]."
+    assert [(c.model, c.usage_recorded) for c in trial.model_calls] == [
+        ("scripted-gemini", True),
+        ("scripted-gemini", True),
+    ]
+    assert trial.usage.input_tokens == 200  # what the model reported for each call
+    assert "usage" not in trial.not_recorded
+
+
 def test_a_turn_adk_ends_on_an_error_code_says_why_it_has_no_answer(tmp_path: Path) -> None:
     blocked = LlmResponse(error_code="SAFETY", error_message="blocked by the safety filter")
     run = _run(weather_agent({"hi": [blocked]}), [EvalCase(id="blocked", input="hi")], tmp_path)
