@@ -351,4 +351,6 @@ def test_show_says_when_a_run_is_unfinished(project: Path) -> None:
     shown = agenteval(project, "show", "latest")
     assert shown.returncode == 0, shown.stderr
     err = " ".join(shown.stderr.split())
-    assert "unfinished: 2 of 4 trials have no stored result" in err and "--resume" in err
+    # The run's process (`agenteval run` above) is gone: nothing more is coming.
+    assert "was interrupted (its process" in err
+    assert "is gone): 2 of 4 trials have no stored result" in err and "--resume" in err

@@ -319,8 +319,9 @@ def test_compare_and_gate_on_a_partial_run(partial_store: tuple[Path, str, str])
 def test_a_killed_session_stays_running_and_show_hints_only_pytest(
     project: pytest.Pytester,
 ) -> None:
-    """A session killed outright cannot end its run: it stays `running` (as a killed
-    `agenteval run` does), and `show` and `--resume` point at pytest, not at a resume."""
+    """A session killed outright cannot end its run: it stays stored as running (as a killed
+    `agenteval run` does), shown `interrupted` since its process is gone, and `show` and
+    `--resume` point at pytest, not at a resume."""
     done, _ = _interrupted_session(project, stop=signal.SIGKILL)
     assert done.returncode == -signal.SIGKILL
     store = project.path / "runs.db"
@@ -328,7 +329,7 @@ def test_a_killed_session_stays_running_and_show_hints_only_pytest(
     assert (status, stored, total) == (RunStatus.RUNNING, 4, 6)
     shown = agenteval_cli(project.path, "show", run_id, "--store", str(store))
     said = " ".join(shown.stderr.split())
-    assert shown.returncode == 0 and f"run {run_id} is unfinished" in said, said
+    assert shown.returncode == 0 and f"run {run_id} was interrupted (its process" in said, said
     assert "`pytest test_support.py::test_support` runs every case again" in said
     assert "--resume" not in said
     resumed = _resume(project.path, store, run_id)

@@ -60,13 +60,17 @@ class RunStatus(StrEnum):
     complete, so a gate refuses it."""
 
 
-def shown_status(status: RunStatus, complete: bool) -> str:
+def shown_status(status: RunStatus, complete: bool, *, owner_gone: bool = False) -> str:
     """Where a run stands, as `--json`, `agenteval runs`, the HTML report and the viewer say it,
-    from its stored status and whether every (case, trial) is stored (`complete`):
+    from its stored status, whether every (case, trial) is stored (`complete`) and whether the
+    process it records as its owner is known to be gone (`owners.owner_gone`):
 
     - `finished`: marked finished, every trial stored;
     - `incomplete`: marked finished with trials missing (as an older agenteval could mark one);
-    - `running`: trials missing and not marked finished: still going, or interrupted;
+    - `interrupted`: trials missing, not marked finished, and its process gone from this
+      machine (killed, say): nothing more is coming until it is resumed;
+    - `running`: trials missing and not marked finished, its process alive or not known to be
+      gone (another machine's, or recorded by an older agenteval);
     - `stopped`: every trial stored and never marked finished: its process stopped after
       storing the last trial (killed, say), or is finishing this instant. Nothing is missing,
       but it did not finish: a resume marks it finished without running a trial;
@@ -76,6 +80,8 @@ def shown_status(status: RunStatus, complete: bool) -> str:
         return "incomplete"
     if status is RunStatus.RUNNING and complete:
         return "stopped"
+    if status is RunStatus.RUNNING and owner_gone:
+        return "interrupted"
     return status.value
 
 

@@ -24,8 +24,9 @@ from agenteval.cli.output import (
 )
 from agenteval.cli.settings import global_settings, run_prices, store_path
 from agenteval.errors import ConfigError
+from agenteval.owners import owner_gone
 from agenteval.pricing import PriceTable
-from agenteval.records import MissingTrials, RunInfo, RunStatus, how_to_complete, shown_status
+from agenteval.records import MissingTrials, RunInfo, RunStatus, how_to_complete
 from agenteval.report.compare import compare_runs
 from agenteval.report.html import write_html
 from agenteval.report.junit import write_junit
@@ -67,7 +68,7 @@ def list_runs(
             row.run_id,
             f"{row.created_at:%Y-%m-%d %H:%M:%S}",
             # Finished means every trial stored, whatever an older agenteval marked.
-            shown_status(row.status, row.complete),
+            row.shown_status,
             f"{row.trials_done}/{row.trials_total}",
             Text(row.target or ""),  # a path like `cases[v2].yaml` is not markup
         )
@@ -114,8 +115,11 @@ def _missing_note(info: RunInfo, missing: MissingTrials) -> str | None:
     lost. The hint is a command that works: for a pytest session's run, pytest again."""
     then = how_to_complete(info.target, info.run_id)
     if missing.count:
+        owner = info.settings.get("owner")
         state = {
-            RunStatus.RUNNING: "is unfinished",
+            RunStatus.RUNNING: f"was interrupted (its process {owner['pid']} is gone)"
+            if owner_gone(owner) and isinstance(owner, dict)
+            else "is unfinished",
             RunStatus.PARTIAL: "is partial (its session ran only some of its cases)",
         }.get(info.status, "is marked finished but")
         return f"run {info.run_id} {state}: {missing.describe()}; {then}"

@@ -9,34 +9,17 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import Any
 
 from agenteval.errors import ConfigError
+from agenteval.owners import current_owner, process_alive
 from agenteval.records import RunInfo, RunStatus, pytest_test_of
 from agenteval.store import RunStore
 
-__all__ = ["RunInUse", "claim", "claim_run", "current_owner", "running_elsewhere"]
+__all__ = ["RunInUse", "claim", "claim_run", "running_elsewhere"]
 
 
 class RunInUse(ConfigError):
     """The run to resume is being run by another live process on this machine."""
-
-
-def current_owner() -> dict[str, Any]:
-    """This process, as a run records its owner."""
-    return {"pid": os.getpid(), "host": socket.gethostname()}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    except (OverflowError, OSError):  # not a process id at all
-        return False
-    return True
 
 
 def running_elsewhere(info: RunInfo) -> bool:
@@ -49,7 +32,7 @@ def running_elsewhere(info: RunInfo) -> bool:
         and owner.get("host") == socket.gethostname()
         and isinstance(owner.get("pid"), int)
         and owner["pid"] != os.getpid()
-        and _alive(owner["pid"])
+        and process_alive(owner["pid"])
     )
 
 

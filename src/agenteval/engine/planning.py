@@ -40,7 +40,7 @@ from agenteval.catalog import SCORER_REFS, scorer_reference
 from agenteval.engine.agent import load_agent
 from agenteval.engine.mock_check import check_resumable, checked_mocks
 from agenteval.engine.options import RunOptions
-from agenteval.engine.ownership import claim_run, current_owner
+from agenteval.engine.ownership import claim_run
 from agenteval.engine.plans import (
     PlanKind,
     RunPlan,
@@ -61,6 +61,7 @@ from agenteval.engine.simulated_users import (
 from agenteval.errors import ConfigError
 from agenteval.exception_refs import exception_classes
 from agenteval.judge.rubrics import RUBRICS
+from agenteval.owners import current_owner
 from agenteval.records import RunInfo
 from agenteval.report.statistics import check_passing
 from agenteval.report.summary import SummaryBuilder

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from agenteval.owners import owner_gone
 from agenteval.records import MissingTrials, RunInfo, RunStatus, TrialResult, shown_status
 from agenteval.redaction import Redactor
 from agenteval.report.summary import Summary
@@ -23,8 +24,8 @@ def completeness(info: RunInfo, missing: MissingTrials | None) -> dict[str, Any]
 
     `status` (`records.shown_status`) is `finished` only when every (case, trial) has a stored
     result and the run was marked finished: a run a store marked finished with trials missing
-    (as an older agenteval could) is `incomplete`, one with trials missing still going or
-    interrupted is `running`, and one with every trial stored never marked finished (killed
+    (as an older agenteval could) is `incomplete`, one with trials missing still going is
+    `running`, or `interrupted` once its process is gone from this machine, and one with every trial stored never marked finished (killed
     after its last trial) is `stopped`. `complete` says whether every trial is stored;
     `missing` is null for a complete run, else `{count, expected, stored, examples}` (a few of
     the missing trials, `{case_id, trial}`). Without a count (`missing` None), the stored
@@ -35,8 +36,9 @@ def completeness(info: RunInfo, missing: MissingTrials | None) -> dict[str, Any]
         return {"status": info.status.value, "complete": done, "missing": None}
     if missing.count == 0:
         return {"status": shown_status(info.status, True), "complete": True, "missing": None}
+    gone = owner_gone(info.settings.get("owner"))
     return {
-        "status": shown_status(info.status, False),
+        "status": shown_status(info.status, False, owner_gone=gone),
         "complete": False,
         "missing": {
             "count": missing.count,

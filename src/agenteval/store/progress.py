@@ -12,7 +12,8 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
-from agenteval.records import MissingTrials, RunStatus
+from agenteval.owners import owner_gone
+from agenteval.records import MissingTrials, RunStatus, shown_status
 
 __all__ = ["SUMMARY_ROWS", "RunSummaryRow", "count_missing", "summary_rows"]
 
@@ -20,7 +21,8 @@ SUMMARY_ROWS = (
     "SELECT r.run_id, r.created_at, r.finished_at, r.status, r.target, r.trials,"
     " (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.run_id),"
     " (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.run_id AND t.trial < r.trials),"
-    " json_extract(r.info, '$.settings.expected_trials')"
+    " json_extract(r.info, '$.settings.expected_trials'),"
+    " json_extract(r.info, '$.settings.owner.pid'), json_extract(r.info, '$.settings.owner.host')"
     # INDEXED BY: newer SQLites (3.54) plan a small limit as a scan of every run, sorted,
     # counting the trials of every run in the store before keeping the newest few.
     " FROM runs r INDEXED BY runs_by_created ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?"
@@ -52,6 +54,17 @@ class RunSummaryRow:
         agenteval could mark one) is not finished."""
         return self.trials_done >= self.trials_total
 
+    owner_pid: int | None = None
+    """The process the run records as running it (`RunInfo.settings["owner"]`), and its host."""
+    owner_host: str | None = None
+
+    @property
+    def shown_status(self) -> str:
+        """Where the run stands, as `agenteval runs` and the viewer say it (`shown_status`):
+        `interrupted` when its trials are missing and its process is gone from this machine."""
+        gone = owner_gone({"pid": self.owner_pid, "host": self.owner_host})
+        return shown_status(self.status, self.complete, owner_gone=gone)
+
 
 def summary_rows(conn: sqlite3.Connection, limit: int | None) -> list[RunSummaryRow]:
     """The stored runs, newest first (at most `limit`), with how many of their trials are done."""
@@ -69,10 +82,22 @@ def summary_rows(conn: sqlite3.Connection, limit: int | None) -> list[RunSummary
             trials_total=n_cases * trials
             if recorded is None
             else min(int(recorded), n_cases * trials),
+            owner_pid=pid if isinstance(pid, int) else None,
+            owner_host=host if isinstance(host, str) else None,
         )
-        for run_id, created_at, finished_at, status, target, trials, n_cases, done, recorded in (
-            rows
-        )
+        for (
+            run_id,
+            created_at,
+            finished_at,
+            status,
+            target,
+            trials,
+            n_cases,
+            done,
+            recorded,
+            pid,
+            host,
+        ) in rows
     ]
 
 

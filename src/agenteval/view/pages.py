@@ -22,6 +22,7 @@ from markupsafe import Markup
 
 from agenteval.catalog import scorer_references
 from agenteval.errors import StoreError
+from agenteval.owners import owner_gone
 from agenteval.pricing import PriceTable
 from agenteval.records import RunInfo, RunStatus, TrialResult, shown_status
 from agenteval.redaction import Redactor
@@ -119,8 +120,8 @@ class Pages:
         rows = []
         for run in self.reader.runs():
             stats, pending = self._run_stats(run.run_id)
-            status = shown_status(run.status, run.complete)
-            # Only a run still going is live: a `stopped` one (every trial stored, its process
+            status = run.shown_status
+            # Only a run still going is live: a `stopped` or `interrupted` one (its process
             # gone) is marked running in the store, and would be polled for ever.
             live = status == RunStatus.RUNNING.value
             end = run.finished_at
@@ -505,8 +506,12 @@ class Pages:
         stamp = self.reader.stamp(run_id)
         state = self.cache.get(run_id, inline=True)
         status = stamp.status
-        if status == RunStatus.RUNNING.value:  # still going, or `stopped` (not to be polled)
-            status = shown_status(RunStatus.RUNNING, self.reader.missing(run_id).count == 0)
+        if status == RunStatus.RUNNING.value:  # still going, or stopped / interrupted
+            status = shown_status(
+                RunStatus.RUNNING,
+                self.reader.missing(run_id).count == 0,
+                owner_gone=owner_gone(self.reader.info(run_id).settings.get("owner")),
+            )
         return {
             "run_id": run_id,
             "status": status,
