@@ -72,3 +72,54 @@ def test_arguments_nested_thousands_deep_or_circular_are_compared(tmp_path: Path
     assert found["redundant_calls"].passed is False
     assert "call 2 (deep_args_find) repeats call 1" in (found["redundant_calls"].reason or "")
     assert found["trajectory_order"].passed is False
+
+
+def _deep_result(levels: int, leaf: Any) -> dict[str, Any]:
+    value: Any = {"leaf": leaf}
+    for _ in range(levels):
+        value = {"child": value}
+    return value
+
+
+@agenteval.tool
+def org_chart(team: str) -> dict[str, Any]:
+    """A tree deeper than a stored record keeps (a DOM, a file tree, an org chart)."""
+    return _deep_result(100, 42)
+
+
+def _asks_the_chart(question: str) -> str:
+    org_chart("platform")
+    return "42"
+
+
+def test_a_number_in_the_part_of_a_result_cut_for_depth_is_undecided_not_unsupported(
+    tmp_path: Path,
+) -> None:
+    # A result nested deeper than 64 is stored, and scored, with its depths past 64 cut: the 42
+    # the answer took from it is gone. Before: "1 of 1 numbers in the answer appear in no tool
+    # result: 42", a failure of a faithful answer.
+    run = agenteval.evaluate(
+        _asks_the_chart,
+        [EvalCase(id="c", input="How many engineers?", expected_output="42")],
+        store=tmp_path / "runs.db",
+    )
+    (result,) = run.results
+    assert "<cut: nested deeper than 64>" in str(result.trial.tool_calls[0].result)
+    faithful = result.scores["tool_faithfulness"]
+    assert (faithful.value, faithful.passed) == (None, None)
+    assert faithful.reason == (
+        "not decided: a tool result was cut before it was stored (nested deeper than 64), and "
+        "what the answer says may be in the part cut: 42"
+    )
+
+
+def test_a_cut_result_still_supports_what_its_kept_part_holds_and_fails_a_circular_one(
+    tmp_path: Path,
+) -> None:
+    kept = ToolCall(name="org_chart", result={"total": 42, "tree": _deep_result(100, 7)})
+    trial = Trial(output="42", tool_calls=[kept])
+    assert scores(trial, tmp_path)["tool_faithfulness"].passed is True
+    # A circular reference cuts nothing away (the data is the same again): still a failure.
+    looped = Trial(output="43", tool_calls=[ToolCall(name="org_chart", result=circular())])
+    found = scores(looped, tmp_path / "again")["tool_faithfulness"]
+    assert found.passed is False

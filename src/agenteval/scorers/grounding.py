@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
 from agenteval.case import EvalCase
+from agenteval.jsonsafe import CIRCULAR, CUT_HEAD
 from agenteval.judge.played import user_words
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
@@ -69,23 +70,54 @@ def _collect_item(item: Any, numbers: list[float], texts: list[str]) -> None:
         _collect_any(item, numbers, texts)
 
 
+_CONTAINERS = (dict, Mapping, list, tuple, set, frozenset)
+
+
 def _collect_any(value: Any, numbers: list[float], texts: list[str]) -> None:
-    # `_collect` for any value, by kind.
+    # `_collect` for any value, by kind, in the same order. Containers are walked on a stack of
+    # this function's own, not Python's: a result nested past the interpreter's depth, or one
+    # that contains itself (a trial the agent built, never copied), is read all the same, each
+    # container once.
+    if not isinstance(value, _CONTAINERS):
+        _collect_scalar(value, numbers, texts)
+        return
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        value = stack.pop()
+        if not isinstance(value, _CONTAINERS):
+            _collect_scalar(value, numbers, texts)
+        elif id(value) not in seen:
+            seen.add(id(value))
+            if isinstance(value, dict | Mapping):  # a dict is by far the most common
+                for key, item in reversed(list(value.items())):
+                    stack += (item, key)  # read the key, then its item
+            else:
+                stack.extend(reversed(list(value)))
+
+
+def _collect_scalar(value: Any, numbers: list[float], texts: list[str]) -> None:
     if isinstance(value, str):
         texts.append(value)
     elif value is None or isinstance(value, bool):
         return
     elif isinstance(value, int | float):
         numbers.append(float(value))
-    elif isinstance(value, dict | Mapping):  # a dict is by far the most common: checked first
-        for key, item in value.items():
-            _collect_any(key, numbers, texts)
-            _collect_any(item, numbers, texts)
-    elif isinstance(value, list | tuple | set | frozenset):
-        for item in value:
-            _collect_any(item, numbers, texts)
     else:
         texts.append(str(value))
+
+
+def _cut_away(texts: list[str]) -> list[str]:
+    """Why parts of the tool results were cut before they were stored (`jsonsafe`: nested past
+    its depth, past its count of values, not encodable), each once. A circular reference is
+    not among them: what it cut is data already there."""
+    return list(
+        dict.fromkeys(
+            text[len(CUT_HEAD) : -1]
+            for text in texts
+            if text.startswith(CUT_HEAD) and text.endswith(">") and text != CIRCULAR
+        )
+    )
 
 
 # Between texts read together: no number, word or space, so each text's numbers and words are
@@ -256,7 +288,9 @@ class ToolFaithfulness:
     judged when the trial failed for an infrastructure reason. An answer with no number left to
     check and no content words ("Yes.", "2024.") is not scored: there is nothing to check. In a
     rescore, an answer holding a masked secret, or a failure where a tool result holds one, is
-    not decided (`scorers.redacted`: the rescore keeps the stored verdict).
+    not decided (`scorers.redacted`: the rescore keeps the stored verdict). Nor is a failure
+    where a result was cut before it was stored (`jsonsafe`: nested past 64 levels, say): what
+    the answer says may be in the part cut.
     """
 
     name: str = "tool_faithfulness"
@@ -282,9 +316,21 @@ class ToolFaithfulness:
             return unsure
         sources = _Sources.gather(results, _input_texts(case, trial))
         score = self._score(answer, case, sources, len(results))
-        # A failure may come of a masked result (the number it had is gone): only then looked at.
+        # A failure may come of a masked result (the number it had is gone), or of a part of a
+        # result cut before it was stored: only then looked at.
         if score.passed is False and holds_redacted(*sources.texts):
             return undecided(self.name)
+        if score.passed is False:
+            cut = _cut_away(sources.texts)
+            if cut:
+                unsupported = score.details.get("unsupported") or []
+                return Score(
+                    name=self.name,
+                    reason=f"not decided: a tool result was cut before it was stored "
+                    f"({'; '.join(cut)}), and what the answer says may be in the part cut: "
+                    + ", ".join(map(str, unsupported)),
+                    details={"cut": cut, "unsupported": unsupported},
+                )
         return score
 
     def _score(self, answer: str, case: EvalCase, sources: _Sources, results: int) -> Score:
