@@ -118,7 +118,7 @@ def _missing_note(info: RunInfo, missing: MissingTrials) -> str | None:
         owner = info.settings.get("owner")
         state = {
             RunStatus.RUNNING: f"was interrupted (its process {owner['pid']} is gone)"
-            if owner_gone(owner) and isinstance(owner, dict)
+            if isinstance(owner, dict) and owner_gone(owner)
             else "is unfinished",
             RunStatus.PARTIAL: "is partial (its session ran only some of its cases)",
         }.get(info.status, "is marked finished but")
