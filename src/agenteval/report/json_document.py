@@ -26,10 +26,10 @@ def completeness(info: RunInfo, missing: MissingTrials | None) -> dict[str, Any]
     result and the run was marked finished: a run a store marked finished with trials missing
     (as an older agenteval could) is `incomplete`, one with trials missing still going is
     `running` (`interrupted` once its process is gone from this machine), and one with every
-    trial stored never marked finished (killed after its last trial) is `stopped`. `complete` says whether every trial is stored;
-    `missing` is null for a complete run, else `{count, expected, stored, examples}` (a few of
-    the missing trials, `{case_id, trial}`). Without a count (`missing` None), the stored
-    status is taken as it is.
+    trial stored never marked finished (killed after its last trial) is `stopped`. `complete`
+    says whether every trial is stored; `missing` is null for a complete run, else `{count,
+    expected, stored, examples}` (a few of the missing trials, `{case_id, trial}`). Without a
+    count (`missing` None), the stored status is taken as it is.
     """
     if missing is None:
         done = info.status is RunStatus.FINISHED
