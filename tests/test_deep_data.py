@@ -281,3 +281,22 @@ def test_a_stored_trial_is_never_too_deep_nor_holds_a_secret_named_value(
     Trial.model_validate_json(text)  # and it reads back
     if text == trial.model_dump_json(exclude_defaults=True):
         assert CUT_NOTE not in stored.get("metadata", {})
+
+
+def test_the_cuts_a_value_lost_are_read_from_its_text_and_found_in_its_data() -> None:
+    from agenteval.jsonsafe import TOO_MANY, cuts_in, holds_cut
+
+    text = json.dumps({"a": DEEP, "b": [CIRCULAR, TOO_MANY, DEEP], "c": "<cut"})
+    # Each reason once, in order; a circular reference lost nothing (it is data met again).
+    assert cuts_in(text) == [f"nested deeper than {MAX_DEPTH}", "more than 1,000,000 values"]
+    assert cuts_in(json.dumps({"a": CIRCULAR, "b": "plain"})) == []
+    # Found inside dict keys and values, lists and tuples, at any depth; data with cycles or
+    # shared parts is walked too, each container once.
+    deep: Any = {"leaf": DEEP}
+    for _ in range(5_000):
+        deep = {"k": [deep]}
+    looped: dict[str, Any] = {"x": 1}
+    looped["self"] = looped
+    assert holds_cut(deep) and holds_cut({DEEP: 1}) and holds_cut(("a", (TOO_MANY,)))
+    assert not holds_cut(looped) and not holds_cut({"k": [("a", 1)] * 1_000, "z": "ok"})
+    assert holds_cut({"pairs": {i: ("a", i) for i in range(1_000)}, "z": DEEP})

@@ -123,3 +123,34 @@ def test_a_cut_result_still_supports_what_its_kept_part_holds_and_fails_a_circul
     looped = Trial(output="43", tool_calls=[ToolCall(name="org_chart", result=circular())])
     found = scores(looped, tmp_path / "again")["tool_faithfulness"]
     assert found.passed is False
+
+
+@agenteval.tool
+def apply_patch(tree: dict[str, Any]) -> str:
+    """A tool whose argument is a tree deeper than a stored record keeps."""
+    return "ok"
+
+
+def _patches_twice(question: str) -> str:
+    apply_patch(_deep_result(80, 1))
+    apply_patch(_deep_result(80, 2))  # another patch: they differ only past depth 64
+    return "done"
+
+
+def test_calls_whose_arguments_differ_only_in_their_cut_part_are_not_a_repeat(
+    tmp_path: Path,
+) -> None:
+    run = agenteval.evaluate(
+        _patches_twice,
+        [EvalCase(id="c", input="Patch it", expected_output="done")],
+        store=tmp_path / "runs.db",
+    )
+    (result,) = run.results
+    redundant = result.scores["redundant_calls"]
+    # Before: 0.0, "call 2 (apply_patch) repeats call 1, which had already worked".
+    assert (redundant.value, redundant.passed) == (None, None)
+    assert redundant.reason == (
+        "not decided: call 2 (apply_patch) reads the same as call 1 as stored, but its "
+        "arguments were cut before they were stored (nested deeper than 64): whether it "
+        "repeats it cannot be told"
+    )

@@ -35,6 +35,8 @@ from agenteval.jsonsafe.limits import (
     TOO_MANY,
     Hide,
     SafeJson,
+    cuts_in,
+    holds_cut,
     safe_repr,
     valid_text,
 )
@@ -50,6 +52,8 @@ __all__ = [
     "Hide",
     "SafeJson",
     "cut_copy",
+    "cuts_in",
+    "holds_cut",
     "model_json",
     "model_json_text",
     "plain_copy",

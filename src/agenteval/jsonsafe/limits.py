@@ -6,6 +6,7 @@ a record with its cuts (`SafeJson`), and text that is always safe to write (`saf
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
@@ -28,6 +29,38 @@ memory and counts as written out (9**12 values): past the budget, it is cut. A t
 50,000 rows of eight columns is 450,000 values."""
 TOO_MANY: Final = f"{CUT_HEAD}more than {MAX_VALUES:,} values>"
 """What a container met after the record's `MAX_VALUES` are spent is stored as."""
+
+_MARKER = re.compile(re.escape(CUT_HEAD) + r"([^<>\"]*)>")
+
+
+def cuts_in(text: str) -> list[str]:
+    """Why parts of a stored value were cut away (its markers' reasons, each once), read from
+    its text or JSON: nested past `MAX_DEPTH`, past `MAX_VALUES`, not encodable. A circular
+    reference is not among them: what it cut is data already there. A scorer that finds a
+    difference, or no support, where a value was cut cannot tell what the cut part held."""
+    if CUT_HEAD not in text:
+        return []
+    return list(dict.fromkeys(m[1] for m in _MARKER.finditer(text) if m[0] != CIRCULAR))
+
+
+def holds_cut(value: Any) -> bool:
+    """Whether plain data (dicts, lists, tuples, sets, text) holds a cut marker anywhere: it is
+    a copy cut for the record, not the value itself. Walked on a stack of its own, each
+    container once, so data of any depth or with cycles is read."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if item.startswith(CUT_HEAD):
+                return True
+        elif isinstance(item, dict | list | tuple | set | frozenset) and id(item) not in seen:
+            seen.add(id(item))  # a part of `value`, so alive: its id is not reused meanwhile
+            if isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            else:
+                stack.extend(item)
+    return False
 
 
 @dataclass(frozen=True, slots=True)

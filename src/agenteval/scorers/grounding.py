@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
 from agenteval.case import EvalCase
-from agenteval.jsonsafe import CIRCULAR, CUT_HEAD
+from agenteval.jsonsafe import CUT_HEAD, cuts_in
 from agenteval.judge.played import user_words
 from agenteval.score import Score
 from agenteval.scorers.answer import no_answer_reason, not_judged
@@ -105,19 +105,6 @@ def _collect_scalar(value: Any, numbers: list[float], texts: list[str]) -> None:
         numbers.append(float(value))
     else:
         texts.append(str(value))
-
-
-def _cut_away(texts: list[str]) -> list[str]:
-    """Why parts of the tool results were cut before they were stored (`jsonsafe`: nested past
-    its depth, past its count of values, not encodable), each once. A circular reference is
-    not among them: what it cut is data already there."""
-    return list(
-        dict.fromkeys(
-            text[len(CUT_HEAD) : -1]
-            for text in texts
-            if text.startswith(CUT_HEAD) and text.endswith(">") and text != CIRCULAR
-        )
-    )
 
 
 # Between texts read together: no number, word or space, so each text's numbers and words are
@@ -321,7 +308,15 @@ class ToolFaithfulness:
         if score.passed is False and holds_redacted(*sources.texts):
             return undecided(self.name)
         if score.passed is False:
-            cut = _cut_away(sources.texts)
+            # Each cut is a text of its own (the marker stands where the value was).
+            cut = list(
+                dict.fromkeys(
+                    reason
+                    for text in sources.texts
+                    if text.startswith(CUT_HEAD)
+                    for reason in cuts_in(text)
+                )
+            )
             if cut:
                 unsupported = score.details.get("unsupported") or []
                 return Score(

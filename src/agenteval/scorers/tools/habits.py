@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from agenteval.case import EvalCase, ExpectedCall
-from agenteval.jsonsafe import plain_copy
+from agenteval.jsonsafe import cuts_in, holds_cut, plain_copy
 from agenteval.score import Score
 from agenteval.scorers.answer import not_judged
 from agenteval.scorers.redacted import holds_redacted, undecided
@@ -224,6 +224,20 @@ def canonical_arguments(arguments: Mapping[str, Any]) -> str:
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _same_uncut(first: Any, second: Any) -> bool | None:
+    """Whether two calls' arguments that read the same once cut for the record are the same:
+    they are, held whole in a trial the agent built (one object, or equal); None when that
+    cannot be told (either was recorded cut, as `@tool` records, or is too deep to compare)."""
+    if first is second:
+        return True
+    if holds_cut(first) or holds_cut(second):
+        return None
+    try:
+        return bool(first == second)
+    except Exception:  # RecursionError past Python's depth, or a value that cannot compare
+        return None
+
+
 @dataclass(frozen=True)
 class RedundantCalls:
     """No tool was called again with the same arguments after an identical call had worked.
@@ -265,6 +279,21 @@ class RedundantCalls:
                 # can tell.
                 if holds_redacted(key[1]):
                     return undecided(self.name)
+                cut = cuts_in(key[1])
+                if cut:  # calls that differ only past the record's limits read the same
+                    earlier = trial.tool_calls[worked[key]].arguments
+                    same = _same_uncut(call.arguments, earlier)
+                    if same is None:
+                        return Score(
+                            name=self.name,
+                            reason=f"not decided: call {index + 1} ({call.name}) reads the same "
+                            f"as call {worked[key] + 1} as stored, but its arguments were cut "
+                            f"before they were stored ({'; '.join(cut)}): whether it repeats it "
+                            "cannot be told",
+                            details={"cut": cut},
+                        )
+                    if not same:
+                        continue
                 redundant.append(
                     {
                         "index": index,
