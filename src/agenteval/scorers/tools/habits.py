@@ -248,7 +248,9 @@ class RedundantCalls:
 
     Applies when the trial made at least one tool call. Not judged when the trial failed for an
     infrastructure reason, nor in a rescore when a repeat's stored arguments hold a masked
-    secret (different secrets read the same: `scorers.redacted`). Binary: 1.0 or 0.0;
+    secret (different secrets read the same: `scorers.redacted`), nor when they were cut for
+    the record (nested past 64 levels: calls that differ past the cut read the same; held
+    whole, in a trial the agent built, they are compared whole). Binary: 1.0 or 0.0;
     `details["redundant"]` lists each repeat with the earlier call that had already worked.
     """
 
