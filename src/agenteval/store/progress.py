@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agenteval.owners import owner_gone
-from agenteval.records import MissingTrials, RunStatus, shown_status
+from agenteval.records import MissingTrials, RunStatus
+from agenteval.records import shown_status as status_shown
 
 __all__ = ["SUMMARY_ROWS", "RunSummaryRow", "count_missing", "summary_rows"]
 
@@ -63,7 +64,7 @@ class RunSummaryRow:
         """Where the run stands, as `agenteval runs` and the viewer say it (`shown_status`):
         `interrupted` when its trials are missing and its process is gone from this machine."""
         gone = owner_gone({"pid": self.owner_pid, "host": self.owner_host})
-        return shown_status(self.status, self.complete, owner_gone=gone)
+        return status_shown(self.status, self.complete, owner_gone=gone)
 
 
 def summary_rows(conn: sqlite3.Connection, limit: int | None) -> list[RunSummaryRow]:
