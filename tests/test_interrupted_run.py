@@ -33,6 +33,10 @@ def answer(question: str) -> str:
 """
 
 
+def _run_args(store: Path) -> list[str]:
+    return ["run", "cases.json", "--agent", "agent.py:answer", "--store", str(store)]
+
+
 def _row(store: Path, cwd: Path) -> str:
     listed = agenteval(cwd, "runs", "--store", str(store))
     assert listed.returncode == 0, listed.stderr
@@ -47,9 +51,8 @@ def killed_run(tmp_path: Path) -> Iterator[tuple[Path, str, int]]:
     cases = [{"id": f"c{i}", "input": f"q{i}", "expected_output": "ok"} for i in range(3)]
     (tmp_path / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
     store = tmp_path / "runs.db"
-    args = ["run", "cases.json", "--agent", "agent.py:answer", "--store", str(store)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "agenteval", *args],
+        [sys.executable, "-m", "agenteval", *_run_args(store)],
         cwd=tmp_path,
         env=environment(),
         stdout=subprocess.DEVNULL,
@@ -107,17 +110,7 @@ def test_a_resume_claims_an_interrupted_run(
 ) -> None:
     store, run_id, _pid = killed_run
     (tmp_path / "agent.py").write_text("def answer(question: str) -> str:\n    return 'ok'\n")
-    resumed = agenteval(
-        tmp_path,
-        "run",
-        "cases.json",
-        "--agent",
-        "agent.py:answer",
-        "--store",
-        str(store),
-        "--resume",
-        run_id,
-    )
+    resumed = agenteval(tmp_path, *_run_args(store), "--resume", run_id)
     assert resumed.returncode == 0, resumed.stderr
     row = _row(store, tmp_path)
     assert " finished " in row and "3/3" in row
