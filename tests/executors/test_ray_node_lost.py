@@ -64,9 +64,13 @@ async def test_a_node_lost_mid_run_loses_no_trial(ray_cluster: RayCluster, tmp_p
     )
     ray_cluster.remove(lost)
     # Its trials start again on the nodes left (before `go`: a worker process of the lost
-    # node could otherwise finish its trial while its raylet is being killed).
+    # node could otherwise finish its trial while its raylet is being killed), within two
+    # minutes (Ray declares the node dead in ~15 s): the lost actor's replacement starts on
+    # a live node, wherever Ray first placed it.
+    deadline = asyncio.get_running_loop().time() + 120
     while len(_nodes(folder)) < CASES + by_node[lost.node_id]:
         assert not run.done(), run
+        assert asyncio.get_running_loop().time() < deadline, "the lost trials never ran again"
         await asyncio.sleep(0.05)
     (folder / "go").touch()
     finished = await run

@@ -33,6 +33,9 @@ lost (Ray declares a killed node dead after missing heartbeats: about 15 s by de
 _BACKSTOP_GRACE_S = 60.0
 """Seconds the driver waits past a trial's own limits before it kills the actor running it."""
 
+_REPLACE_TRIES = 3
+"""Starts of a dead actor's replacement that may each die with the node Ray placed it on."""
+
 
 @dataclass(frozen=True)
 class Shipment:
@@ -391,12 +394,19 @@ class Pool:
 
     async def _replace(self, dead_on: str) -> None:
         """A new actor in a dead one's place, on the live node running fewest (not the dead
-        one's: Ray may not know yet that it is gone)."""
-        nodes = self._nodes(avoid=dead_on)
-        try:
-            actor = await self._new(self._slots, nodes[0] if nodes else None)
-        except ConfigError:
-            actor = None  # the pool runs on with one actor fewer
+        one's: Ray may not know yet that it is gone). One that dies with its node before it
+        answers is started again (`_REPLACE_TRIES`): Ray 2.40, its view of the nodes behind,
+        can place it on the very node being lost, affinity to another node notwithstanding,
+        and the pool would stay an actor short, its waiting trials too (`_acquire`)."""
+        actor = None
+        for _ in range(_REPLACE_TRIES):
+            nodes = self._nodes(avoid=dead_on)
+            try:
+                actor = await self._new(self._slots, nodes[0] if nodes else None)
+            except ConfigError as exc:
+                if "node has died" in str(exc.__cause__):
+                    continue  # Ray knows the node is gone now: it places the next one elsewhere
+            break  # started, or cannot start: the pool runs on with one actor fewer
         async with self._changed:
             if actor is not None:
                 self._actors.append(actor)
