@@ -5,7 +5,7 @@ asked for, the tool results its request carried back, its answer text and finish
 |---|---|---|
 | GenAI latest (openai-v2 with content capture, OpenLLMetry 0.62, pydantic-ai): `gen_ai.output.messages` / `gen_ai.input.messages`, JSON text on the span or lists on its `gen_ai.client.inference.operation.details` event | parts `type=tool_call`: `name`, `arguments` (object or JSON text), `id` | parts `type=tool_call_response`: `id`, `response` (pydantic-ai: `result`) |
 | GenAI per-message events (openai-v2 on util-genai 0.4, OpenLLMetry's events mode) | `gen_ai.choice` body `message.tool_calls[]` (or `tool_calls[]`): `id`, `function.name`, `function.arguments` (JSON text) | `gen_ai.tool.message` body `{id, content}` |
-| OpenInference | `llm.output_messages.N.message.tool_calls.M.tool_call.{id, function.name, function.arguments}` | `llm.input_messages.K.message.{role=tool, tool_call_id, content}` |
+| OpenInference | `llm.output_messages.N.message.tool_calls.M.tool_call.{id, function.name, function.arguments}` | `llm.input_messages.K.message.{role=tool, tool_call_id, content}`; on Anthropic, which of them failed (`is_error`) only in the raw request, `input.value` |
 | OpenLLMetry before 0.55 | `gen_ai.completion.N.tool_calls.M.{id, name, arguments}` | `gen_ai.prompt.K.{role=tool, tool_call_id, content}` |
 | Google ADK (`call_llm`) | `gcp.vertex.agent.llm_response` parts `function_call` (its tool spans are read anyway) | — |
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .attributes import FINISH_REASONS, TOOL_FINISH_REASONS
@@ -73,6 +73,10 @@ class Messages:
     """Whether the response's content is on the span: with it, no text means the model gave
     none; without it, the text is unknown."""
     finish_reasons: tuple[str, ...] = ()
+    failed: frozenset[str] = frozenset()
+    """Call ids whose result the request flagged as a failure: Anthropic's `tool_result`
+    blocks with `is_error: true`, which OpenInference keeps only in the raw request
+    (`input.value`); its tool messages drop the flag."""
 
     @property
     def asks_for_tools(self) -> bool:
@@ -384,7 +388,31 @@ def read_messages(span: SpanRecord) -> Messages:
         reader.adk(attrs["gcp.vertex.agent.llm_response"])
     if span.first("output.value") is not None:
         reader.output_recorded = True  # OpenInference's raw response (hidden with the outputs)
-    return reader.messages()
+    messages = reader.messages()
+    if messages.results and (failed := _flagged_errors(attrs.get("input.value"))):
+        return replace(messages, failed=failed)
+    return messages
+
+
+def _flagged_errors(raw: Any) -> frozenset[str]:
+    """The `tool_use_id`s of the `tool_result` blocks flagged `is_error` in OpenInference's raw
+    Anthropic request (`input.value`, the request's JSON): parsed only when the text names
+    the flag at all."""
+    if not isinstance(raw, str) or '"is_error"' not in raw:
+        return frozenset()
+    request = json_or_value(raw)
+    found: set[str] = set()
+    for message in request.get("messages", []) if isinstance(request, dict) else []:
+        blocks = message.get("content") if isinstance(message, dict) else None
+        for block in blocks if isinstance(blocks, list) else []:
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "tool_result"
+                and block.get("is_error") is True
+                and isinstance(block.get("tool_use_id"), str)
+            ):
+                found.add(block["tool_use_id"])
+    return frozenset(found)
 
 
 def merge_messages(read: Sequence[Messages]) -> Messages:
@@ -402,4 +430,5 @@ def merge_messages(read: Sequence[Messages]) -> Messages:
         output_text=next((m.output_text for m in read if m.output_text is not None), None),
         output_recorded=any(m.output_recorded for m in read),
         finish_reasons=next((m.finish_reasons for m in read if m.finish_reasons), ()),
+        failed=frozenset().union(*(m.failed for m in read)),
     )

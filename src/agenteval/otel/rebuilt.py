@@ -21,12 +21,14 @@ when the spans hold no tool span at all are the calls rebuilt from the messages:
   the call id, the one the API and the other families use);
 - it starts when the requesting model call ended; its duration is unknown (None): the next
   model call's start also counts the agent's own work, so it would overstate the tool's time;
-- none of these families marks a failed tool, so a rebuilt call has no error: a failure shows
-  only in its result text, kept as it is.
+- the OpenAI chat API has no error channel for a tool result, so a failure shows only in its
+  result text, kept as it is; Anthropic's has one (`tool_result` with `is_error: true`): a
+  result flagged so (`Messages.failed`) is also the call's error.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -69,9 +71,17 @@ def results_by_id(turns: Iterable[ModelTurn]) -> dict[str, Any]:
     return results
 
 
+def _error(call_id: str | None, result: Any, failed: frozenset[str]) -> str | None:
+    """The call's error when the request flagged its result as one: the result's text."""
+    if call_id is None or call_id not in failed:
+        return None
+    return result if isinstance(result, str) else json.dumps(result, default=str)
+
+
 def rebuild_tool_calls(turns: Sequence[ModelTurn]) -> list[ToolCall]:
     """The tool calls the models asked for, with the results later requests carried back."""
     results = results_by_id(turns)
+    failed = frozenset().union(*(turn.messages.failed for turn in turns))
     in_order = _paired_in_order(turns, results)
     calls: dict[object, ToolCall] = {}
     for index, turn in enumerate(turns):
@@ -89,6 +99,7 @@ def rebuild_tool_calls(turns: Sequence[ModelTurn]) -> list[ToolCall]:
                 name=requested.name,
                 arguments=dict(requested.arguments or {}),
                 result=result,
+                error=_error(call_id, result, failed),
                 id=call_id,
                 started_at=ended,
                 duration_s=None,

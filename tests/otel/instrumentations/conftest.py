@@ -32,12 +32,19 @@ pytest.register_assert_rewrite("tests.otel.instrumentations.runs")
 
 from .families import ENVIRONMENT, Family  # noqa: E402
 from .loopback import ScriptedOpenAI, scripted_openai  # noqa: E402
+from .loopback_anthropic import ScriptedAnthropic, scripted_anthropic  # noqa: E402
 from .runs import TraceFile  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def openai_server() -> Iterator[ScriptedOpenAI]:
     with scripted_openai() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def anthropic_server() -> Iterator[ScriptedAnthropic]:
+    with scripted_anthropic() as server:
         yield server
 
 
@@ -73,7 +80,7 @@ def instrumented(
 
 
 def _unwrap_openai() -> None:
-    """Take off any wrapper an instrumentor left on the openai SDK's methods.
+    """Take off any wrapper an instrumentor left on the openai (or anthropic) SDK's methods.
 
     OpenLLMetry 0.62.4's `uninstrument()` leaves its wrappers on: it calls
     `unwrap("openai.resources.chat.completions", "Completions.create")`, and
@@ -89,7 +96,7 @@ def _unwrap_openai() -> None:
     # wrapt 2 names the base of its function wrappers BaseObjectProxy (ObjectProxy before).
     proxy = getattr(wrapt, "BaseObjectProxy", wrapt.ObjectProxy)
     for name, module in list(sys.modules.items()):
-        if not name.startswith("openai.resources") or module is None:
+        if not name.startswith(("openai.resources", "anthropic.resources")) or module is None:
             continue
         for _, cls in inspect.getmembers(module, inspect.isclass):
             for attr, value in list(vars(cls).items()):

@@ -110,3 +110,22 @@ ENVIRONMENT = (
 )
 """Every variable the families read about content: unset before each test, so only the
 test's own apply."""
+
+
+def _openinference_anthropic() -> Any:
+    from openinference.instrumentation.anthropic import AnthropicInstrumentor
+
+    return AnthropicInstrumentor()
+
+
+def _openllmetry_anthropic() -> Any:
+    from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor
+
+    return AnthropicInstrumentor()
+
+
+OPENINFERENCE_ANTHROPIC = Family("openinference-anthropic", _openinference_anthropic)
+OPENLLMETRY_ANTHROPIC = Family(
+    "openllmetry-anthropic", _openllmetry_anthropic, env=(("TRACELOOP_TRACE_CONTENT", "true"),)
+)
+ANTHROPIC_FAMILIES = [OPENINFERENCE_ANTHROPIC]

@@ -1,0 +1,93 @@
+"""A plain anthropic-SDK tool loop under the Anthropic instrumentations people run:
+OpenInference's (`openinference-instrumentation-anthropic`) and OpenLLMetry's
+(`opentelemetry-instrumentation-anthropic`). The anthropic SDK (2.x) also traces its own API
+calls (a CLIENT span per call, metadata only by default), so each model call has two spans.
+
+The calls are `tool_use` content blocks, their results `tool_result` blocks (the failed one
+with `is_error`), and the tokens are split as Anthropic splits them (cache reads and writes
+apart from `input_tokens`). Live capture and offline scoring of the same agent must record the
+calls, arguments, results, the error, the answer, each model call once with the whole prompt
+as its input tokens, and the cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("anthropic")
+pytest.importorskip("openinference.instrumentation.anthropic")
+pytest.importorskip("opentelemetry.instrumentation.anthropic")
+
+from agenteval.otel.scoring import score_traces
+from agenteval.records import TrialResult
+
+from .agents import CASES, EXPECTED, SCORERS, expected_scores
+from .agents_anthropic import CLAUDE_PRICES, anthropic_agent, claude_cost, claude_usage
+from .families import ANTHROPIC_FAMILIES, Family
+from .loopback_anthropic import ScriptedAnthropic
+from .runs import TraceFile, facts, record_offline, stored_results
+
+
+def _both(
+    server: ScriptedAnthropic, trace_file: TraceFile, tmp_path: Path
+) -> tuple[dict[str, TrialResult], dict[str, TrialResult]]:
+    import agenteval
+
+    agent = anthropic_agent(server.base_url)
+    record_offline(agent)
+    offline_store = tmp_path / "offline.db"
+    score_traces(
+        trace_file.save(), CASES, scorers=SCORERS, prices=CLAUDE_PRICES, store=offline_store
+    )
+    live_store = tmp_path / "live.db"
+    agenteval.evaluate(
+        agent,
+        CASES,
+        scorers=SCORERS,
+        prices=CLAUDE_PRICES,
+        store=live_store,
+        concurrency=3,
+        tools={},
+    )
+    return stored_results(live_store), stored_results(offline_store)
+
+
+def _seen(result: TrialResult) -> dict[str, Any]:
+    seen = facts(result)
+    trial = result.trial
+    seen["cost"] = sum(CLAUDE_PRICES.cost(m.model, m.usage) or 0.0 for m in trial.model_calls)
+    seen["unpriced"] = sorted(
+        {m.model for m in trial.model_calls if CLAUDE_PRICES.cost(m.model, m.usage) is None}
+    )
+    return seen
+
+
+@pytest.mark.parametrize("instrumented", ANTHROPIC_FAMILIES, ids=lambda f: f.name, indirect=True)
+def test_live_and_offline_read_the_anthropic_agent_right(
+    instrumented: Family,
+    anthropic_server: ScriptedAnthropic,
+    trace_file: TraceFile,
+    tmp_path: Path,
+) -> None:
+    live, offline = _both(anthropic_server, trace_file, tmp_path)
+    assert set(live) == set(offline) == set(EXPECTED)
+    for case_id, expected in EXPECTED.items():
+        seen = _seen(live[case_id])
+        assert seen == _seen(offline[case_id]), case_id
+        assert seen["calls"] == expected.calls, case_id
+        for result, call_error, wanted in zip(
+            seen["results"], seen["call_errors"], expected.results, strict=True
+        ):
+            if wanted is None:  # the failed call: its error, sent back with `is_error`
+                assert expected.error is not None and expected.error in str(call_error)
+            else:
+                assert result == wanted and call_error is None, case_id
+        assert seen["output"] == expected.output, case_id
+        assert (seen["failure"], seen["not_recorded"]) == (None, []), case_id
+        assert seen["model_calls"] == expected.model_calls, case_id
+        assert seen["usage"] == claude_usage(case_id), case_id
+        assert seen["unpriced"] == [], case_id
+        assert seen["cost"] == pytest.approx(claude_cost(case_id)), case_id
+        assert seen["scores"] == expected_scores(case_id, tool_schemas=True), case_id
