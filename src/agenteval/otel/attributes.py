@@ -57,6 +57,7 @@ REASONING_TOKENS = (
 FINISH_REASONS = (
     "gen_ai.response.finish_reasons",  # GenAI: a list
     "llm.finish_reason",  # OpenInference: one string
+    "anthropic.message.stop_reason",  # the anthropic SDK's own span (2.x): one string
 )
 TOOL_FINISH_REASONS = frozenset({"tool_calls", "tool_call", "function_call", "tool_use"})
 """Finish reasons that say the model asked for tools: OpenAI's `tool_calls` and older

@@ -55,7 +55,7 @@ from .attributes import (
     TOOL_RESULTS,
 )
 from .gaps import not_recorded, usage_recorded
-from .rebuilt import ModelTurn, fill_from_messages, rebuild_tool_calls
+from .rebuilt import ModelTurn, fill_from_messages, one_per_response, rebuild_tool_calls
 from .spans import SpanRecord, SpanStatus
 from .tool_specs import ToolSpecReader
 from .values import as_arguments, as_count, as_text, json_or_value, short_type
@@ -496,7 +496,7 @@ def _turns(models: Sequence[SpanRecord], by_id: Mapping[str, SpanRecord]) -> lis
     for span in inner:
         group = (span, *(w for w in outer[span.span_id] if wrapped[w.span_id] == 1))
         turns.append(ModelTurn(group))
-    return turns
+    return one_per_response(turns)
 
 
 def read_spans(spans: Iterable[SpanRecord]) -> SpanReading:

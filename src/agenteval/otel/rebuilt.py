@@ -40,7 +40,13 @@ from agenteval.trace import ToolCall
 from .messages import Messages, merge_messages, read_messages
 from .spans import SpanRecord
 
-__all__ = ["ModelTurn", "fill_from_messages", "rebuild_tool_calls", "results_by_id"]
+__all__ = [
+    "ModelTurn",
+    "fill_from_messages",
+    "one_per_response",
+    "rebuild_tool_calls",
+    "results_by_id",
+]
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,35 @@ class ModelTurn:
         """What the spans' messages say together, read on first use: a trial whose tool spans
         are complete needs only its last model call's (for the answer)."""
         return merge_messages([read_messages(span) for span in self.spans])
+
+
+RESPONSE_ID = "gen_ai.response.id"
+
+
+def one_per_response(turns: Sequence[ModelTurn]) -> list[ModelTurn]:
+    """The turns, those whose innermost spans name the same response (`gen_ai.response.id`)
+    as one, the first started first.
+
+    The anthropic SDK (2.x) traces its own API calls: a span per call with the tokens and the
+    stop reason, whatever instrumentation also runs. OpenLLMetry's Anthropic instrumentation
+    does not make its span current, so the SDK's span is its sibling, not its child: two
+    innermost model spans for one call, which counted the call, its tokens and its cost twice.
+    A response id is the provider's, one per response: two spans naming it, one starting
+    before the other ended, record one call.
+    """
+    merged: dict[object, list[SpanRecord]] = {}
+    for index, turn in enumerate(turns):
+        response = turn.span.attributes.get(RESPONSE_ID)
+        key: object = index
+        if isinstance(response, str) and response:
+            first = merged.get(response)
+            # Overlapping in time too: a scripted server may repeat one id for every response.
+            if first is None or turn.span.start_ns < first[0].end_ns:
+                key = response
+        merged.setdefault(key, []).extend(turn.spans)
+    if len(merged) == len(turns):
+        return list(turns)
+    return [ModelTurn(tuple(spans)) for spans in merged.values()]
 
 
 def results_by_id(turns: Iterable[ModelTurn]) -> dict[str, Any]:

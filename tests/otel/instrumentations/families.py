@@ -50,6 +50,9 @@ class Family:
     """Whether it records cached and reasoning tokens (openai-v2 2.4b0 does not)."""
     tool_schemas: bool = True
     """Whether it records the tools offered (openai-v2 2.4b0 does not)."""
+    tool_errors: bool = True
+    """Whether it records that a tool result was sent back as a failure (Anthropic's
+    `tool_result` `is_error`: OpenLLMetry 0.62.4's Anthropic instrumentation drops it)."""
 
 
 OPENAI_V2 = Family(
@@ -126,6 +129,9 @@ def _openllmetry_anthropic() -> Any:
 
 OPENINFERENCE_ANTHROPIC = Family("openinference-anthropic", _openinference_anthropic)
 OPENLLMETRY_ANTHROPIC = Family(
-    "openllmetry-anthropic", _openllmetry_anthropic, env=(("TRACELOOP_TRACE_CONTENT", "true"),)
+    "openllmetry-anthropic",
+    _openllmetry_anthropic,
+    env=(("TRACELOOP_TRACE_CONTENT", "true"),),
+    tool_errors=False,
 )
-ANTHROPIC_FAMILIES = [OPENINFERENCE_ANTHROPIC]
+ANTHROPIC_FAMILIES = [OPENINFERENCE_ANTHROPIC, OPENLLMETRY_ANTHROPIC]
