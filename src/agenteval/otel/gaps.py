@@ -22,7 +22,10 @@ called" fails an agent for a gap in its trace. These rules name the gap instead
   request carried: OpenInference with its inputs hidden records the calls a response asked for
   but not the results sent back, and a conversation that ended right after the model asked
   for tools never says what they returned. Read as "no result", a tool that failed passed
-  `tool_execution`.
+  `tool_execution`. Also tool results sent back to Anthropic's Messages API recorded without
+  their `is_error` flag (OpenLLMetry's Anthropic instrumentation keeps only the content;
+  OpenInference's keeps the raw request, `input.value`, so it is read there): a failed tool's
+  result then reads as one that worked, so whether each failed is unknown.
 - `usage`: a model call (which did not fail) whose spans carry no token count at all, not even
   0: an OpenAI chat completion streamed without `stream_options={"include_usage": True}`
   reports none, and every instrumentation then records none. Its tokens read 0 and its
@@ -36,7 +39,13 @@ from collections.abc import Sequence
 
 from agenteval.trace import ModelCall, ToolCall
 
-from .attributes import CACHED_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS, REASONING_TOKENS
+from .attributes import (
+    CACHED_TOKENS,
+    INPUT_TOKENS,
+    OUTPUT_TOKENS,
+    PROVIDER_NAMES,
+    REASONING_TOKENS,
+)
 from .rebuilt import ModelTurn, results_by_id
 from .spans import SpanRecord, SpanStatus
 
@@ -141,6 +150,28 @@ def _results_gap(turns: Sequence[ModelTurn], tool_calls: Sequence[ToolCall]) -> 
     return f"{len(missing)} tool call(s) were recorded without their results: {why}"
 
 
+_ANTHROPIC_ERRORS = (
+    "{n} tool result(s) were sent back to Anthropic's Messages API, whose `tool_result` says a "
+    "tool failed with `is_error`, and the spans record them without that flag (OpenLLMetry's "
+    "Anthropic instrumentation keeps only their content), so whether each tool failed is "
+    "unknown: trace the tools themselves (tool spans record their exceptions) or use "
+    "openinference-instrumentation-anthropic, which records the raw request"
+)
+
+
+def _errors_gap(turns: Sequence[ModelTurn]) -> str | None:
+    """Why whether the rebuilt tool calls failed is unknown, if it is: Anthropic requests
+    carrying tool results, none of whose spans kept the raw request (`input.value`, where
+    OpenInference keeps `is_error`)."""
+    unflagged: set[str] = set()
+    for turn in turns:
+        if not turn.messages.results or any("input.value" in s.attributes for s in turn.spans):
+            continue
+        if any(s.first(*PROVIDER_NAMES) == "anthropic" for s in turn.spans):
+            unflagged.update(turn.messages.results)
+    return _ANTHROPIC_ERRORS.format(n=len(unflagged)) if unflagged else None
+
+
 def _which(n: int, of: int) -> str:
     return "the model call" if of == 1 else f"{n} of {of} model calls"
 
@@ -223,8 +254,10 @@ def not_recorded(
     )
     if why is not None:
         gaps["tool_arguments"] = why
-    if not has_tool_spans and (why := _results_gap(turns, tool_calls)) is not None:
-        gaps["tool_results"] = why
+    if not has_tool_spans:
+        why = _results_gap(turns, tool_calls) or _errors_gap(turns)
+        if why is not None:
+            gaps["tool_results"] = why
     why = _usage_gap(model_calls)
     if why is not None:
         gaps["usage"] = why
