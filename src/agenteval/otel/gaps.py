@@ -83,6 +83,11 @@ _ADK = (
     "since 2.x; its older spans, ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1, with "
     "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS=true)"
 )
+_ANTHROPIC_SDK = (
+    "the anthropic SDK's own spans never record the messages (its content mode adds none): "
+    "instrument it with openinference-instrumentation-anthropic (or OpenLLMetry's "
+    "opentelemetry-instrumentation-anthropic with TRACELOOP_TRACE_CONTENT=true)"
+)
 _ANY = "turn on message content capture in the instrumentation that wrote these spans"
 
 
@@ -105,7 +110,20 @@ def capture_fix(span: SpanRecord) -> str:
         return _PYDANTIC_AI
     if scope == "gcp.vertex.agent" or "gcp.vertex.agent.llm_response" in attrs:
         return _ADK
+    if scope == "com.anthropic.sdk.python":
+        return _ANTHROPIC_SDK
     return _ANY
+
+
+def _turn_fix(turn: ModelTurn) -> str:
+    """`capture_fix` for a model call's spans: an instrumentation's own setting first, the
+    anthropic SDK's span (nested in OpenInference's, beside OpenLLMetry's) only when no other
+    span says more."""
+    fixes = [capture_fix(span) for span in turn.spans]
+    return next(
+        (fix for fix in fixes if fix not in (_ANY, _ANTHROPIC_SDK)),
+        _ANTHROPIC_SDK if _ANTHROPIC_SDK in fixes else _ANY,
+    )
 
 
 def usage_recorded(spans: Sequence[SpanRecord]) -> bool:
@@ -146,7 +164,7 @@ def _results_gap(turns: Sequence[ModelTurn], tool_calls: Sequence[ToolCall]) -> 
     elif any(turn.messages.results for turn in turns):
         why = "no later request carried them back (or not in a form the trace names)"
     else:
-        why = f"the requests after them record no tool result: {capture_fix(turns[-1].span)}"
+        why = f"the requests after them record no tool result: {_turn_fix(turns[-1])}"
     return f"{len(missing)} tool call(s) were recorded without their results: {why}"
 
 
@@ -183,14 +201,14 @@ def _tool_calls_gap(turns: Sequence[ModelTurn]) -> str | None:
         return (
             f"{_which(len(asked), len(turns))} asked for tools (finish reason "
             f"{', '.join(sorted(set(asked[0].messages.finish_reasons)))}) but the spans "
-            f"record no tool span and not which tools: {capture_fix(asked[0].span)}"
+            f"record no tool span and not which tools: {_turn_fix(asked[0])}"
         )
     silent = [t for t in turns if t.messages.says_nothing and t.span.status is not SpanStatus.ERROR]
     if silent:
         return (
             f"{_which(len(silent), len(turns))} recorded neither the response nor a finish "
             f"reason, and there is no tool span, so whether tools were called is unknown: "
-            f"{capture_fix(silent[0].span)}"
+            f"{_turn_fix(silent[0])}"
         )
     return None
 
@@ -227,8 +245,7 @@ def _arguments_gap(
         return None
     first = next(iter(unrecorded.values()))
     return (
-        f"{len(unrecorded)} tool call(s) were recorded without their arguments: "
-        f"{capture_fix(first.span)}"
+        f"{len(unrecorded)} tool call(s) were recorded without their arguments: {_turn_fix(first)}"
     )
 
 
@@ -269,6 +286,6 @@ def not_recorded(
     ):
         gaps["output"] = (
             "the answer's text is on no span: the last model call recorded no response "
-            f"content: {capture_fix(last.span)}"
+            f"content: {_turn_fix(last)}"
         )
     return gaps

@@ -135,3 +135,41 @@ OPENLLMETRY_ANTHROPIC = Family(
     tool_errors=False,
 )
 ANTHROPIC_FAMILIES = [OPENINFERENCE_ANTHROPIC, OPENLLMETRY_ANTHROPIC]
+
+
+class _Nothing:
+    """No instrumentation: the SDK's own spans only."""
+
+    def instrument(self) -> None:
+        pass
+
+    def uninstrument(self) -> None:
+        pass
+
+
+ANTHROPIC_SDK_ONLY = Family(
+    "anthropic-sdk-only",
+    _Nothing,
+    content=False,
+    # The SDK has no setting that records messages: the fix names an instrumentation.
+    content_variable="openinference-instrumentation-anthropic",
+)
+OPENINFERENCE_ANTHROPIC_HIDDEN = Family(
+    "openinference-anthropic-hidden",
+    _openinference_anthropic,
+    env=(("OPENINFERENCE_HIDE_INPUTS", "true"), ("OPENINFERENCE_HIDE_OUTPUTS", "true")),
+    content=False,
+    content_variable="OPENINFERENCE_HIDE_OUTPUTS",
+)
+OPENLLMETRY_ANTHROPIC_NO_CONTENT = Family(
+    "openllmetry-anthropic-no-content",
+    _openllmetry_anthropic,
+    env=(("TRACELOOP_TRACE_CONTENT", "false"),),
+    content=False,
+    content_variable="TRACELOOP_TRACE_CONTENT",
+)
+ANTHROPIC_WITHOUT_CONTENT = [
+    ANTHROPIC_SDK_ONLY,
+    OPENINFERENCE_ANTHROPIC_HIDDEN,
+    OPENLLMETRY_ANTHROPIC_NO_CONTENT,
+]

@@ -26,7 +26,7 @@ from agenteval.records import TrialResult
 
 from .agents import CASES, EXPECTED, SCORERS, expected_scores
 from .agents_anthropic import CLAUDE_PRICES, anthropic_agent, claude_cost, claude_usage
-from .families import ANTHROPIC_FAMILIES, Family
+from .families import ANTHROPIC_FAMILIES, ANTHROPIC_WITHOUT_CONTENT, Family
 from .loopback_anthropic import ScriptedAnthropic
 from .runs import TraceFile, facts, record_offline, stored_results
 
@@ -103,3 +103,38 @@ def test_live_and_offline_read_the_anthropic_agent_right(
             for way in (live, offline):
                 assert "is_error" in str(way[case_id].scores["tool_execution"].reason), case_id
         assert seen["scores"] == scores, case_id
+
+
+@pytest.mark.parametrize(
+    "instrumented", ANTHROPIC_WITHOUT_CONTENT, ids=lambda f: f.name, indirect=True
+)
+def test_without_content_the_spans_say_what_they_leave_out(
+    instrumented: Family,
+    anthropic_server: ScriptedAnthropic,
+    trace_file: TraceFile,
+    tmp_path: Path,
+) -> None:
+    """No messages on the spans: only the anthropic SDK's own spans (no instrumentation; a
+    TracerProvider is set, so it traces its calls: tokens and the stop reason, never the
+    messages), or an instrumentation told to record no content. Each call counts once with its
+    tokens; a call that stopped for `tool_use` says the tool calls are not recorded, naming the
+    setting that records them (for the SDK alone, which has none, an instrumentation that
+    does), never the SDK's span nested in or beside the instrumentation's; one that stopped
+    with `end_turn` says no tool was asked for."""
+    live, offline = _both(anthropic_server, trace_file, tmp_path)
+    for case_id, expected in EXPECTED.items():
+        for way, result in (("live", live[case_id]), ("offline", offline[case_id])):
+            seen, where = _seen(result), f"{case_id} ({way})"
+            assert (seen["failure"], seen["model_calls"]) == (None, expected.model_calls), where
+            assert seen["usage"] == claude_usage(case_id), where
+            assert seen["cost"] == pytest.approx(claude_cost(case_id)), where
+            assert seen["calls"] == [], where
+            if expected.calls:
+                assert "tool_calls" in seen["not_recorded"], where
+                reason = str(result.scores["tool_selection"].reason)
+                assert instrumented.content_variable in reason, where
+            else:
+                assert "tool_calls" not in seen["not_recorded"], where
+                assert seen["scores"]["tool_selection"] == (1.0, True), where
+        assert "output" in offline[case_id].trial.not_recorded, case_id
+        assert live[case_id].trial.output == expected.output, case_id
