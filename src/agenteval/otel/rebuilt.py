@@ -39,6 +39,7 @@ from agenteval.trace import ToolCall
 
 from .messages import Messages, merge_messages, read_messages
 from .spans import SpanRecord
+from .values import json_or_value
 
 __all__ = [
     "ModelTurn",
@@ -71,30 +72,54 @@ class ModelTurn:
 RESPONSE_ID = "gen_ai.response.id"
 
 
+def _response_id(span: SpanRecord) -> str | None:
+    """The provider's id of the response a model span records: `gen_ai.response.id`, else the
+    `id` of OpenInference's raw response (`output.value`, the response's JSON)."""
+    value = span.attributes.get(RESPONSE_ID)
+    if isinstance(value, str) and value:
+        return value
+    raw = span.attributes.get("output.value")
+    if isinstance(raw, str) and raw.startswith("{"):
+        parsed = json_or_value(raw)
+        if isinstance(parsed, dict) and isinstance(parsed.get("id"), str) and parsed["id"]:
+            return str(parsed["id"])
+    return None
+
+
 def one_per_response(turns: Sequence[ModelTurn]) -> list[ModelTurn]:
-    """The turns, those whose innermost spans name the same response (`gen_ai.response.id`)
-    as one, the first started first.
+    """The turns (by start), those whose innermost spans overlap in time and name the same
+    response (`_response_id`) as one, the later-started span (the one nearer the wire) first.
 
     The anthropic SDK (2.x) traces its own API calls: a span per call with the tokens and the
-    stop reason, whatever instrumentation also runs. OpenLLMetry's Anthropic instrumentation
-    does not make its span current, so the SDK's span is its sibling, not its child: two
-    innermost model spans for one call, which counted the call, its tokens and its cost twice.
-    A response id is the provider's, one per response: two spans naming it, one starting
-    before the other ended, record one call.
+    stop reason, whatever instrumentation also runs. OpenLLMetry's Anthropic instrumentation,
+    and OpenInference's on a streamed call (`messages.stream`), do not make their span
+    current, so the SDK's span is their sibling, not their child: two innermost model spans
+    for one call, which counted the call, its tokens and its cost twice. A response id is the
+    provider's, one per response: two spans naming it, one starting before the other ended,
+    record one call (not two that do not overlap: a scripted server may repeat an id). The
+    SDK's span goes first: OpenLLMetry adds a stream's `message_start` output tokens to its
+    `message_delta` total, one token too many; the SDK's span has the response's own count.
     """
-    merged: dict[object, list[SpanRecord]] = {}
-    for index, turn in enumerate(turns):
-        response = turn.span.attributes.get(RESPONSE_ID)
-        key: object = index
-        if isinstance(response, str) and response:
-            first = merged.get(response)
-            # Overlapping in time too: a scripted server may repeat one id for every response.
-            if first is None or turn.span.start_ns < first[0].end_ns:
-                key = response
-        merged.setdefault(key, []).extend(turn.spans)
-    if len(merged) == len(turns):
+    latest_end = 0
+    for turn in turns:
+        if turn.span.start_ns < latest_end:
+            break
+        latest_end = max(latest_end, turn.span.end_ns)
+    else:  # no two calls overlap (the usual trace): no id is read
         return list(turns)
-    return [ModelTurn(tuple(spans)) for spans in merged.values()]
+    groups: dict[object, tuple[list[SpanRecord], int]] = {}
+    for index, turn in enumerate(turns):
+        response = _response_id(turn.span)
+        group = groups.get(response) if response is not None else None
+        if group is not None and turn.span.start_ns < group[1]:
+            spans, end = group
+            groups[response] = ([*turn.spans, *spans], max(end, turn.span.end_ns))
+        else:
+            key: object = response if response is not None and group is None else index
+            groups[key] = (list(turn.spans), turn.span.end_ns)
+    if len(groups) == len(turns):
+        return list(turns)
+    return [ModelTurn(tuple(spans)) for spans, _ in groups.values()]
 
 
 def results_by_id(turns: Iterable[ModelTurn]) -> dict[str, Any]:

@@ -26,9 +26,11 @@ ANTHROPIC_TOOLS: list[Any] = [
 CLAUDE_PRICES = PriceTable({CLAUDE_MODEL: PRICE})
 
 
-def anthropic_agent(base_url: str) -> Callable[[str], str]:
+def anthropic_agent(base_url: str, *, stream: bool = False) -> Callable[[str], str]:
     """A plain anthropic-SDK tool loop: ask, run each `tool_use` block's tool, send the results
-    back in one user turn of `tool_result` blocks, until the model answers with text."""
+    back in one user turn of `tool_result` blocks, until the model answers with text.
+    `stream`: each response streamed (`client.messages.stream`, read to its end as a chat UI
+    shows each delta) and taken whole from `get_final_message()`."""
     import anthropic
 
     client = anthropic.Anthropic(base_url=base_url, api_key="x", max_retries=0)
@@ -36,13 +38,20 @@ def anthropic_agent(base_url: str) -> Callable[[str], str]:
     def answer(question: str) -> str:
         messages: list[Any] = [{"role": "user", "content": question}]
         for _ in range(4):
-            response = client.messages.create(
-                model=CLAUDE_MODEL,
-                max_tokens=256,
-                system="You answer weather questions briefly.",
-                messages=messages,
-                tools=ANTHROPIC_TOOLS,
-            )
+            asked: dict[str, Any] = {
+                "model": CLAUDE_MODEL,
+                "max_tokens": 256,
+                "system": "You answer weather questions briefly.",
+                "messages": messages,
+                "tools": ANTHROPIC_TOOLS,
+            }
+            if stream:
+                with client.messages.stream(**asked) as events:
+                    for _ in events:
+                        pass
+                    response = events.get_final_message()
+            else:
+                response = client.messages.create(**asked)
             calls = [block for block in response.content if block.type == "tool_use"]
             if not calls:
                 return "".join(b.text for b in response.content if b.type == "text")

@@ -4,7 +4,10 @@
 from the first user message, how far the conversation got from how many user turns already
 carry `tool_result` blocks (one per round of tool results). A turn's tool calls come back as
 `tool_use` content blocks (`stop_reason: "tool_use"`), its answer as one `text` block
-(`"end_turn"`).
+(`"end_turn"`). A request with `"stream": true` is answered as the API streams (server-sent
+events): `message_start` with the input-side usage, each block's start, its text or its
+input's JSON in pieces, its stop, then `message_delta` with the stop reason and the output
+tokens, and `message_stop`.
 
 Usage is reported as Anthropic reports it: `input_tokens` are the prompt tokens NOT read from
 the cache, `cache_read_input_tokens` the ones that were, and `cache_creation_input_tokens` the
@@ -82,6 +85,47 @@ def _message(turn: Turn, number: int) -> dict[str, Any]:
     }
 
 
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def events_of(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """`message` as the Messages API streams it: (event name, data)."""
+    usage = message["usage"]
+    started = {**message, "content": [], "stop_reason": None}
+    started["usage"] = {**usage, "output_tokens": 1}
+    yield "message_start", {"type": "message_start", "message": started}
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "tool_use":
+            opening = {**block, "input": {}}
+            deltas = [
+                {"type": "input_json_delta", "partial_json": piece}
+                for piece in _pieces(json.dumps(block["input"]), 5)
+            ]
+        else:
+            opening = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": p} for p in _pieces(block["text"], 7)]
+        yield (
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": opening},
+        )
+        for delta in deltas:
+            yield (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            )
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": usage["output_tokens"]},
+        },
+    )
+    yield "message_stop", {"type": "message_stop"}
+
+
 @dataclass
 class ScriptedAnthropic:
     """The running server: its base URL (for `anthropic.Anthropic(base_url=...)`) and the
@@ -117,12 +161,26 @@ def scripted_anthropic() -> Iterator[ScriptedAnthropic]:
                 self.send_error(404)
                 return
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            if body.get("stream"):
+                self._stream(events_of(server.answer(body)))
+                return
             out = json.dumps(server.answer(body)).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(out)))
             self.end_headers()
             self.wfile.write(out)
+
+        def _stream(self, events: Iterator[tuple[str, dict[str, Any]]]) -> None:
+            # Server-sent events, closed by the server: no length known in advance.
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("connection", "close")
+            self.end_headers()
+            for name, data in events:
+                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+            self.close_connection = True
 
     http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     http.daemon_threads = True

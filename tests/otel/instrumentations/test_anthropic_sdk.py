@@ -32,11 +32,11 @@ from .runs import TraceFile, facts, record_offline, stored_results
 
 
 def _both(
-    server: ScriptedAnthropic, trace_file: TraceFile, tmp_path: Path
+    server: ScriptedAnthropic, trace_file: TraceFile, tmp_path: Path, *, stream: bool = False
 ) -> tuple[dict[str, TrialResult], dict[str, TrialResult]]:
     import agenteval
 
-    agent = anthropic_agent(server.base_url)
+    agent = anthropic_agent(server.base_url, stream=stream)
     record_offline(agent)
     offline_store = tmp_path / "offline.db"
     score_traces(
@@ -65,14 +65,19 @@ def _seen(result: TrialResult) -> dict[str, Any]:
     return seen
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["create", "stream"])
 @pytest.mark.parametrize("instrumented", ANTHROPIC_FAMILIES, ids=lambda f: f.name, indirect=True)
 def test_live_and_offline_read_the_anthropic_agent_right(
     instrumented: Family,
+    stream: bool,
     anthropic_server: ScriptedAnthropic,
     trace_file: TraceFile,
     tmp_path: Path,
 ) -> None:
-    live, offline = _both(anthropic_server, trace_file, tmp_path)
+    """`stream`: each response streamed (`client.messages.stream`), as chat front ends do: the
+    instrumentations put the message together from its events, the tokens from
+    `message_start` and `message_delta`."""
+    live, offline = _both(anthropic_server, trace_file, tmp_path, stream=stream)
     assert set(live) == set(offline) == set(EXPECTED)
     for case_id, expected in EXPECTED.items():
         seen = _seen(live[case_id])
