@@ -17,11 +17,8 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("openai")
-pytest.importorskip("opentelemetry.instrumentation.openai_v2")
-pytest.importorskip("openinference.instrumentation.openai")
-pytest.importorskip("opentelemetry.instrumentation.openai")
-
+# Each test module skips without the packages it drives (`families.require`): the Gemini
+# instrumentation cannot be installed beside openai-v2 (see test_google_genai.py).
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.json.file.trace_exporter import FileSpanExporter
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -33,6 +30,7 @@ pytest.register_assert_rewrite("tests.otel.instrumentations.runs")
 from .families import ENVIRONMENT, Family  # noqa: E402
 from .loopback import ScriptedOpenAI, scripted_openai  # noqa: E402
 from .loopback_anthropic import ScriptedAnthropic, scripted_anthropic  # noqa: E402
+from .loopback_gemini import ScriptedGemini, scripted_gemini  # noqa: E402
 from .runs import TraceFile  # noqa: E402
 
 
@@ -45,6 +43,12 @@ def openai_server() -> Iterator[ScriptedOpenAI]:
 @pytest.fixture(scope="session")
 def anthropic_server() -> Iterator[ScriptedAnthropic]:
     with scripted_anthropic() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def gemini_server() -> Iterator[ScriptedGemini]:
+    with scripted_gemini() as server:
         yield server
 
 

@@ -8,6 +8,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
+OPENAI_INSTRUMENTATIONS = (
+    "openai",
+    "opentelemetry.instrumentation.openai_v2",
+    "openinference.instrumentation.openai",
+    "opentelemetry.instrumentation.openai",
+)
+"""What the openai-SDK tests drive: the SDK and its three instrumentations."""
+
+
+def require(*modules: str) -> None:
+    """Skip the calling test module (at collection) unless every one of `modules` imports."""
+    for module in modules:
+        pytest.importorskip(module)
+
+
 CONTENT_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """openai-v2's switch for message content (read when it instruments)."""
 
@@ -173,3 +190,20 @@ ANTHROPIC_WITHOUT_CONTENT = [
     OPENINFERENCE_ANTHROPIC_HIDDEN,
     OPENLLMETRY_ANTHROPIC_NO_CONTENT,
 ]
+
+
+def _google_genai() -> Any:
+    from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor
+
+    return GoogleGenAiSdkInstrumentor()
+
+
+GOOGLE_GENAI = Family(
+    "google-genai",
+    _google_genai,
+    # As its docs tell users: the latest conventions, content on the spans.
+    env=(
+        ("OTEL_SEMCONV_STABILITY_OPT_IN", "gen_ai_latest_experimental"),
+        (CONTENT_VARIABLE, "SPAN_ONLY"),
+    ),
+)

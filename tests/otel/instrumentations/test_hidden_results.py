@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from .agents import openai_agent
-from .families import OPENINFERENCE_HIDDEN_INPUTS, Family
+from .families import OPENAI_INSTRUMENTATIONS, OPENINFERENCE_HIDDEN_INPUTS, Family, require
 from .loopback import ScriptedOpenAI
 from .runs import TraceFile, both_ways, facts, run_live, run_offline
+
+require(*OPENAI_INSTRUMENTATIONS)
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,18 @@ from pathlib import Path
 import pytest
 
 from .agents import openai_agent
-from .families import OPENAI_V2, OPENINFERENCE, OPENLLMETRY, Family
+from .families import (
+    OPENAI_INSTRUMENTATIONS,
+    OPENAI_V2,
+    OPENINFERENCE,
+    OPENLLMETRY,
+    Family,
+    require,
+)
 from .loopback import ScriptedOpenAI
 from .runs import TraceFile, both_ways, facts, run_live, run_offline
+
+require(*OPENAI_INSTRUMENTATIONS)
 
 
 def _nothing(**arguments: object) -> str:

@@ -18,9 +18,18 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from .agents import EXPECTED, openai_agent, responses_agent
-from .families import OPENAI_V2, OPENINFERENCE, OPENLLMETRY, Family
+from .families import (
+    OPENAI_INSTRUMENTATIONS,
+    OPENAI_V2,
+    OPENINFERENCE,
+    OPENLLMETRY,
+    Family,
+    require,
+)
 from .loopback import ScriptedOpenAI
 from .runs import TraceFile, check_as_expected, facts, record_offline, run_live, run_offline
+
+require(*OPENAI_INSTRUMENTATIONS)
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from .agents import (
     openai_agent,
 )
 from .families import (
+    OPENAI_INSTRUMENTATIONS,
     OPENAI_V2,
     OPENAI_V2_NO_CONTENT,
     OPENINFERENCE,
@@ -29,9 +30,13 @@ from .families import (
     OPENLLMETRY,
     OPENLLMETRY_NO_CONTENT,
     Family,
+    require,
 )
 from .loopback import ScriptedOpenAI
 from .runs import TraceFile, check_as_expected, facts, run_live, run_offline
+
+require(*OPENAI_INSTRUMENTATIONS)
+
 
 WITH_CONTENT = [OPENAI_V2, OPENINFERENCE, OPENLLMETRY]
 

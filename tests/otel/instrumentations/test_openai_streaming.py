@@ -26,9 +26,19 @@ from .agents import (
     expected_usage,
     streaming_openai_agent,
 )
-from .families import OPENAI_V2, OPENINFERENCE, OPENLLMETRY, Family
+from .families import (
+    OPENAI_INSTRUMENTATIONS,
+    OPENAI_V2,
+    OPENINFERENCE,
+    OPENLLMETRY,
+    Family,
+    require,
+)
 from .loopback import REQUEST_MODEL, RESPONSE_MODEL, ScriptedOpenAI
 from .runs import TraceFile, both_ways, facts, run_live, run_offline
+
+require(*OPENAI_INSTRUMENTATIONS)
+
 
 WITH_CONTENT = [OPENAI_V2, OPENINFERENCE, OPENLLMETRY]
 

@@ -18,9 +18,11 @@ pytest.importorskip("pydantic_ai.models.openai")  # imported once, when collecte
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from .agents import EXPECTED, expected_cost, expected_scores, expected_usage, pydantic_ai_agent
-from .families import OPENAI_V2, OPENAI_V2_NO_CONTENT, Family
+from .families import OPENAI_INSTRUMENTATIONS, OPENAI_V2, OPENAI_V2_NO_CONTENT, Family, require
 from .loopback import ScriptedOpenAI
 from .runs import TraceFile, facts, run_live, run_offline
+
+require(*OPENAI_INSTRUMENTATIONS)
 
 
 def _check(live: dict[str, Any], offline: dict[str, Any]) -> None:

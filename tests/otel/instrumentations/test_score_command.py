@@ -13,9 +13,11 @@ from agenteval.cli import main
 from agenteval.datasets import dump_cases
 
 from .agents import CASES, EXPECTED, PRICE, expected_cost, expected_usage, openai_agent
-from .families import OPENINFERENCE, Family
+from .families import OPENAI_INSTRUMENTATIONS, OPENINFERENCE, Family, require
 from .loopback import REQUEST_MODEL, ScriptedOpenAI
 from .runs import TraceFile, facts, record_offline, run_live, stored_results
+
+require(*OPENAI_INSTRUMENTATIONS)
 
 
 @pytest.mark.parametrize("instrumented", [OPENINFERENCE], ids=lambda f: f.name, indirect=True)

@@ -1,0 +1,90 @@
+"""A plain google-genai tool loop under the official `opentelemetry-instrumentation-google-genai`
+(with message content on, as its docs tell users), against a loopback Gemini API server: the
+calls are `functionCall` parts (no call id, as Gemini 2.x sends them), their results
+`functionResponse` parts (`{"result": ...}`, or `{"error": ...}` for the tool that fails), the
+tokens as Gemini splits them (thinking tokens apart from `candidatesTokenCount`).
+
+Not in the `dev` extra: 1.3b0 requires `opentelemetry-util-genai>=1.3b0`, which breaks the
+openai-v2 instrumentation the other tests pin, so this runs only where it is installed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("google.genai")
+pytest.importorskip("opentelemetry.instrumentation.google_genai")
+
+import agenteval
+from agenteval.otel.scoring import score_traces
+from agenteval.records import TrialResult
+
+from .agents import CASES, EXPECTED, SCORERS, expected_cost, expected_scores
+from .agents_gemini import GEMINI_PRICES, gemini_agent, gemini_usage
+from .families import GOOGLE_GENAI, Family
+from .loopback_gemini import ScriptedGemini
+from .runs import TraceFile, facts, record_offline, stored_results
+
+
+def _both(
+    server: ScriptedGemini, trace_file: TraceFile, tmp_path: Path
+) -> tuple[dict[str, TrialResult], dict[str, TrialResult]]:
+    agent = gemini_agent(server.base_url)
+    record_offline(agent)
+    offline_store = tmp_path / "offline.db"
+    score_traces(
+        trace_file.save(), CASES, scorers=SCORERS, prices=GEMINI_PRICES, store=offline_store
+    )
+    live_store = tmp_path / "live.db"
+    agenteval.evaluate(
+        agent,
+        CASES,
+        scorers=SCORERS,
+        prices=GEMINI_PRICES,
+        store=live_store,
+        concurrency=3,
+        tools={},
+    )
+    return stored_results(live_store), stored_results(offline_store)
+
+
+def _seen(result: TrialResult) -> dict[str, Any]:
+    seen = facts(result)
+    calls = result.trial.model_calls
+    seen["cost"] = sum(GEMINI_PRICES.cost(m.model, m.usage) or 0.0 for m in calls)
+    seen["unpriced"] = sorted(
+        {m.model for m in calls if GEMINI_PRICES.cost(m.model, m.usage) is None}
+    )
+    return seen
+
+
+@pytest.mark.parametrize("instrumented", [GOOGLE_GENAI], ids=lambda f: f.name, indirect=True)
+def test_live_and_offline_read_the_gemini_agent_right(
+    instrumented: Family,
+    gemini_server: ScriptedGemini,
+    trace_file: TraceFile,
+    tmp_path: Path,
+) -> None:
+    live, offline = _both(gemini_server, trace_file, tmp_path)
+    assert set(live) == set(offline) == set(EXPECTED)
+    for case_id, expected in EXPECTED.items():
+        seen = _seen(live[case_id])
+        assert seen == _seen(offline[case_id]), case_id
+        asked = [(name, arguments) for name, arguments, _ in seen["calls"]]
+        assert asked == [(name, arguments) for name, arguments, _ in expected.calls], case_id
+        for result, call_error, wanted in zip(
+            seen["results"], seen["call_errors"], expected.results, strict=True
+        ):
+            if wanted is None:  # the failed call: `{"error": ...}` sent back
+                assert expected.error is not None and expected.error in str(call_error)
+            else:
+                assert result == {"result": wanted} and call_error is None, case_id
+        assert seen["output"] == expected.output, case_id
+        assert (seen["failure"], seen["not_recorded"]) == (None, []), case_id
+        assert seen["model_calls"] == expected.model_calls, case_id
+        assert seen["usage"] == gemini_usage(case_id), case_id
+        assert seen["unpriced"] == [], case_id
+        assert seen["cost"] == pytest.approx(expected_cost(case_id, details=True)), case_id
+        assert seen["scores"] == expected_scores(case_id, tool_schemas=True), case_id
