@@ -67,7 +67,11 @@ class Messages:
 
     requested: tuple[RequestedCall, ...] = ()
     results: Mapping[str, Any] = field(default_factory=dict)
-    """Tool results the request carried, by call id (only the ones recorded)."""
+    """Tool results the request carried, by call id (only the ones recorded), the first of an
+    id the request carries."""
+    latest_results: Mapping[str, Any] = field(default_factory=dict)
+    """The same, the last of an id: the newest round's, when an instrumentation reuses an id
+    across rounds (google-genai's `{name}_{position}`)."""
     output_text: str | None = None
     output_recorded: bool = False
     """Whether the response's content is on the span: with it, no text means the model gave
@@ -102,6 +106,7 @@ class _Reader:
     def __init__(self) -> None:
         self.requested: list[RequestedCall] = []
         self.results: dict[str, Any] = {}
+        self.latest: dict[str, Any] = {}
         self.output_text: str | None = None
         self.output_recorded = False
         self.finish_reasons: list[str] = []
@@ -110,6 +115,7 @@ class _Reader:
         return Messages(
             requested=tuple(self.requested),
             results=self.results,
+            latest_results=self.latest,
             output_text=self.output_text,
             output_recorded=self.output_recorded,
             finish_reasons=tuple(dict.fromkeys(self.finish_reasons)),
@@ -133,6 +139,7 @@ class _Reader:
         if call_id in (None, "") or (value is None and not recorded):
             return
         self.results.setdefault(str(call_id), tool_result(value))
+        self.latest[str(call_id)] = tool_result(value)
 
     def text(self, value: Any) -> None:
         if isinstance(value, str) and self.output_text is None:

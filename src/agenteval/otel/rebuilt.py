@@ -10,7 +10,10 @@ when the spans hold no tool span at all are the calls rebuilt from the messages:
 
 - a call is one `tool_call` part (or its family's equivalent) of a model's *response*, in the
   order of the requesting model call's start, then of its position in the message;
-- the same call id seen twice counts once (a call without an id is told apart by position);
+- the same call id seen twice counts once (a call without an id is told apart by position),
+  unless a request already carried that id's result back: then the model asked again, a new
+  call, whose result is the last of that id in the next request (the official google-genai
+  instrumentation names Gemini's id-less calls `{name}_{position}`, the same in every round);
 - its result is the `tool_call_response` with its id in any later request (each request
   repeats every earlier result: the first one read is kept), None when none carries it (the
   calls of the final response, or a trace cut short);
@@ -138,6 +141,12 @@ def _error(call_id: str | None, result: Any, failed: frozenset[str]) -> str | No
     return result if isinstance(result, str) else json.dumps(result, default=str)
 
 
+def _answered_before(call_id: str | None, turns: Sequence[ModelTurn]) -> bool:
+    """Whether a request up to the last of `turns` already carried a result for `call_id`: a
+    response asking for that id again asks for a new call."""
+    return call_id is not None and any(call_id in turn.messages.results for turn in turns)
+
+
 def rebuild_tool_calls(turns: Sequence[ModelTurn]) -> list[ToolCall]:
     """The tool calls the models asked for, with the results later requests carried back."""
     results = results_by_id(turns)
@@ -148,10 +157,14 @@ def rebuild_tool_calls(turns: Sequence[ModelTurn]) -> list[ToolCall]:
         ended = datetime.fromtimestamp(turn.span.end_ns / 1e9, UTC)
         for position, requested in enumerate(turn.messages.requested):
             key: object = requested.id if requested.id is not None else (index, position)
-            if key in calls:
-                continue
             call_id, result = requested.id, None
-            if requested.id is not None and requested.id in results:
+            if key in calls and not _answered_before(requested.id, turns[: index + 1]):
+                continue  # the same call read again
+            if key in calls:  # an id reused by a later round (see the module's docs)
+                key = (index, position)
+                if index + 1 < len(turns):
+                    result = turns[index + 1].messages.latest_results.get(str(call_id))
+            elif requested.id is not None and requested.id in results:
                 result = results[requested.id]
             elif (index, position) in in_order:
                 call_id, result = in_order[index, position]

@@ -23,6 +23,15 @@ from typing import Any
 
 from .loopback import SCRIPTS, Turn
 
+TWO_ROUNDS: dict[str, tuple[Turn, ...]] = {
+    "trip": (
+        Turn(tool_calls=(("", "get_weather", {"city": "Paris"}),), usage=(50, 20, 10, 5)),
+        Turn(tool_calls=(("", "get_weather", {"city": "Atlantis"}),), usage=(80, 12, 40, 3)),
+        Turn(text="Sunny in Paris; Atlantis is unknown.", usage=(90, 10, 40, 2)),
+    )
+}
+"""A conversation that calls the same tool in two rounds, one call each: "trip"."""
+
 GEMINI_MODEL = "gemini-test"
 """The model the Gemini agent asks for."""
 
@@ -66,7 +75,7 @@ class ScriptedGemini:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        scripts = SCRIPTS
+        scripts = {**SCRIPTS, **TWO_ROUNDS}
         contents = body.get("contents", [])
         question = next(
             (

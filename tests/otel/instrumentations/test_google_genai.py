@@ -18,13 +18,14 @@ pytest.importorskip("google.genai")
 pytest.importorskip("opentelemetry.instrumentation.google_genai")
 
 import agenteval
+from agenteval import EvalCase
 from agenteval.otel.scoring import score_traces
 from agenteval.records import TrialResult
 
 from .agents import CASES, EXPECTED, SCORERS, expected_cost, expected_scores
 from .agents_gemini import GEMINI_PRICES, gemini_agent, gemini_usage
 from .families import GOOGLE_GENAI, Family
-from .loopback_gemini import ScriptedGemini
+from .loopback_gemini import TWO_ROUNDS, ScriptedGemini
 from .runs import TraceFile, facts, record_offline, stored_results
 
 
@@ -88,3 +89,37 @@ def test_live_and_offline_read_the_gemini_agent_right(
         assert seen["unpriced"] == [], case_id
         assert seen["cost"] == pytest.approx(expected_cost(case_id, details=True)), case_id
         assert seen["scores"] == expected_scores(case_id, tool_schemas=True), case_id
+
+
+@pytest.mark.parametrize("instrumented", [GOOGLE_GENAI], ids=lambda f: f.name, indirect=True)
+def test_the_same_tool_called_in_two_rounds_is_two_calls(
+    instrumented: Family,
+    gemini_server: ScriptedGemini,
+    trace_file: TraceFile,
+    tmp_path: Path,
+) -> None:
+    """Gemini 2.x gives its calls no id, and the instrumentation names each `{name}_{position}`:
+    `get_weather` asked for in one round and again in the next is `get_weather_0` both times.
+    Read as one call (as agenteval did), the second call, which failed, was lost: the trial
+    showed one call that worked and `tool_execution` passed. Both calls are kept, each with
+    its own result, live and offline."""
+    case = EvalCase(
+        id="trip",
+        input="Plan my trip please",
+        expected_output=TWO_ROUNDS["trip"][-1].text,
+        expected_tools=["get_weather"],
+    )
+    agent = gemini_agent(gemini_server.base_url)
+    record_offline(agent, [case])
+    score_traces(trace_file.save(), [case], prices=GEMINI_PRICES, store=tmp_path / "offline.db")
+    agenteval.evaluate(agent, [case], prices=GEMINI_PRICES, store=tmp_path / "live.db", tools={})
+    for store in ("live.db", "offline.db"):
+        result = stored_results(tmp_path / store)["trip"]
+        seen = facts(result)
+        assert [(name, arguments) for name, arguments, _ in seen["calls"]] == [
+            ("get_weather", {"city": "Paris"}),
+            ("get_weather", {"city": "Atlantis"}),
+        ], store
+        assert seen["results"] == [{"result": "sunny, 18 C"}, {"error": "unknown city: Atlantis"}]
+        assert seen["model_calls"] == 3, store
+        assert result.scores["tool_execution"].value == 0.0, store
