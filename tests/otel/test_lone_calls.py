@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 from tests.cli_process import CHECKOUT_SRC
+from tests.otel.installed import import_or_skip
 
 from agenteval.errors import DatasetError
 from agenteval.otel.reading import read_recorded
 from agenteval.otel.scoring import score_traces
 
-pytest.importorskip("opentelemetry.instrumentation.openai_v2")
-pytest.importorskip("openinference.instrumentation.openai")
-pytest.importorskip("opentelemetry.instrumentation.openai")
+import_or_skip("opentelemetry.instrumentation.openai_v2")
+import_or_skip("openinference.instrumentation.openai")
+import_or_skip("opentelemetry.instrumentation.openai")
 
 RECORDER = Path(__file__).with_name("record_lone_calls.py")
 CITIES = ("Paris", "Oslo", "Rome")

@@ -13,16 +13,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-
-pytest.importorskip("pydantic_ai")
-pytest.importorskip("opentelemetry.instrumentation.openai_v2")
-
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from tests.otel.installed import import_or_skip
 
 from agenteval.otel import read_spans
 from agenteval.otel.live import span_record
+
+import_or_skip("pydantic_ai")
+import_or_skip("opentelemetry.instrumentation.openai_v2")
 
 USAGE = {
     "prompt_tokens": 50,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
+from tests.otel.installed import import_or_skip
 
 from agenteval import FailureCause
 from agenteval.otel import SpanRecord, SpanStatus, read_spans
@@ -155,7 +155,7 @@ def test_spans_without_a_model_call_keep_today_s_reading() -> None:
 def test_pydantic_ai_without_content_keeps_the_shape_of_its_messages_only() -> None:
     """pydantic-ai with `include_content=False` still writes `gen_ai.output.messages`, with
     the parts' types and no content: the answer is unknown, not missing."""
-    pytest.importorskip("pydantic_ai")
+    import_or_skip("pydantic_ai")
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -187,7 +187,7 @@ def test_pydantic_ai_without_content_keeps_the_shape_of_its_messages_only() -> N
 def test_pydantic_ai_tool_spans_without_content_have_unknown_arguments() -> None:
     """Without content pydantic-ai's tool span has no arguments, and the request naming the
     same call id has none either: unknown, not "called with nothing"."""
-    pytest.importorskip("pydantic_ai")
+    import_or_skip("pydantic_ai")
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.otel.installed import import_or_skip
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "otel"
 
@@ -173,7 +174,7 @@ def test_the_example_runs_live_with_its_spans_captured(tmp_path: Path) -> None:
 
 
 def test_record_writes_traces_that_score_like_the_committed_ones(tmp_path: Path) -> None:
-    pytest.importorskip("opentelemetry.exporter.otlp.json.file")
+    import_or_skip("opentelemetry.exporter.otlp.json.file")
     recorded = tmp_path / "traces.jsonl"
     done = subprocess.run(
         [sys.executable, str(EXAMPLE / "record.py"), str(recorded)],

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import pytest
+from tests.otel.installed import import_or_skip
 
 OPENAI_INSTRUMENTATIONS = (
     "openai",
@@ -20,9 +20,10 @@ OPENAI_INSTRUMENTATIONS = (
 
 
 def require(*modules: str) -> None:
-    """Skip the calling test module (at collection) unless every one of `modules` imports."""
+    """Skip the calling test module (at collection) when one of `modules` is not installed;
+    one installed but failing to import fails it (`tests.otel.installed.import_or_skip`)."""
     for module in modules:
-        pytest.importorskip(module)
+        import_or_skip(module)
 
 
 CONTENT_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
