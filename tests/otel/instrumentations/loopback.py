@@ -32,8 +32,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .http_plumbing import QuietHandler, serving
 
 REQUEST_MODEL = "gpt-test"
 """The model the agents ask for."""
@@ -306,65 +307,37 @@ def scripted_openai() -> Iterator[ScriptedOpenAI]:
     """Serve the scripts on 127.0.0.1 (a free port) while the block runs."""
     server: ScriptedOpenAI | None = None
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             assert server is not None
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            body = self.read_json()
             path = self.path.rstrip("/")
             if path not in ("/v1/chat/completions", "/v1/responses"):
                 self.send_error(404)
                 return
             if path == "/v1/responses" and body.get("stream"):
-                self._events(_responses_events(server.respond(body)))
-                return
-            if path == "/v1/responses":
-                out = json.dumps(server.respond(body)).encode()
+                self.send_events(_numbered_events(_responses_events(server.respond(body))))
+            elif path == "/v1/responses":
+                self.send_json(server.respond(body))
             elif body.get("stream"):
-                self._stream(server.stream(body))
-                return
+                self.send_events(_chat_events(server.stream(body)))
             else:
-                out = json.dumps(server.answer(body)).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
+                self.send_json(server.answer(body))
 
-        def _stream(self, chunks: Iterator[dict[str, Any]]) -> None:
-            # Server-sent events, closed by the server: no length known in advance.
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("connection", "close")
-            self.end_headers()
-            for chunk in chunks:
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                self.wfile.flush()
-            self.wfile.write(b"data: [DONE]\n\n")
-            self.close_connection = True
-
-        def _events(self, events: Iterator[dict[str, Any]]) -> None:
-            # The Responses API's stream: named server-sent events, numbered, no [DONE].
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("connection", "close")
-            self.end_headers()
-            for number, event in enumerate(events):
-                data = json.dumps({**event, "sequence_number": number})
-                self.wfile.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
-                self.wfile.flush()
-            self.close_connection = True
-
-    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    http.daemon_threads = True
-    server = ScriptedOpenAI(base_url=f"http://127.0.0.1:{http.server_port}/v1")
-    thread = threading.Thread(target=http.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as port:
+        server = ScriptedOpenAI(base_url=f"http://127.0.0.1:{port}/v1")
         yield server
-    finally:
-        http.shutdown()
-        http.server_close()
-        thread.join()
+
+
+def _chat_events(chunks: Iterator[dict[str, Any]]) -> Iterator[str]:
+    # Chat Completions' stream: unnamed server-sent events, ended by [DONE].
+    for chunk in chunks:
+        yield f"data: {json.dumps(chunk)}\n\n"
+    yield "data: [DONE]\n\n"
+
+
+def _numbered_events(events: Iterator[dict[str, Any]]) -> Iterator[str]:
+    # The Responses API's stream: named server-sent events, numbered, no [DONE].
+    for number, event in enumerate(events):
+        data = json.dumps({**event, "sequence_number": number})
+        yield f"event: {event['type']}\ndata: {data}\n\n"

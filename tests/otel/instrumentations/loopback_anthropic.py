@@ -23,9 +23,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .http_plumbing import QuietHandler, serving
 from .loopback import SCRIPTS, Turn
 
 CLAUDE_MODEL = "claude-test"
@@ -151,45 +151,21 @@ def scripted_anthropic() -> Iterator[ScriptedAnthropic]:
     """Serve the scripts on 127.0.0.1 (a free port) while the block runs."""
     server: ScriptedAnthropic | None = None
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             assert server is not None
             if self.path.split("?")[0].rstrip("/") != "/v1/messages":
                 self.send_error(404)
                 return
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            body = self.read_json()
             if body.get("stream"):
-                self._stream(events_of(server.answer(body)))
+                self.send_events(
+                    f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                    for name, data in events_of(server.answer(body))
+                )
                 return
-            out = json.dumps(server.answer(body)).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
+            self.send_json(server.answer(body))
 
-        def _stream(self, events: Iterator[tuple[str, dict[str, Any]]]) -> None:
-            # Server-sent events, closed by the server: no length known in advance.
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("connection", "close")
-            self.end_headers()
-            for name, data in events:
-                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-                self.wfile.flush()
-            self.close_connection = True
-
-    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    http.daemon_threads = True
-    server = ScriptedAnthropic(base_url=f"http://127.0.0.1:{http.server_port}")
-    thread = threading.Thread(target=http.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as port:
+        server = ScriptedAnthropic(base_url=f"http://127.0.0.1:{port}")
         yield server
-    finally:
-        http.shutdown()
-        http.server_close()
-        thread.join()

@@ -13,14 +13,13 @@ included (`cachedContentTokenCount`); `candidatesTokenCount` leaves the thinking
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .http_plumbing import QuietHandler, serving
 from .loopback import SCRIPTS, Turn
 
 TWO_ROUNDS: dict[str, tuple[Turn, ...]] = {
@@ -101,31 +100,14 @@ def scripted_gemini() -> Iterator[ScriptedGemini]:
     """Serve the scripts on 127.0.0.1 (a free port) while the block runs."""
     server: ScriptedGemini | None = None
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             assert server is not None
             if not self.path.split("?")[0].endswith(":generateContent"):
                 self.send_error(404)
                 return
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            out = json.dumps(server.answer(body)).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
+            self.send_json(server.answer(self.read_json()))
 
-    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    http.daemon_threads = True
-    server = ScriptedGemini(base_url=f"http://127.0.0.1:{http.server_port}")
-    thread = threading.Thread(target=http.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as port:
+        server = ScriptedGemini(base_url=f"http://127.0.0.1:{port}")
         yield server
-    finally:
-        http.shutdown()
-        http.server_close()
-        thread.join()
