@@ -59,7 +59,8 @@ def _unfinished_python_run(tmp_path: Path) -> str:
     assert died.returncode == 1, died.stderr
     runs = agenteval(tmp_path, "runs")
     found = re.search(r"(\d{8}-\d{6}-[0-9a-f]{4})", runs.stdout)
-    assert found is not None and "running" in runs.stdout, runs.stdout
+    # Unfinished, and its process (the script above) gone: interrupted, resumable.
+    assert found is not None and "interrupted" in runs.stdout, runs.stdout
     return found.group(1)
 
 
