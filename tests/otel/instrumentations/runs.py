@@ -100,6 +100,21 @@ def run_offline(
     return stored_results(store)
 
 
+def live_and_offline(
+    agent: Callable[[str], Any], trace_file: TraceFile, tmp_path: Path, prices: Any
+) -> tuple[dict[str, TrialResult], dict[str, TrialResult]]:
+    """The agent's trials scored from its exported trace file (`agenteval score`'s way), then
+    run live (three at a time): (live results, offline results), each by case id."""
+    record_offline(agent)
+    offline_store = tmp_path / "offline.db"
+    score_traces(trace_file.save(), CASES, scorers=SCORERS, prices=prices, store=offline_store)
+    live_store = tmp_path / "live.db"
+    agenteval.evaluate(
+        agent, CASES, scorers=SCORERS, prices=prices, store=live_store, concurrency=3, tools={}
+    )
+    return stored_results(live_store), stored_results(offline_store)
+
+
 def stored_results(store: Path) -> dict[str, TrialResult]:
     """The one run in `store`, read back from it (what reports and rescoring see), by case."""
     with RunStore(store) as runs:

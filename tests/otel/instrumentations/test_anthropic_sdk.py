@@ -21,38 +21,21 @@ pytest.importorskip("anthropic")
 pytest.importorskip("openinference.instrumentation.anthropic")
 pytest.importorskip("opentelemetry.instrumentation.anthropic")
 
-from agenteval.otel.scoring import score_traces
 from agenteval.records import TrialResult
 
-from .agents import CASES, EXPECTED, SCORERS, expected_scores
+from .agents import EXPECTED, expected_scores
 from .agents_anthropic import CLAUDE_PRICES, anthropic_agent, claude_cost, claude_usage
 from .families import ANTHROPIC_FAMILIES, ANTHROPIC_WITHOUT_CONTENT, Family
 from .loopback_anthropic import ScriptedAnthropic
-from .runs import TraceFile, facts, record_offline, stored_results
+from .runs import TraceFile, facts, live_and_offline
 
 
 def _both(
     server: ScriptedAnthropic, trace_file: TraceFile, tmp_path: Path, *, stream: bool = False
 ) -> tuple[dict[str, TrialResult], dict[str, TrialResult]]:
-    import agenteval
 
     agent = anthropic_agent(server.base_url, stream=stream)
-    record_offline(agent)
-    offline_store = tmp_path / "offline.db"
-    score_traces(
-        trace_file.save(), CASES, scorers=SCORERS, prices=CLAUDE_PRICES, store=offline_store
-    )
-    live_store = tmp_path / "live.db"
-    agenteval.evaluate(
-        agent,
-        CASES,
-        scorers=SCORERS,
-        prices=CLAUDE_PRICES,
-        store=live_store,
-        concurrency=3,
-        tools={},
-    )
-    return stored_results(live_store), stored_results(offline_store)
+    return live_and_offline(agent, trace_file, tmp_path, CLAUDE_PRICES)
 
 
 def _seen(result: TrialResult) -> dict[str, Any]:

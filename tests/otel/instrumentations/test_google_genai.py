@@ -22,33 +22,18 @@ from agenteval import EvalCase
 from agenteval.otel.scoring import score_traces
 from agenteval.records import TrialResult
 
-from .agents import CASES, EXPECTED, SCORERS, expected_cost, expected_scores
+from .agents import EXPECTED, expected_cost, expected_scores
 from .agents_gemini import GEMINI_PRICES, gemini_agent, gemini_usage
 from .families import GOOGLE_GENAI, Family
 from .loopback_gemini import TWO_ROUNDS, ScriptedGemini
-from .runs import TraceFile, facts, record_offline, stored_results
+from .runs import TraceFile, facts, live_and_offline, record_offline, stored_results
 
 
 def _both(
     server: ScriptedGemini, trace_file: TraceFile, tmp_path: Path
 ) -> tuple[dict[str, TrialResult], dict[str, TrialResult]]:
     agent = gemini_agent(server.base_url)
-    record_offline(agent)
-    offline_store = tmp_path / "offline.db"
-    score_traces(
-        trace_file.save(), CASES, scorers=SCORERS, prices=GEMINI_PRICES, store=offline_store
-    )
-    live_store = tmp_path / "live.db"
-    agenteval.evaluate(
-        agent,
-        CASES,
-        scorers=SCORERS,
-        prices=GEMINI_PRICES,
-        store=live_store,
-        concurrency=3,
-        tools={},
-    )
-    return stored_results(live_store), stored_results(offline_store)
+    return live_and_offline(agent, trace_file, tmp_path, GEMINI_PRICES)
 
 
 def _seen(result: TrialResult) -> dict[str, Any]:
